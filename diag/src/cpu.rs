@@ -1,0 +1,443 @@
+//! CPU accounting for a measured interval: the process's own user and system
+//! time (from `getrusage`) and the machine's time in each CPU mode (from
+//! `/proc/stat` on Linux), turned into utilisation figures and netperf-style
+//! service demand.
+
+use std::time::Duration;
+
+/// CPU time consumed so far by this process, all threads together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ProcessCpu {
+    /// Time spent executing in user mode.
+    pub user: Duration,
+    /// Time spent executing in the kernel on behalf of the process.
+    pub system: Duration,
+}
+
+impl ProcessCpu {
+    /// Reads the CPU time of the calling process with
+    /// `getrusage(RUSAGE_SELF)`; `None` if the call fails.
+    pub fn read() -> Option<Self> {
+        // SAFETY: `usage` is zero-initialised storage of the size and
+        // alignment of `libc::rusage`, and `as_mut_ptr` gives a valid,
+        // writable pointer to it for the duration of the call. `rusage`
+        // consists only of integer fields, for which all-zero bytes are a
+        // valid value, so `assume_init` is sound whether or not the call
+        // wrote to it. `RUSAGE_SELF` is a valid `who` argument.
+        let (rc, usage) = unsafe {
+            let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+            let rc = libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
+            (rc, usage.assume_init())
+        };
+        if rc != 0 {
+            return None;
+        }
+        Some(Self {
+            user: timeval_to_duration(&usage.ru_utime),
+            system: timeval_to_duration(&usage.ru_stime),
+        })
+    }
+}
+
+/// Converts a `timeval` to a `Duration`, treating negative parts as zero.
+fn timeval_to_duration(tv: &libc::timeval) -> Duration {
+    let secs = u64::try_from(tv.tv_sec).unwrap_or(0);
+    let micros = u64::try_from(tv.tv_usec).unwrap_or(0);
+    Duration::from_secs(secs).saturating_add(Duration::from_micros(micros))
+}
+
+/// Cumulative time all CPUs of the machine have spent in each mode since
+/// boot, in jiffies (clock ticks, usually 1/100 s), as given by the first
+/// (`cpu `) line of `/proc/stat`.
+///
+/// Fields missing on older kernels read as 0. The `guest` and `guest_nice`
+/// columns are not kept: the kernel already counts them in `user` and
+/// `nice`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct MachineCpu {
+    /// Time in user mode.
+    pub user: u64,
+    /// Time in user mode at lowered priority (nice).
+    pub nice: u64,
+    /// Time in kernel mode.
+    pub system: u64,
+    /// Time idle.
+    pub idle: u64,
+    /// Time idle while waiting for I/O to complete.
+    pub iowait: u64,
+    /// Time servicing hardware interrupts.
+    pub irq: u64,
+    /// Time servicing softirqs.
+    pub softirq: u64,
+    /// Time stolen by the hypervisor for other virtual machines.
+    pub steal: u64,
+}
+
+impl MachineCpu {
+    /// Parses the aggregate `cpu ` line of the text of `/proc/stat`.
+    ///
+    /// Needs at least the four fields present on every kernel (user, nice,
+    /// system, idle); later fields that are absent read as 0. Returns `None`
+    /// when there is no `cpu ` line or its fields are not numbers.
+    pub fn parse_proc_stat(text: &str) -> Option<Self> {
+        let line = text.lines().find(|l| {
+            let mut words = l.split_whitespace();
+            words.next() == Some("cpu")
+        })?;
+        let mut values = [0u64; 8];
+        let mut count = 0;
+        for (slot, word) in values.iter_mut().zip(line.split_whitespace().skip(1)) {
+            *slot = word.parse().ok()?;
+            count += 1;
+        }
+        if count < 4 {
+            return None;
+        }
+        let [user, nice, system, idle, iowait, irq, softirq, steal] = values;
+        Some(Self {
+            user,
+            nice,
+            system,
+            idle,
+            iowait,
+            irq,
+            softirq,
+            steal,
+        })
+    }
+
+    /// Reads and parses `/proc/stat`; `None` where it cannot be read or
+    /// parsed (for example on a system other than Linux).
+    pub fn read() -> Option<Self> {
+        let text = std::fs::read_to_string("/proc/stat").ok()?;
+        Self::parse_proc_stat(&text)
+    }
+
+    /// Sum of all the modes, the total time of the interval.
+    fn total(&self) -> u64 {
+        [
+            self.user,
+            self.nice,
+            self.system,
+            self.idle,
+            self.iowait,
+            self.irq,
+            self.softirq,
+            self.steal,
+        ]
+        .iter()
+        .fold(0u64, |acc, v| acc.saturating_add(*v))
+    }
+
+    /// Field-by-field difference `self - earlier`, clamped at 0 (some
+    /// counters, notably iowait, may step backwards).
+    fn delta_since(&self, earlier: &Self) -> Self {
+        Self {
+            user: self.user.saturating_sub(earlier.user),
+            nice: self.nice.saturating_sub(earlier.nice),
+            system: self.system.saturating_sub(earlier.system),
+            idle: self.idle.saturating_sub(earlier.idle),
+            iowait: self.iowait.saturating_sub(earlier.iowait),
+            irq: self.irq.saturating_sub(earlier.irq),
+            softirq: self.softirq.saturating_sub(earlier.softirq),
+            steal: self.steal.saturating_sub(earlier.steal),
+        }
+    }
+}
+
+/// CPU counters of the process and of the machine at one instant; take one
+/// before and one after the measured interval and compare them with
+/// [`usage_between`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CpuSnapshot {
+    /// The process's own CPU time (zero if `getrusage` failed).
+    pub process: ProcessCpu,
+    /// The machine's time per mode, where `/proc/stat` could be read.
+    pub machine: Option<MachineCpu>,
+}
+
+impl CpuSnapshot {
+    /// Takes a snapshot of the process and machine counters now.
+    pub fn take() -> Self {
+        Self {
+            process: ProcessCpu::read().unwrap_or_default(),
+            machine: MachineCpu::read(),
+        }
+    }
+}
+
+/// Fractions of the machine's total CPU time spent in each mode over an
+/// interval, like the VAX/VMS `MONITOR MODES` display.
+///
+/// The total includes steal time, which has no field of its own, so the
+/// fields add up to `1 - steal fraction` (to 1 where there is no steal).
+/// All fields are 0 when no time elapsed.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize)]
+pub struct MachineModes {
+    /// User mode, niced time included.
+    pub user: f64,
+    /// Kernel mode.
+    pub system: f64,
+    /// Hardware interrupts.
+    pub irq: f64,
+    /// Softirqs.
+    pub softirq: f64,
+    /// Idle waiting for I/O.
+    pub iowait: f64,
+    /// Idle.
+    pub idle: f64,
+}
+
+/// CPU use over a measured interval.
+#[derive(Debug, Clone, Copy, serde::Serialize, PartialEq)]
+pub struct CpuUsage {
+    /// User-mode CPU seconds used by this process.
+    pub process_user_s: f64,
+    /// Kernel-mode CPU seconds used on behalf of this process.
+    pub process_system_s: f64,
+    /// `(user + system) / wall`: 1.0 is one CPU kept fully busy, so the value
+    /// ranges from 0 up to the number of CPUs; 0 for a zero wall time.
+    pub process_utilisation: f64,
+    /// The machine's modes over the interval, where both snapshots had them.
+    pub machine: Option<MachineModes>,
+}
+
+/// CPU use between snapshot `a` (earlier) and `b` (later), where `wall` is
+/// the elapsed real time between them.
+///
+/// Counters that went backwards count as 0; zero intervals give zeros, never
+/// NaN.
+pub fn usage_between(a: &CpuSnapshot, b: &CpuSnapshot, wall: Duration) -> CpuUsage {
+    let user = b.process.user.saturating_sub(a.process.user).as_secs_f64();
+    let system = b
+        .process
+        .system
+        .saturating_sub(a.process.system)
+        .as_secs_f64();
+    let wall_s = wall.as_secs_f64();
+    let process_utilisation = if wall_s > 0.0 {
+        (user + system) / wall_s
+    } else {
+        0.0
+    };
+    let machine = match (&a.machine, &b.machine) {
+        (Some(m0), Some(m1)) => Some(modes(&m1.delta_since(m0))),
+        _ => None,
+    };
+    CpuUsage {
+        process_user_s: user,
+        process_system_s: system,
+        process_utilisation,
+        machine,
+    }
+}
+
+/// Converts an interval's jiffies per mode to fractions of its total.
+fn modes(delta: &MachineCpu) -> MachineModes {
+    let total = delta.total();
+    if total == 0 {
+        return MachineModes::default();
+    }
+    let total = total as f64;
+    let frac = |v: u64| v as f64 / total;
+    MachineModes {
+        user: frac(delta.user.saturating_add(delta.nice)),
+        system: frac(delta.system),
+        irq: frac(delta.irq),
+        softirq: frac(delta.softirq),
+        iowait: frac(delta.iowait),
+        idle: frac(delta.idle),
+    }
+}
+
+/// Service demand as netperf reports it: CPU microseconds spent per KiB
+/// (1024 bytes) moved.
+///
+/// `None` when `bytes` is 0 or `cpu_seconds` is negative or not finite.
+pub fn service_demand_us_per_kib(cpu_seconds: f64, bytes: u64) -> Option<f64> {
+    if bytes == 0 || !cpu_seconds.is_finite() || cpu_seconds < 0.0 {
+        return None;
+    }
+    Some(cpu_seconds * 1e6 / (bytes as f64 / 1024.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = "\
+cpu  10132153 290696 3084719 46828483 16683 0 25195 0 175628 0
+cpu0 1393280 32966 572056 13343292 6130 0 17875 0 23933 0
+cpu1 1335345 33318 460498 13516596 4079 0 3356 0 24325 0
+intr 1462898 0 0 0
+ctxt 115315133
+btime 769041601
+processes 86257
+procs_running 1
+procs_blocked 0
+softirq 102866 0 29524 0 2337 0 0 34 0 0 71041
+";
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-9
+    }
+
+    #[test]
+    fn parses_aggregate_line_not_per_cpu() {
+        let m = MachineCpu::parse_proc_stat(SAMPLE).unwrap();
+        assert_eq!(
+            m,
+            MachineCpu {
+                user: 10132153,
+                nice: 290696,
+                system: 3084719,
+                idle: 46828483,
+                iowait: 16683,
+                irq: 0,
+                softirq: 25195,
+                steal: 0,
+            }
+        );
+    }
+
+    #[test]
+    fn parses_line_with_fewer_fields() {
+        // Linux 2.4 had only four fields, 2.6.0 seven.
+        let m = MachineCpu::parse_proc_stat("cpu 1 2 3 4\ncpu0 1 2 3 4\n").unwrap();
+        assert_eq!(
+            m,
+            MachineCpu {
+                user: 1,
+                nice: 2,
+                system: 3,
+                idle: 4,
+                ..MachineCpu::default()
+            }
+        );
+        let m = MachineCpu::parse_proc_stat("cpu  5 6 7 8 9 10 11\n").unwrap();
+        assert_eq!((m.iowait, m.irq, m.softirq, m.steal), (9, 10, 11, 0));
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        assert_eq!(MachineCpu::parse_proc_stat(""), None);
+        assert_eq!(MachineCpu::parse_proc_stat("hello world\n"), None);
+        assert_eq!(MachineCpu::parse_proc_stat("cpu0 1 2 3 4\n"), None);
+        assert_eq!(MachineCpu::parse_proc_stat("cpu 1 2 3\n"), None);
+        assert_eq!(MachineCpu::parse_proc_stat("cpu 1 2 x 4 5\n"), None);
+        assert_eq!(MachineCpu::parse_proc_stat("cpu -1 2 3 4\n"), None);
+        assert_eq!(MachineCpu::parse_proc_stat("cpuX 1 2 3 4\n"), None);
+    }
+
+    #[test]
+    fn machine_modes_as_fractions() {
+        let before = CpuSnapshot {
+            process: ProcessCpu::default(),
+            machine: MachineCpu::parse_proc_stat("cpu 100 0 50 1000 10 0 0 0\n"),
+        };
+        // Deltas: user 30, nice 10, system 20, idle 120, iowait 5, irq 5,
+        // softirq 5, steal 5: total 200.
+        let after = CpuSnapshot {
+            process: ProcessCpu {
+                user: Duration::from_millis(1500),
+                system: Duration::from_millis(500),
+            },
+            machine: MachineCpu::parse_proc_stat("cpu 130 10 70 1120 15 5 5 5\n"),
+        };
+        let u = usage_between(&before, &after, Duration::from_secs(4));
+        assert!(close(u.process_user_s, 1.5));
+        assert!(close(u.process_system_s, 0.5));
+        assert!(close(u.process_utilisation, 0.5));
+        let m = u.machine.unwrap();
+        assert!(close(m.user, 0.2));
+        assert!(close(m.system, 0.1));
+        assert!(close(m.idle, 0.6));
+        assert!(close(m.iowait, 0.025));
+        assert!(close(m.irq, 0.025));
+        assert!(close(m.softirq, 0.025));
+        let named = m.user + m.system + m.irq + m.softirq + m.iowait + m.idle;
+        assert!(close(named, 0.975)); // the rest is steal
+    }
+
+    #[test]
+    fn zero_intervals_give_zeros_not_nan() {
+        let s = CpuSnapshot {
+            process: ProcessCpu {
+                user: Duration::from_secs(1),
+                system: Duration::from_secs(1),
+            },
+            machine: MachineCpu::parse_proc_stat("cpu 1 2 3 4 5 6 7 8\n"),
+        };
+        let u = usage_between(&s, &s, Duration::ZERO);
+        assert_eq!(
+            u,
+            CpuUsage {
+                process_user_s: 0.0,
+                process_system_s: 0.0,
+                process_utilisation: 0.0,
+                machine: Some(MachineModes::default()),
+            }
+        );
+    }
+
+    #[test]
+    fn backwards_counters_and_missing_machine() {
+        let later = CpuSnapshot {
+            process: ProcessCpu {
+                user: Duration::from_secs(2),
+                system: Duration::from_secs(2),
+            },
+            machine: MachineCpu::parse_proc_stat("cpu 10 0 10 10 9 0 0 0\n"),
+        };
+        let earlier = CpuSnapshot {
+            process: ProcessCpu::default(),
+            machine: MachineCpu::parse_proc_stat("cpu 0 0 0 0 10 0 0 0\n"),
+        };
+        // Swapped order: process times clamp to 0.
+        let u = usage_between(&later, &earlier, Duration::from_secs(1));
+        assert_eq!(u.process_user_s, 0.0);
+        // iowait stepped back from 10 to 9: counts as 0, not a huge number.
+        let u = usage_between(&earlier, &later, Duration::from_secs(1));
+        let m = u.machine.unwrap();
+        assert_eq!(m.iowait, 0.0);
+        assert!(close(m.user + m.system + m.idle, 1.0));
+        let no_machine = CpuSnapshot {
+            machine: None,
+            ..earlier
+        };
+        assert_eq!(
+            usage_between(&no_machine, &later, Duration::from_secs(1)).machine,
+            None
+        );
+    }
+
+    #[test]
+    fn service_demand() {
+        // 1 ms of CPU for 1 MiB = 1000 us / 1024 KiB.
+        let d = service_demand_us_per_kib(0.001, 1 << 20).unwrap();
+        assert!(close(d, 1000.0 / 1024.0));
+        assert!(close(service_demand_us_per_kib(2.0, 2048).unwrap(), 1e6));
+        assert_eq!(service_demand_us_per_kib(0.0, 1024), Some(0.0));
+        assert_eq!(service_demand_us_per_kib(1.0, 0), None);
+        assert_eq!(service_demand_us_per_kib(f64::NAN, 1024), None);
+        assert_eq!(service_demand_us_per_kib(-1.0, 1024), None);
+    }
+
+    #[test]
+    fn live_snapshots_are_consistent() {
+        assert!(ProcessCpu::read().is_some());
+        let a = CpuSnapshot::take();
+        let mut x = 0u64;
+        for i in 0..200_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        let b = CpuSnapshot::take();
+        assert!(b.process.user + b.process.system >= a.process.user + a.process.system);
+        let u = usage_between(&a, &b, Duration::from_millis(10));
+        assert!(u.process_utilisation.is_finite() && u.process_utilisation >= 0.0);
+        if cfg!(target_os = "linux") {
+            assert!(a.machine.is_some() && b.machine.is_some());
+        }
+    }
+}

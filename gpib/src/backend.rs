@@ -1,0 +1,309 @@
+//! The backend trait: one interface board acting as system controller.
+//!
+//! A backend has a small required core (command bytes with ATN, data writes with or
+//! without EOI, reads into the caller's buffer, IFC, REN, timeout, clock) and provided
+//! methods with honest defaults: a serial poll built from the core, and a typed
+//! [`ErrorKind::Unsupported`](crate::ErrorKind::Unsupported) error for what the core
+//! cannot express (SRQ line, parallel poll, line snapshot, listener check).
+//!
+//! The trait is object safe: `Box<dyn Backend>` picks a backend at run time.
+
+use std::time::Duration;
+
+use crate::address::{Address, PrimaryAddress};
+use crate::error::{Error, Result};
+use crate::message::{CommandBuf, InterfaceMessage};
+use crate::status::{BusLines, StatusByte};
+
+#[cfg(feature = "linux-gpib")]
+pub mod linux_gpib;
+
+/// The end-of-string byte that stops a read, and how it is compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Eos {
+    /// The byte.
+    pub byte: u8,
+    /// Compare all 8 bits (`true`) or only the low 7 (`false`, linux-gpib's default without `BIN`).
+    pub eight_bit: bool,
+}
+
+impl Eos {
+    /// Line feed (0x0A) compared on 8 bits, the usual choice for SCPI instruments.
+    pub const NEWLINE: Eos = Eos {
+        byte: b'\n',
+        eight_bit: true,
+    };
+
+    /// True when `b` matches this EOS.
+    #[inline]
+    pub fn matches(self, b: u8) -> bool {
+        if self.eight_bit {
+            b == self.byte
+        } else {
+            (b & 0x7F) == (self.byte & 0x7F)
+        }
+    }
+
+    /// Index of the first byte of `data` matching this EOS.
+    #[inline]
+    pub fn find(self, data: &[u8]) -> Option<usize> {
+        if self.eight_bit {
+            data.iter().position(|&b| b == self.byte)
+        } else {
+            data.iter().position(|&b| self.matches(b))
+        }
+    }
+}
+
+/// Why a read stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReadEnd {
+    /// The talker asserted EOI with the last byte (END).
+    Eoi,
+    /// The last byte matched the EOS byte.
+    Eos,
+    /// The caller's buffer is full; more data may follow.
+    BufferFull,
+}
+
+/// How a successful read ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ReadStatus {
+    /// Bytes placed at the start of the caller's buffer.
+    pub count: usize,
+    /// Why the read stopped.
+    pub end: ReadEnd,
+}
+
+impl ReadStatus {
+    /// True when the message is complete (EOI or EOS), false when the buffer filled first.
+    pub fn is_end(&self) -> bool {
+        self.end != ReadEnd::BufferFull
+    }
+}
+
+/// Whether a backend's clock is wall time or modelled (virtual) time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClockKind {
+    /// Real elapsed time.
+    Wall,
+    /// The simulator's virtual time.
+    Virtual,
+}
+
+/// One interface board acting as system controller-in-charge.
+///
+/// Each method's contract is stated at the bus level: what goes on the wire, and which
+/// error a failure becomes. A backend is used from one thread at a time (`&mut self`);
+/// [`crate::Bus`] shares one between threads.
+pub trait Backend: Send {
+    /// A short name for messages ("sim", "linux-gpib").
+    fn name(&self) -> &str;
+
+    /// The board's own primary address (used for MTA/MLA when addressing devices).
+    fn board_address(&self) -> PrimaryAddress;
+
+    /// Sends `bytes` with ATN asserted (interface messages).
+    ///
+    /// Errors: [`Error::CommandTimeout`] when no device accepts them (no device on the
+    /// bus), [`Error::NotControllerInCharge`].
+    fn command(&mut self, bytes: &[u8]) -> Result<()>;
+
+    /// Sends data bytes to the addressed listeners, with EOI on the last byte when `eoi`.
+    ///
+    /// Returns the count sent. Errors: [`Error::NoListener`] when nothing is addressed
+    /// to listen, [`Error::Timeout`] (with the count sent) when a listener stalls the
+    /// handshake past the timeout.
+    fn write(&mut self, data: &[u8], eoi: bool) -> Result<usize>;
+
+    /// Reads from the addressed talker into `buf` until EOI, the EOS byte (when
+    /// `eos` is given), or `buf` is full.
+    ///
+    /// Errors: [`Error::Timeout`] when the talker stops sending before an end; its
+    /// `transferred` count of bytes is already at the start of `buf`.
+    fn read(&mut self, buf: &mut [u8], eos: Option<Eos>) -> Result<ReadStatus>;
+
+    /// Pulses IFC: every device stops talking and listening; the board becomes CIC.
+    fn interface_clear(&mut self) -> Result<()>;
+
+    /// Asserts (`true`) or releases REN.
+    fn remote_enable(&mut self, on: bool) -> Result<()>;
+
+    /// Sets the I/O timeout; returns the timeout actually applied (a backend may round
+    /// up to the next step it supports, never down). `Duration::ZERO` means none.
+    fn set_timeout(&mut self, timeout: Duration) -> Result<Duration>;
+
+    /// The I/O timeout in force.
+    fn timeout(&self) -> Duration;
+
+    /// Time since the backend was opened, on its clock (see [`Backend::clock_kind`]).
+    /// Measurements read time from here, never from the system clock.
+    fn now(&self) -> Duration;
+
+    /// Whether [`Backend::now`] is wall time or virtual time.
+    fn clock_kind(&self) -> ClockKind {
+        ClockKind::Wall
+    }
+
+    /// Waits `duration` on the backend's clock (sleeps on hardware; advances virtual time
+    /// on the simulator).
+    fn delay(&mut self, duration: Duration) {
+        std::thread::sleep(duration);
+    }
+
+    /// Host CPU time modelled so far, for backends that model it (the simulator).
+    /// `None` when CPU time must be measured from the operating system instead.
+    fn modelled_host_cpu(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Serial-polls one device: UNL, MLA(board), SPE, MTA(device) \[MSA\], read one
+    /// byte, SPD, UNT.
+    fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
+        generic_serial_poll(self, device)
+    }
+
+    /// True while SRQ is asserted.
+    fn srq(&mut self) -> Result<bool> {
+        Err(Error::unsupported("reading the SRQ line", self.name()))
+    }
+
+    /// Waits up to `timeout` for SRQ; returns whether it was asserted. The default polls
+    /// [`Backend::srq`] once per millisecond of the backend's clock.
+    fn wait_srq(&mut self, timeout: Duration) -> Result<bool> {
+        let start = self.now();
+        loop {
+            if self.srq()? {
+                return Ok(true);
+            }
+            if self.now().saturating_sub(start) >= timeout {
+                return Ok(false);
+            }
+            self.delay(Duration::from_millis(1));
+        }
+    }
+
+    /// Conducts a parallel poll and returns the DIO byte.
+    fn parallel_poll(&mut self) -> Result<u8> {
+        Err(Error::unsupported("parallel poll", self.name()))
+    }
+
+    /// A snapshot of the bus lines.
+    fn lines(&mut self) -> Result<BusLines> {
+        Err(Error::unsupported("reading the bus lines", self.name()))
+    }
+
+    /// True when a device listens at `address` (addresses it to listen and senses NDAC).
+    fn listener_present(&mut self, address: Address) -> Result<bool> {
+        let _ = address;
+        Err(Error::unsupported("the listener check", self.name()))
+    }
+}
+
+/// The serial poll built from the required core: UNL, MLA(board), SPE, MTA(device)
+/// \[MSA\], one byte, then SPD, UNT (sent even when the read failed).
+pub fn generic_serial_poll<B: Backend + ?Sized>(b: &mut B, device: Address) -> Result<StatusByte> {
+    let mut cmd = CommandBuf::new();
+    cmd.push(InterfaceMessage::Unlisten)
+        .push(InterfaceMessage::Listen(b.board_address()))
+        .push(InterfaceMessage::SerialPollEnable)
+        .push(InterfaceMessage::Talk(device.primary));
+    if let Some(s) = device.secondary {
+        cmd.push(InterfaceMessage::Secondary(s));
+    }
+    b.command(cmd.as_bytes())?;
+    let mut byte = [0u8; 1];
+    let got = b.read(&mut byte, None);
+    let end = [
+        InterfaceMessage::SerialPollDisable.byte(),
+        InterfaceMessage::Untalk.byte(),
+    ];
+    let done = b.command(&end);
+    let st = got?;
+    done?;
+    if st.count != 1 {
+        return Err(Error::Protocol(format!(
+            "serial poll of {device} returned {} bytes",
+            st.count
+        )));
+    }
+    Ok(StatusByte(byte[0]))
+}
+
+impl<B: Backend + ?Sized> Backend for Box<B> {
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+    fn board_address(&self) -> PrimaryAddress {
+        (**self).board_address()
+    }
+    fn command(&mut self, bytes: &[u8]) -> Result<()> {
+        (**self).command(bytes)
+    }
+    fn write(&mut self, data: &[u8], eoi: bool) -> Result<usize> {
+        (**self).write(data, eoi)
+    }
+    fn read(&mut self, buf: &mut [u8], eos: Option<Eos>) -> Result<ReadStatus> {
+        (**self).read(buf, eos)
+    }
+    fn interface_clear(&mut self) -> Result<()> {
+        (**self).interface_clear()
+    }
+    fn remote_enable(&mut self, on: bool) -> Result<()> {
+        (**self).remote_enable(on)
+    }
+    fn set_timeout(&mut self, timeout: Duration) -> Result<Duration> {
+        (**self).set_timeout(timeout)
+    }
+    fn timeout(&self) -> Duration {
+        (**self).timeout()
+    }
+    fn now(&self) -> Duration {
+        (**self).now()
+    }
+    fn clock_kind(&self) -> ClockKind {
+        (**self).clock_kind()
+    }
+    fn delay(&mut self, duration: Duration) {
+        (**self).delay(duration)
+    }
+    fn modelled_host_cpu(&self) -> Option<Duration> {
+        (**self).modelled_host_cpu()
+    }
+    fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
+        (**self).serial_poll(device)
+    }
+    fn srq(&mut self) -> Result<bool> {
+        (**self).srq()
+    }
+    fn wait_srq(&mut self, timeout: Duration) -> Result<bool> {
+        (**self).wait_srq(timeout)
+    }
+    fn parallel_poll(&mut self) -> Result<u8> {
+        (**self).parallel_poll()
+    }
+    fn lines(&mut self) -> Result<BusLines> {
+        (**self).lines()
+    }
+    fn listener_present(&mut self, address: Address) -> Result<bool> {
+        (**self).listener_present(address)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eos_compare() {
+        assert!(Eos::NEWLINE.matches(b'\n'));
+        assert!(!Eos::NEWLINE.matches(b'\n' | 0x80));
+        let seven = Eos {
+            byte: b'\n',
+            eight_bit: false,
+        };
+        assert!(seven.matches(b'\n' | 0x80));
+        assert_eq!(seven.find(b"ab\x8Acd"), Some(2));
+        assert_eq!(Eos::NEWLINE.find(b"ab\x8Acd\n"), Some(5));
+    }
+}

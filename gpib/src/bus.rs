@@ -1,0 +1,394 @@
+//! The controller-side layer: a [`Bus`] owns one board and does the addressing.
+//!
+//! A `Bus` is a cheap, clonable handle (`Send + Sync`). Every transaction (the
+//! addressing command bytes plus the transfer that follows) holds the board's lock
+//! from start to end, so threads sharing a bus never interleave their bytes and never
+//! read each other's responses.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::address::{Address, PrimaryAddress};
+use crate::backend::{Backend, ClockKind, Eos, ReadStatus};
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::message::{CommandBuf, InterfaceMessage};
+use crate::status::{BusLines, StatusByte};
+
+/// Which way the last addressing pointed, so it need not be sent again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Addressed {
+    Nothing,
+    /// Board talks, device listens.
+    ToDevice(Address),
+    /// Device talks, board listens.
+    FromDevice(Address),
+}
+
+/// What the lock protects: the backend and what the layer knows of the bus state.
+pub(crate) struct BusState {
+    pub(crate) backend: Box<dyn Backend>,
+    addressed: Addressed,
+    /// The timeout last applied to the backend.
+    applied_timeout: Duration,
+    /// The timeout devices get unless they set their own.
+    default_timeout: Duration,
+}
+
+struct Shared {
+    state: Mutex<BusState>,
+    name: String,
+}
+
+/// A GPIB board used as system controller, shared by device handles and threads.
+///
+/// ```
+/// use gpib::{Bus, sim};
+/// let bus = Bus::new(sim::bench().board(0).unwrap());
+/// let dmm = bus.device(22).unwrap();
+/// assert!(dmm.query("*IDN?").unwrap().contains("SIMULATED"));
+/// ```
+#[derive(Clone)]
+pub struct Bus {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Bus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bus").field("backend", &self.shared.name).finish()
+    }
+}
+
+impl Bus {
+    /// Wraps a backend.
+    pub fn new(backend: impl Backend + 'static) -> Self {
+        Self::from_box(Box::new(backend))
+    }
+
+    /// Wraps a backend chosen at run time.
+    pub fn from_box(backend: Box<dyn Backend>) -> Self {
+        let name = backend.name().to_string();
+        let timeout = backend.timeout();
+        Self {
+            shared: Arc::new(Shared {
+                state: Mutex::new(BusState {
+                    backend,
+                    addressed: Addressed::Nothing,
+                    applied_timeout: timeout,
+                    default_timeout: timeout,
+                }),
+                name,
+            }),
+        }
+    }
+
+    /// The backend's name.
+    pub fn backend_name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// A handle to the device at `address` (a number, a [`PrimaryAddress`] or an [`Address`]).
+    pub fn device<A>(&self, address: A) -> Result<Device>
+    where
+        A: TryInto<Address>,
+        Error: From<A::Error>,
+    {
+        Ok(Device::new(self.clone(), address.try_into()?))
+    }
+
+    /// Runs `f` with the board locked: nothing else uses the bus until it returns.
+    ///
+    /// The closure gets a [`Transaction`] for raw command and data operations.
+    pub fn transaction<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut guard = self.lock();
+        let mut tx = Transaction { state: &mut guard };
+        let out = f(&mut tx);
+        if out.is_err() {
+            // After an error the bus state is not known: address again next time.
+            guard.addressed = Addressed::Nothing;
+        }
+        out
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, BusState> {
+        // A panic in another thread while it held the lock leaves the bus usable: the
+        // state is re-derived (addressing is re-sent after any doubt).
+        match self.shared.state.lock() {
+            Ok(g) => g,
+            Err(poisoned) => {
+                let mut g = poisoned.into_inner();
+                g.addressed = Addressed::Nothing;
+                g
+            }
+        }
+    }
+
+    /// Time on the backend's clock (virtual time on the simulator).
+    pub fn now(&self) -> Duration {
+        self.lock().backend.now()
+    }
+
+    /// Whether the backend's clock is wall or virtual time.
+    pub fn clock_kind(&self) -> ClockKind {
+        self.lock().backend.clock_kind()
+    }
+
+    /// Host CPU time modelled by the backend so far, if it models it.
+    pub fn modelled_host_cpu(&self) -> Option<Duration> {
+        self.lock().backend.modelled_host_cpu()
+    }
+
+    /// Waits on the backend's clock.
+    pub fn delay(&self, duration: Duration) {
+        self.lock().backend.delay(duration)
+    }
+
+    /// Sets the timeout devices use unless they set their own; returns what was applied.
+    pub fn set_timeout(&self, timeout: Duration) -> Result<Duration> {
+        let mut g = self.lock();
+        let applied = g.backend.set_timeout(timeout)?;
+        g.applied_timeout = applied;
+        g.default_timeout = applied;
+        Ok(applied)
+    }
+
+    /// The default timeout.
+    pub fn timeout(&self) -> Duration {
+        self.lock().default_timeout
+    }
+
+    /// Pulses IFC: all devices unaddressed, the board is controller-in-charge.
+    pub fn interface_clear(&self) -> Result<()> {
+        self.transaction(|tx| {
+            tx.state.addressed = Addressed::Nothing;
+            tx.state.backend.interface_clear()
+        })
+    }
+
+    /// Asserts or releases REN.
+    pub fn remote_enable(&self, on: bool) -> Result<()> {
+        self.transaction(|tx| tx.state.backend.remote_enable(on))
+    }
+
+    /// Sends interface messages with ATN.
+    pub fn command(&self, messages: &[InterfaceMessage]) -> Result<()> {
+        self.transaction(|tx| tx.command_messages(messages))
+    }
+
+    /// LLO: every device ignores its front-panel "local" key.
+    pub fn local_lockout(&self) -> Result<()> {
+        self.command(&[InterfaceMessage::LocalLockout])
+    }
+
+    /// DCL: every device on the bus clears.
+    pub fn device_clear_all(&self) -> Result<()> {
+        self.command(&[InterfaceMessage::DeviceClear])
+    }
+
+    /// GET to several devices at once: UNL, then each MLA \[MSA\], then one GET, so
+    /// they trigger together.
+    pub fn trigger_group(&self, devices: &[Address]) -> Result<()> {
+        if devices.is_empty() {
+            return Err(Error::InvalidArgument(
+                "a group trigger needs at least one device".into(),
+            ));
+        }
+        self.transaction(|tx| {
+            let mut msgs = vec![InterfaceMessage::Unlisten];
+            for d in devices {
+                msgs.push(InterfaceMessage::Listen(d.primary));
+                if let Some(s) = d.secondary {
+                    msgs.push(InterfaceMessage::Secondary(s));
+                }
+            }
+            msgs.push(InterfaceMessage::GroupExecuteTrigger);
+            tx.command_messages(&msgs)
+        })
+    }
+
+    /// True while SRQ is asserted.
+    pub fn srq(&self) -> Result<bool> {
+        self.transaction(|tx| tx.state.backend.srq())
+    }
+
+    /// Waits up to `timeout` for SRQ; returns whether it came.
+    pub fn wait_srq(&self, timeout: Duration) -> Result<bool> {
+        self.transaction(|tx| tx.state.backend.wait_srq(timeout))
+    }
+
+    /// Serial-polls one device.
+    pub fn serial_poll(&self, device: Address) -> Result<StatusByte> {
+        self.transaction(|tx| {
+            tx.state.addressed = Addressed::Nothing;
+            tx.state.backend.serial_poll(device)
+        })
+    }
+
+    /// Waits up to `timeout` for SRQ, then serial-polls `candidates` in order until one
+    /// has RQS set, and returns it with its status byte (polling clears its request).
+    ///
+    /// Errors: [`Error::Timeout`] when SRQ does not come, [`Error::SrqStuck`] when SRQ is
+    /// asserted but no candidate requests service.
+    pub fn wait_for_service(
+        &self,
+        candidates: &[Address],
+        timeout: Duration,
+    ) -> Result<(Address, StatusByte)> {
+        if !self.wait_srq(timeout)? {
+            return Err(Error::Timeout {
+                operation: "wait for SRQ",
+                timeout,
+                transferred: 0,
+            });
+        }
+        self.find_requester(candidates)
+    }
+
+    /// Serial-polls `candidates` in order and returns the first with RQS set.
+    pub fn find_requester(&self, candidates: &[Address]) -> Result<(Address, StatusByte)> {
+        self.transaction(|tx| {
+            tx.state.addressed = Addressed::Nothing;
+            let mut polled = Vec::with_capacity(candidates.len());
+            for &c in candidates {
+                let stb = tx.state.backend.serial_poll(c)?;
+                polled.push(c.primary.get());
+                if stb.rqs() {
+                    log::debug!("device {c} requested service, status {stb}");
+                    return Ok((c, stb));
+                }
+            }
+            Err(Error::SrqStuck { polled })
+        })
+    }
+
+    /// Checks every primary address except the board's own and returns those where a
+    /// device listens.
+    pub fn find_listeners(&self) -> Result<Vec<Address>> {
+        self.transaction(|tx| {
+            tx.state.addressed = Addressed::Nothing;
+            let me = tx.state.backend.board_address();
+            let mut found = Vec::new();
+            for pad in PrimaryAddress::all().filter(|&p| p != me) {
+                let a = Address::primary(pad);
+                if tx.state.backend.listener_present(a)? {
+                    found.push(a);
+                }
+            }
+            Ok(found)
+        })
+    }
+
+    /// A snapshot of the bus lines.
+    pub fn lines(&self) -> Result<BusLines> {
+        self.transaction(|tx| tx.state.backend.lines())
+    }
+
+    /// Conducts a parallel poll.
+    pub fn parallel_poll(&self) -> Result<u8> {
+        self.transaction(|tx| tx.state.backend.parallel_poll())
+    }
+
+    /// Runs `f` on the backend itself, with the bus locked (for backend-specific calls).
+    pub fn with_backend<T>(&self, f: impl FnOnce(&mut dyn Backend) -> T) -> T {
+        let mut g = self.lock();
+        g.addressed = Addressed::Nothing;
+        f(g.backend.as_mut())
+    }
+}
+
+/// Raw bus operations inside one locked transaction (see [`Bus::transaction`]).
+pub struct Transaction<'a> {
+    state: &'a mut BusState,
+}
+
+impl Transaction<'_> {
+    /// The board's own primary address.
+    pub fn board_address(&self) -> PrimaryAddress {
+        self.state.backend.board_address()
+    }
+
+    /// Applies `timeout` (or the bus default) to the backend if it is not in force already.
+    pub(crate) fn use_timeout(&mut self, timeout: Option<Duration>) -> Result<()> {
+        let want = timeout.unwrap_or(self.state.default_timeout);
+        if want != self.state.applied_timeout {
+            self.state.applied_timeout = self.state.backend.set_timeout(want)?;
+        }
+        Ok(())
+    }
+
+    /// The timeout in force.
+    pub fn timeout(&self) -> Duration {
+        self.state.applied_timeout
+    }
+
+    /// Sends raw command bytes with ATN.
+    pub fn command(&mut self, bytes: &[u8]) -> Result<()> {
+        self.state.addressed = Addressed::Nothing;
+        self.state.backend.command(bytes)
+    }
+
+    /// Sends interface messages with ATN.
+    pub fn command_messages(&mut self, messages: &[InterfaceMessage]) -> Result<()> {
+        let mut buf = [0u8; 64];
+        for chunk in messages.chunks(buf.len()) {
+            for (b, m) in buf.iter_mut().zip(chunk) {
+                *b = m.byte();
+            }
+            self.command(&buf[..chunk.len()])?;
+        }
+        Ok(())
+    }
+
+    /// Addresses `device` to listen and the board to talk (UNL, MTA board, MLA device
+    /// \[MSA\]), unless that addressing is already in place.
+    pub fn address_to_device(&mut self, device: Address) -> Result<()> {
+        if self.state.addressed == Addressed::ToDevice(device) {
+            return Ok(());
+        }
+        let mut cmd = CommandBuf::new();
+        cmd.push(InterfaceMessage::Unlisten)
+            .push(InterfaceMessage::Talk(self.board_address()))
+            .push(InterfaceMessage::Listen(device.primary));
+        if let Some(s) = device.secondary {
+            cmd.push(InterfaceMessage::Secondary(s));
+        }
+        self.command(cmd.as_bytes())?;
+        self.state.addressed = Addressed::ToDevice(device);
+        Ok(())
+    }
+
+    /// Addresses `device` to talk and the board to listen (UNL, MTA device \[MSA\],
+    /// MLA board), unless that addressing is already in place. This is the seed
+    /// program's `listencmd`.
+    pub fn address_from_device(&mut self, device: Address) -> Result<()> {
+        if self.state.addressed == Addressed::FromDevice(device) {
+            return Ok(());
+        }
+        let mut cmd = CommandBuf::new();
+        cmd.push(InterfaceMessage::Unlisten)
+            .push(InterfaceMessage::Talk(device.primary));
+        if let Some(s) = device.secondary {
+            cmd.push(InterfaceMessage::Secondary(s));
+        }
+        cmd.push(InterfaceMessage::Listen(self.board_address()));
+        self.command(cmd.as_bytes())?;
+        self.state.addressed = Addressed::FromDevice(device);
+        Ok(())
+    }
+
+    /// Writes data to the addressed listeners (EOI on the last byte when `eoi`).
+    pub fn write(&mut self, data: &[u8], eoi: bool) -> Result<usize> {
+        self.state.backend.write(data, eoi)
+    }
+
+    /// Reads from the addressed talker.
+    pub fn read(&mut self, buf: &mut [u8], eos: Option<Eos>) -> Result<ReadStatus> {
+        self.state.backend.read(buf, eos)
+    }
+
+    /// The backend, for operations the transaction does not wrap.
+    pub fn backend(&mut self) -> &mut dyn Backend {
+        self.state.addressed = Addressed::Nothing;
+        self.state.backend.as_mut()
+    }
+}

@@ -1,0 +1,606 @@
+//! Device handles: one address on a [`Bus`], with message, block and status operations.
+
+use std::time::Duration;
+
+use crate::address::Address;
+use crate::backend::{Eos, ReadEnd, ReadStatus};
+use crate::block::{self, BlockFormat, BlockValue, Endian, HeaderParse, MAX_HEADER_LEN};
+use crate::bus::{Bus, Transaction};
+use crate::error::{Error, Result};
+use crate::message::InterfaceMessage;
+use crate::status::StatusByte;
+
+/// Commands up to this length are sent with their terminator in one backend write.
+const SMALL_WRITE: usize = 512;
+/// Growth step when reading into a `Vec` of unknown final size.
+const GROW_STEP: usize = 64 * 1024;
+/// Largest single allocation made ahead of data that has not arrived yet.
+const MAX_AHEAD: usize = 1 << 20;
+
+/// A device at one address on a bus.
+///
+/// Settings (timeout, EOS, write terminator) belong to the handle, are applied at
+/// the start of each transaction, and do not affect other handles.
+#[derive(Debug, Clone)]
+pub struct Device {
+    bus: Bus,
+    address: Address,
+    timeout: Option<Duration>,
+    eos: Option<Eos>,
+    write_terminator: Option<u8>,
+}
+
+/// What [`Device::read_block_into`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockInfo {
+    /// The block's format.
+    pub format: BlockFormat,
+    /// Body bytes placed at the start of the caller's buffer.
+    pub len: usize,
+}
+
+impl Device {
+    pub(crate) fn new(bus: Bus, address: Address) -> Self {
+        Self {
+            bus,
+            address,
+            timeout: None,
+            eos: None,
+            write_terminator: Some(b'\n'),
+        }
+    }
+
+    /// The device's address.
+    pub fn address(&self) -> Address {
+        self.address
+    }
+
+    /// The bus this device is on.
+    pub fn bus(&self) -> &Bus {
+        &self.bus
+    }
+
+    /// Sets this handle's I/O timeout (`None`: the bus default).
+    pub fn set_timeout(&mut self, timeout: Option<Duration>) {
+        self.timeout = timeout;
+    }
+
+    /// Sets the EOS byte that ends reads besides END (`None`: END only, the default).
+    /// Block reads always turn EOS off while the body is read.
+    pub fn set_eos(&mut self, eos: Option<Eos>) {
+        self.eos = eos;
+    }
+
+    /// Sets the byte [`Device::write_str`] and the queries append (`None`: nothing; default NL).
+    pub fn set_write_terminator(&mut self, terminator: Option<u8>) {
+        self.write_terminator = terminator;
+    }
+
+    fn run<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
+        self.bus.transaction(|tx| {
+            tx.use_timeout(self.timeout)?;
+            f(tx)
+        })
+    }
+
+    fn send(&self, tx: &mut Transaction<'_>, data: &[u8], terminate: bool) -> Result<()> {
+        tx.address_to_device(self.address)?;
+        match self.write_terminator.filter(|_| terminate) {
+            None => {
+                tx.write(data, true)?;
+            }
+            Some(t) if data.len() < SMALL_WRITE => {
+                let mut buf = [0u8; SMALL_WRITE];
+                buf[..data.len()].copy_from_slice(data);
+                buf[data.len()] = t;
+                tx.write(&buf[..=data.len()], true)?;
+            }
+            Some(t) => {
+                let n = tx.write(data, false)?;
+                tx.write(&[t], true).map_err(|e| e.offset_transferred(n))?;
+            }
+        }
+        log::debug!("write {} byte(s) to {}", data.len(), self.address);
+        Ok(())
+    }
+
+    fn receive(&self, tx: &mut Transaction<'_>, buf: &mut [u8]) -> Result<ReadStatus> {
+        tx.address_from_device(self.address)?;
+        let st = tx.read(buf, self.eos)?;
+        log::debug!("read {} byte(s) from {} ({:?})", st.count, self.address, st.end);
+        Ok(st)
+    }
+
+    fn receive_to_end(&self, tx: &mut Transaction<'_>, out: &mut Vec<u8>) -> Result<()> {
+        tx.address_from_device(self.address)?;
+        let start = out.len();
+        let mut filled = start;
+        loop {
+            if out.len() == filled {
+                let step = (out.len() - start).clamp(256, GROW_STEP);
+                out.resize(filled + step, 0);
+            }
+            let st = tx.read(&mut out[filled..], self.eos);
+            match st {
+                Ok(st) => {
+                    filled += st.count;
+                    if st.is_end() {
+                        out.truncate(filled);
+                        return Ok(());
+                    }
+                }
+                Err(e) => {
+                    // Keep what arrived: the caller's Vec holds it, the error says how much.
+                    let got = e.transferred().unwrap_or(0);
+                    out.truncate(filled + got);
+                    return Err(e.offset_transferred(filled - start));
+                }
+            }
+        }
+    }
+
+    /// Sends `data` exactly as given, with EOI on the last byte.
+    pub fn write(&self, data: &[u8]) -> Result<()> {
+        self.run(|tx| self.send(tx, data, false))
+    }
+
+    /// Sends `text` followed by the write terminator (NL by default), with EOI.
+    pub fn write_str(&self, text: &str) -> Result<()> {
+        self.run(|tx| self.send(tx, text.as_bytes(), true))
+    }
+
+    /// Sends `data` without EOI (more of the same message follows).
+    pub fn write_partial(&self, data: &[u8]) -> Result<usize> {
+        self.run(|tx| {
+            tx.address_to_device(self.address)?;
+            tx.write(data, false)
+        })
+    }
+
+    /// Reads into `buf` until END, EOS (if set), or `buf` is full.
+    pub fn read(&self, buf: &mut [u8]) -> Result<ReadStatus> {
+        self.run(|tx| self.receive(tx, buf))
+    }
+
+    /// Reads a whole message (until END or EOS) into a new `Vec`.
+    ///
+    /// On a timeout the bytes that arrived are lost with the `Vec`; use
+    /// [`Device::read_to_end_into`] to keep them.
+    pub fn read_to_end(&self) -> Result<Vec<u8>> {
+        let mut v = Vec::new();
+        self.read_to_end_into(&mut v)?;
+        Ok(v)
+    }
+
+    /// Appends a whole message to `out`; on error `out` still holds what arrived.
+    pub fn read_to_end_into(&self, out: &mut Vec<u8>) -> Result<()> {
+        self.run(|tx| self.receive_to_end(tx, out))
+    }
+
+    /// Reads a whole message as text, without the trailing NL (and CR).
+    pub fn read_string(&self) -> Result<String> {
+        let v = self.read_to_end()?;
+        to_text(v)
+    }
+
+    /// Sends `command` (plus terminator) and reads the answer as text, in one transaction.
+    pub fn query(&self, command: &str) -> Result<String> {
+        let mut v = Vec::new();
+        self.run(|tx| {
+            self.send(tx, command.as_bytes(), true)?;
+            self.receive_to_end(tx, &mut v)
+        })?;
+        to_text(v)
+    }
+
+    /// Sends `command` (plus terminator) and reads the answer into `buf`, with no
+    /// allocation. Returns how the read ended.
+    pub fn query_into(&self, command: &[u8], buf: &mut [u8]) -> Result<ReadStatus> {
+        self.run(|tx| {
+            self.send(tx, command, true)?;
+            self.receive(tx, buf)
+        })
+    }
+
+    /// Reads one arbitrary block (any format in [`BlockFormat`]) straight into `buf` and
+    /// returns its format and length. EOS is off while the block is read, so 0x0A in the
+    /// data never ends it.
+    ///
+    /// Errors: [`Error::MalformedBlock`] for a bad header, a body shorter than announced,
+    /// or a missing END; [`Error::InvalidArgument`] when the block is larger than `buf`
+    /// (its first `buf.len()` bytes are in `buf`; clear the device before using it again).
+    pub fn read_block_into(&self, buf: &mut [u8]) -> Result<BlockInfo> {
+        self.run(|tx| {
+            tx.address_from_device(self.address)?;
+            read_block(tx, &mut SliceSink(buf))
+        })
+    }
+
+    /// Reads one arbitrary block into a new `Vec` (allocation grows with what arrives,
+    /// not with what the header announces).
+    pub fn read_block(&self) -> Result<Vec<u8>> {
+        let mut v = Vec::new();
+        self.run(|tx| {
+            tx.address_from_device(self.address)?;
+            read_block(tx, &mut VecSink(&mut v))
+        })?;
+        Ok(v)
+    }
+
+    /// Sends `command` and reads the block it answers, in one transaction.
+    pub fn query_block(&self, command: &str) -> Result<Vec<u8>> {
+        let mut v = Vec::new();
+        self.run(|tx| {
+            self.send(tx, command.as_bytes(), true)?;
+            tx.address_from_device(self.address)?;
+            read_block(tx, &mut VecSink(&mut v))
+        })?;
+        Ok(v)
+    }
+
+    /// Sends `command` and reads the block it answers into `buf`, in one transaction.
+    pub fn query_block_into(&self, command: &str, buf: &mut [u8]) -> Result<BlockInfo> {
+        self.run(|tx| {
+            self.send(tx, command.as_bytes(), true)?;
+            tx.address_from_device(self.address)?;
+            read_block(tx, &mut SliceSink(buf))
+        })
+    }
+
+    /// Sends `command`, reads the block it answers and decodes it as values of `T`.
+    ///
+    /// ```
+    /// use gpib::{Bus, sim, block::Endian};
+    /// let bus = Bus::new(sim::bench().board(0).unwrap());
+    /// let scope = bus.device(22).unwrap();
+    /// scope.write_str("WAV:POIN 100").unwrap();
+    /// let wave: Vec<f32> = scope.query_values("WAV:DATA?", Endian::Big).unwrap();
+    /// assert_eq!(wave.len(), 100);
+    /// ```
+    pub fn query_values<T: BlockValue>(&self, command: &str, endian: Endian) -> Result<Vec<T>> {
+        let body = self.query_block(command)?;
+        block::values(&body, endian)
+    }
+
+    /// Sends `prefix` then `data` as a block of `format`, END on the last byte, in
+    /// one transaction (e.g. `WBLD 1,200000,` + `#I` + data).
+    pub fn write_block(&self, prefix: &[u8], format: BlockFormat, data: &[u8]) -> Result<()> {
+        let mut head = Vec::with_capacity(prefix.len() + MAX_HEADER_LEN);
+        head.extend_from_slice(prefix);
+        header_for(format, data.len(), &mut head)?;
+        self.run(|tx| {
+            tx.address_to_device(self.address)?;
+            let mut sent = tx.write(&head, false)?;
+            match format {
+                BlockFormat::Indefinite => {
+                    sent += tx.write(data, false).map_err(|e| e.offset_transferred(sent))?;
+                    tx.write(b"\n", true).map_err(|e| e.offset_transferred(sent))?;
+                }
+                BlockFormat::HpI => {
+                    if data.is_empty() {
+                        return Err(Error::InvalidArgument(
+                            "an #I block needs at least one byte to carry END".into(),
+                        ));
+                    }
+                    tx.write(data, true).map_err(|e| e.offset_transferred(sent))?;
+                }
+                _ => {
+                    sent += tx.write(data, false).map_err(|e| e.offset_transferred(sent))?;
+                    match self.write_terminator {
+                        Some(t) => tx.write(&[t], true),
+                        None => tx.write(&[], true),
+                    }
+                    .map_err(|e| e.offset_transferred(sent))?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// SDC: clears this device (its input and output buffers, its parser).
+    pub fn clear(&self) -> Result<()> {
+        self.addressed_command(InterfaceMessage::SelectedDeviceClear)
+    }
+
+    /// GET: triggers this device.
+    pub fn trigger(&self) -> Result<()> {
+        self.addressed_command(InterfaceMessage::GroupExecuteTrigger)
+    }
+
+    /// GTL: returns this device to local (front-panel) control.
+    pub fn go_to_local(&self) -> Result<()> {
+        self.addressed_command(InterfaceMessage::GoToLocal)
+    }
+
+    /// Puts this device in remote: asserts REN and addresses it to listen.
+    pub fn remote(&self) -> Result<()> {
+        self.run(|tx| {
+            tx.backend().remote_enable(true)?;
+            tx.address_to_device(self.address)
+        })
+    }
+
+    /// Serial-polls this device.
+    pub fn serial_poll(&self) -> Result<StatusByte> {
+        self.run(|tx| tx.backend().serial_poll(self.address))
+    }
+
+    /// True when a device listens at this address.
+    pub fn is_present(&self) -> Result<bool> {
+        self.run(|tx| tx.backend().listener_present(self.address))
+    }
+
+    fn addressed_command(&self, m: InterfaceMessage) -> Result<()> {
+        self.run(|tx| {
+            tx.address_to_device(self.address)?;
+            tx.command(&[m.byte()])
+        })
+    }
+}
+
+fn header_for(format: BlockFormat, len: usize, out: &mut Vec<u8>) -> Result<()> {
+    match format {
+        BlockFormat::Definite => {
+            if len > 999_999_999 {
+                return Err(Error::InvalidArgument(format!(
+                    "{len} bytes do not fit a definite-length block"
+                )));
+            }
+            let digits = len.to_string();
+            out.push(b'#');
+            out.push(b'0' + digits.len() as u8);
+            out.extend_from_slice(digits.as_bytes());
+        }
+        BlockFormat::HpA => {
+            let l = u16::try_from(len).map_err(|_| {
+                Error::InvalidArgument(format!("{len} bytes do not fit an #A block"))
+            })?;
+            out.extend_from_slice(b"#A");
+            out.extend_from_slice(&l.to_be_bytes());
+        }
+        BlockFormat::Parenthesised => {
+            out.extend_from_slice(format!("#({len})").as_bytes());
+        }
+        BlockFormat::Indefinite => out.extend_from_slice(b"#0"),
+        BlockFormat::HpI => out.extend_from_slice(b"#I"),
+    }
+    Ok(())
+}
+
+fn to_text(mut v: Vec<u8>) -> Result<String> {
+    while matches!(v.last(), Some(b'\n' | b'\r')) {
+        v.pop();
+    }
+    String::from_utf8(v).map_err(|e| {
+        Error::Protocol(format!(
+            "answer is not UTF-8 text ({} bytes); read it as bytes instead",
+            e.as_bytes().len()
+        ))
+    })
+}
+
+/// Where a block body goes.
+trait Sink {
+    /// Room for bytes from `filled` on, at most up to `want_end` (when known).
+    fn room(&mut self, filled: usize, want_end: Option<usize>) -> &mut [u8];
+    /// The final length.
+    fn finish(&mut self, len: usize);
+}
+
+struct SliceSink<'a>(&'a mut [u8]);
+
+impl Sink for SliceSink<'_> {
+    fn room(&mut self, filled: usize, want_end: Option<usize>) -> &mut [u8] {
+        let end = want_end.map_or(self.0.len(), |w| w.min(self.0.len()));
+        &mut self.0[filled.min(end)..end]
+    }
+    fn finish(&mut self, _len: usize) {}
+}
+
+struct VecSink<'a>(&'a mut Vec<u8>);
+
+impl Sink for VecSink<'_> {
+    fn room(&mut self, filled: usize, want_end: Option<usize>) -> &mut [u8] {
+        let step = match want_end {
+            Some(w) => w.saturating_sub(filled).min(MAX_AHEAD),
+            None => filled.clamp(4096, GROW_STEP.max(filled / 2)).min(MAX_AHEAD),
+        };
+        if self.0.len() < filled + step {
+            self.0.resize(filled + step, 0);
+        }
+        &mut self.0[filled..filled + step]
+    }
+    fn finish(&mut self, len: usize) {
+        self.0.truncate(len);
+    }
+}
+
+/// Reads one block from the addressed talker into `sink`; the bus is already addressed.
+fn read_block(tx: &mut Transaction<'_>, sink: &mut dyn Sink) -> Result<BlockInfo> {
+    // The header: one read of up to 11 bytes covers `#9<9 digits>`; rarely more is needed.
+    let mut head = [0u8; MAX_HEADER_LEN];
+    let mut have = 0usize;
+    let mut ended = false;
+    let mut want = 11usize;
+    let header = loop {
+        if have < want && !ended {
+            let st = tx
+                .read(&mut head[have..want], None)
+                .map_err(|e| e.offset_transferred(have))?;
+            have += st.count;
+            ended = st.end == ReadEnd::Eoi;
+        }
+        match block::parse_header(&head[..have])? {
+            HeaderParse::Complete(h) => break h,
+            HeaderParse::NeedAtLeast(k) => {
+                if ended || k > MAX_HEADER_LEN {
+                    return Err(Error::MalformedBlock {
+                        reason: format!("END after {have} header byte(s), need at least {k}"),
+                        read: have,
+                    });
+                }
+                want = k.max(have + 1).min(MAX_HEADER_LEN);
+                if want <= have {
+                    return Err(Error::MalformedBlock {
+                        reason: "header too long".into(),
+                        read: have,
+                    });
+                }
+            }
+        }
+    };
+    let hl = header.header_len;
+    let extra = &head[hl..have];
+    let want_end = header
+        .body_len
+        .map(|l| usize::try_from(l).unwrap_or(usize::MAX));
+    // Bytes of the body that came with the header go first.
+    let mut filled = 0usize;
+    if !extra.is_empty() {
+        let room = sink.room(0, want_end.map(|w| w.max(extra.len())));
+        let n = extra.len().min(room.len());
+        room[..n].copy_from_slice(&extra[..n]);
+        filled = n;
+        if n < extra.len() {
+            return Err(too_large(want_end, filled, hl));
+        }
+    }
+    let mut last_had_end = ended;
+    match want_end {
+        Some(len) => {
+            if filled > len {
+                // Header and body arrived together and more than the body came.
+                sink.finish(len);
+                let tail = &head[hl + len..have];
+                if tail != b"\n" {
+                    return Err(Error::MalformedBlock {
+                        reason: format!("{} unexpected byte(s) after the block body", tail.len()),
+                        read: have,
+                    });
+                }
+                return Ok(BlockInfo {
+                    format: header.format,
+                    len,
+                });
+            }
+            while filled < len {
+                if last_had_end {
+                    return Err(Error::MalformedBlock {
+                        reason: format!(
+                            "header announces {len} byte(s) but END came after {filled}"
+                        ),
+                        read: hl + filled,
+                    });
+                }
+                let room = sink.room(filled, Some(len));
+                if room.is_empty() {
+                    return Err(too_large(want_end, filled, hl));
+                }
+                let st = tx
+                    .read(room, None)
+                    .map_err(|e| e.offset_transferred(hl + filled))?;
+                filled += st.count;
+                last_had_end = st.end == ReadEnd::Eoi;
+            }
+            sink.finish(len);
+            if !last_had_end {
+                // IEEE 488.2 ends the response with NL+END after the body; accept NL
+                // without END too (some devices drop EOI there).
+                let mut t = [0u8; 1];
+                let st = tx.read(&mut t, None).map_err(|e| match e {
+                    Error::Timeout { .. } => Error::MalformedBlock {
+                        reason: "no NL+END after the block body (timed out)".into(),
+                        read: hl + len,
+                    },
+                    other => other.offset_transferred(hl + len),
+                })?;
+                if st.count != 1 || t[0] != b'\n' {
+                    return Err(Error::MalformedBlock {
+                        reason: format!("expected NL+END after the block body, got 0x{:02X}", t[0]),
+                        read: hl + len + st.count,
+                    });
+                }
+            }
+            Ok(BlockInfo {
+                format: header.format,
+                len,
+            })
+        }
+        None => {
+            // Indefinite (#0) and HP #I: read until END.
+            while !last_had_end {
+                let room = sink.room(filled, None);
+                if room.is_empty() {
+                    return Err(too_large(None, filled, hl));
+                }
+                let st = tx.read(room, None).map_err(|e| {
+                    if e.kind() == crate::ErrorKind::Timeout {
+                        Error::MalformedBlock {
+                            reason: format!(
+                                "missing END: timed out after {} body byte(s) of an {} block",
+                                filled + e.transferred().unwrap_or(0),
+                                if header.format == BlockFormat::HpI { "#I" } else { "#0" }
+                            ),
+                            read: hl + filled + e.transferred().unwrap_or(0),
+                        }
+                    } else {
+                        e.offset_transferred(hl + filled)
+                    }
+                })?;
+                filled += st.count;
+                last_had_end = st.end == ReadEnd::Eoi;
+            }
+            let mut len = filled;
+            if header.format == BlockFormat::Indefinite {
+                let ok = len > 0 && sink.room(0, Some(len)).last() == Some(&b'\n');
+                if !ok {
+                    sink.finish(len);
+                    return Err(Error::MalformedBlock {
+                        reason: "indefinite-length block must end with NL+END".into(),
+                        read: hl + len,
+                    });
+                }
+                len -= 1;
+            }
+            sink.finish(len);
+            Ok(BlockInfo {
+                format: header.format,
+                len,
+            })
+        }
+    }
+}
+
+fn too_large(want_end: Option<usize>, filled: usize, hl: usize) -> Error {
+    let what = match want_end {
+        Some(l) => format!("a block of {l} byte(s)"),
+        None => "the block".to_string(),
+    };
+    Error::InvalidArgument(format!(
+        "{what} does not fit the {filled}-byte buffer ({} bytes read; clear the device before its next use)",
+        hl + filled
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_trims_terminators() {
+        assert_eq!(to_text(b"abc\r\n".to_vec()).unwrap(), "abc");
+        assert_eq!(to_text(b"\n".to_vec()).unwrap(), "");
+        assert!(to_text(vec![0xFF, b'\n']).is_err());
+    }
+
+    #[test]
+    fn headers_for_writes() {
+        let mut v = Vec::new();
+        header_for(BlockFormat::Definite, 400000, &mut v).unwrap();
+        assert_eq!(v, b"#6400000");
+        v.clear();
+        header_for(BlockFormat::Parenthesised, 12, &mut v).unwrap();
+        assert_eq!(v, b"#(12)");
+        assert!(header_for(BlockFormat::HpA, 70000, &mut v).is_err());
+    }
+}

@@ -1,0 +1,240 @@
+//! The library's one error type, and the small `Copy` kind that keeps its bus meaning.
+
+use std::time::Duration;
+
+/// What went wrong, as a small `Copy` value to match on.
+///
+/// Every [`Error`] maps to exactly one kind; new kinds may be added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// An operation did not complete within the timeout (linux-gpib `EABO` with `TIMO`).
+    Timeout,
+    /// Data was sent but no device was listening (linux-gpib `ENOL`).
+    NoListener,
+    /// The board is not controller-in-charge (linux-gpib `ECIC`).
+    NotControllerInCharge,
+    /// Bus command bytes (sent with ATN) were not accepted in time.
+    CommandTimeout,
+    /// SRQ is asserted but no device answers a serial poll with RQS set (linux-gpib `ESRQ`).
+    SrqStuck,
+    /// An IEEE 488.2 arbitrary block was malformed.
+    MalformedBlock,
+    /// An address outside 0..=30 (or 0x60..=0x7E for secondaries).
+    InvalidAddress,
+    /// A VISA-style resource string that does not parse.
+    InvalidResource,
+    /// An argument out of range or inconsistent (linux-gpib `EARG`).
+    InvalidArgument,
+    /// The backend cannot do this operation (linux-gpib `ECAP`).
+    Unsupported,
+    /// The backend is not available in this build or on this machine (linux-gpib `EDVR`/`ENEB`).
+    BackendUnavailable,
+    /// Two devices drove the bus at once, or the bus reported an error (linux-gpib `EBUS`).
+    BusConflict,
+    /// A device answered with something the caller could not understand.
+    Protocol,
+    /// A simulator configuration was invalid.
+    Config,
+    /// An operating-system I/O error (linux-gpib `EDMA`, `EFSO`...).
+    Io,
+}
+
+/// The error type of every fallible operation in this crate.
+///
+/// Operations that move data report how many bytes got through before the error
+/// (see [`Error::transferred`]): a read that times out has still put those bytes
+/// into the caller's buffer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The operation timed out.
+    #[error("{operation} timed out after {timeout:?} with {transferred} byte(s) transferred")]
+    Timeout {
+        /// Which operation ("read", "write", "command", "wait for SRQ"...).
+        operation: &'static str,
+        /// The timeout that was in force.
+        timeout: Duration,
+        /// Bytes moved before the timeout (already in the caller's buffer for reads).
+        transferred: usize,
+    },
+    /// No device was listening when data was sent.
+    #[error("no listener on the bus ({transferred} byte(s) transferred)")]
+    NoListener {
+        /// Bytes sent before the condition was detected.
+        transferred: usize,
+    },
+    /// The board is not controller-in-charge.
+    #[error("the board is not controller-in-charge")]
+    NotControllerInCharge,
+    /// Command bytes were not accepted within the timeout.
+    #[error("bus command timed out after {transferred} of {total} byte(s) (no device accepted them)")]
+    CommandTimeout {
+        /// Command bytes accepted before the timeout.
+        transferred: usize,
+        /// Command bytes asked for.
+        total: usize,
+    },
+    /// SRQ stays asserted but no device requests service.
+    #[error("SRQ is asserted but no polled device has RQS set (polled: {polled:?})")]
+    SrqStuck {
+        /// Primary addresses that were polled.
+        polled: Vec<u8>,
+    },
+    /// A malformed IEEE 488.2 arbitrary block.
+    #[error("malformed arbitrary block: {reason} (after {read} byte(s) read)")]
+    MalformedBlock {
+        /// What was wrong with it.
+        reason: String,
+        /// Bytes read from the device when the problem was found.
+        read: usize,
+    },
+    /// An address out of range.
+    #[error("invalid GPIB address {value}: {reason}")]
+    InvalidAddress {
+        /// The value given.
+        value: u32,
+        /// Why it is invalid.
+        reason: &'static str,
+    },
+    /// A resource string that does not parse.
+    #[error("invalid resource string {text:?}: {reason}")]
+    InvalidResource {
+        /// The text given.
+        text: String,
+        /// What was wrong with it.
+        reason: String,
+    },
+    /// An argument out of range.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// The backend does not support this operation.
+    #[error("{operation} is not supported by the {backend} backend")]
+    Unsupported {
+        /// The operation asked for.
+        operation: &'static str,
+        /// The backend's name.
+        backend: String,
+    },
+    /// The backend cannot be used.
+    #[error("the {backend} backend is unavailable: {hint}")]
+    BackendUnavailable {
+        /// The backend's name.
+        backend: String,
+        /// What to do about it.
+        hint: String,
+    },
+    /// More than one device drove the bus, or the board reported a bus error.
+    #[error("bus conflict: {detail} ({transferred} byte(s) transferred)")]
+    BusConflict {
+        /// What was seen.
+        detail: String,
+        /// Bytes moved before the conflict was detected.
+        transferred: usize,
+    },
+    /// A device's answer could not be understood.
+    #[error("unexpected answer from the device: {0}")]
+    Protocol(String),
+    /// A simulator configuration that is invalid.
+    #[error("simulator configuration: {0}")]
+    Config(String),
+    /// An operating-system I/O error.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// A backend-specific error, keeping the original as its source.
+    #[error("{message}")]
+    Backend {
+        /// The library's kind for it.
+        kind: ErrorKind,
+        /// A description with the backend's own code.
+        message: String,
+        /// The backend's original error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl Error {
+    /// The kind of error, keeping its bus meaning.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Timeout { .. } => ErrorKind::Timeout,
+            Error::NoListener { .. } => ErrorKind::NoListener,
+            Error::NotControllerInCharge => ErrorKind::NotControllerInCharge,
+            Error::CommandTimeout { .. } => ErrorKind::CommandTimeout,
+            Error::SrqStuck { .. } => ErrorKind::SrqStuck,
+            Error::MalformedBlock { .. } => ErrorKind::MalformedBlock,
+            Error::InvalidAddress { .. } => ErrorKind::InvalidAddress,
+            Error::InvalidResource { .. } => ErrorKind::InvalidResource,
+            Error::InvalidArgument(_) => ErrorKind::InvalidArgument,
+            Error::Unsupported { .. } => ErrorKind::Unsupported,
+            Error::BackendUnavailable { .. } => ErrorKind::BackendUnavailable,
+            Error::BusConflict { .. } => ErrorKind::BusConflict,
+            Error::Protocol(_) => ErrorKind::Protocol,
+            Error::Config(_) => ErrorKind::Config,
+            Error::Io(_) => ErrorKind::Io,
+            Error::Backend { kind, .. } => *kind,
+        }
+    }
+
+    /// Bytes that got through before the error, for errors raised while moving data.
+    pub fn transferred(&self) -> Option<usize> {
+        match self {
+            Error::Timeout { transferred, .. }
+            | Error::NoListener { transferred }
+            | Error::CommandTimeout { transferred, .. }
+            | Error::BusConflict { transferred, .. }
+            | Error::MalformedBlock {
+                read: transferred, ..
+            } => Some(*transferred),
+            _ => None,
+        }
+    }
+
+    /// The same error with its transferred count raised by `offset` (for multi-part transfers).
+    pub(crate) fn offset_transferred(mut self, offset: usize) -> Self {
+        match &mut self {
+            Error::Timeout { transferred, .. }
+            | Error::NoListener { transferred }
+            | Error::BusConflict { transferred, .. }
+            | Error::MalformedBlock {
+                read: transferred, ..
+            } => *transferred += offset,
+            _ => {}
+        }
+        self
+    }
+
+    /// Shorthand for an [`Error::Unsupported`].
+    pub fn unsupported(operation: &'static str, backend: &str) -> Self {
+        Error::Unsupported {
+            operation,
+            backend: backend.to_string(),
+        }
+    }
+}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_and_counts() {
+        let e = Error::Timeout {
+            operation: "read",
+            timeout: Duration::from_secs(3),
+            transferred: 17,
+        };
+        assert_eq!(e.kind(), ErrorKind::Timeout);
+        assert_eq!(e.transferred(), Some(17));
+        assert!(e.to_string().contains("17 byte(s)"));
+        let e = e.offset_transferred(3);
+        assert_eq!(e.transferred(), Some(20));
+        assert_eq!(Error::NotControllerInCharge.transferred(), None);
+        let io = Error::from(std::io::Error::other("x"));
+        assert_eq!(io.kind(), ErrorKind::Io);
+    }
+}

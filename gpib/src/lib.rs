@@ -1,0 +1,47 @@
+//! Typed GPIB / HP-IB (IEEE 488) instrument control, with a simulated bus in virtual time.
+//!
+//! ```
+//! use gpib::{Bus, sim};
+//!
+//! // A simulated bench; use a hardware backend the same way.
+//! let bus = Bus::new(sim::bench().board(0)?);
+//! let dmm = bus.device(22)?;                       // GPIB0::22::INSTR
+//! assert_eq!(dmm.query("*IDN?")?, "SIMULATED,SCPI-DMM,0,1.0");
+//! let volts: f64 = dmm.query("MEAS:VOLT?")?.parse().unwrap();
+//! assert!(volts > 0.0);
+//! # Ok::<(), gpib::Error>(())
+//! ```
+//!
+//! The pieces, from the wire up:
+//!
+//! * [`PrimaryAddress`], [`SecondaryAddress`], [`Address`]: validated at the edge.
+//! * [`InterfaceMessage`]: every IEEE 488.1 command byte, both directions.
+//! * [`Backend`]: one board as system controller; [`sim::SimBoard`] and (feature
+//!   `linux-gpib`) the linux-gpib backend implement it.
+//! * [`Bus`] and [`Device`]: addressing, message and block I/O, serial poll, SRQ,
+//!   clear, trigger, remote/local; safe to share between threads.
+//! * [`block`]: IEEE 488.2 arbitrary blocks (`#<n><len>`, `#0`, `#A`, `#I`, `#(len)`).
+//! * [`Resource`]: VISA-style resource strings.
+//! * [`Error`] with [`ErrorKind`].
+#![warn(missing_docs)]
+#![cfg_attr(not(feature = "linux-gpib"), forbid(unsafe_code))]
+
+mod address;
+pub mod backend;
+pub mod block;
+mod bus;
+mod device;
+mod error;
+mod message;
+mod resource;
+pub mod sim;
+mod status;
+
+pub use address::{Address, PrimaryAddress, SecondaryAddress, MAX_ADDRESS};
+pub use backend::{Backend, ClockKind, Eos, ReadEnd, ReadStatus};
+pub use bus::{Bus, Transaction};
+pub use device::{BlockInfo, Device};
+pub use error::{Error, ErrorKind, Result};
+pub use message::{codes, CommandBuf, CommandDecoder, InterfaceMessage};
+pub use resource::Resource;
+pub use status::{BusLines, StatusByte};

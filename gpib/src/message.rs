@@ -1,0 +1,373 @@
+//! IEEE 488.1 interface messages: the bytes a controller sends with ATN asserted.
+//!
+//! Encoding is [`InterfaceMessage::byte`]; decoding a byte seen with ATN is
+//! [`InterfaceMessage::decode`], or [`CommandDecoder`] when a whole stream is
+//! decoded (the meaning of 0x60..=0x7F depends on whether PPC came before).
+
+use std::fmt;
+
+use crate::address::{PrimaryAddress, SecondaryAddress};
+
+/// The byte values of the IEEE 488.1 interface messages, in one place.
+pub mod codes {
+    /// Go To Local (addressed command).
+    pub const GTL: u8 = 0x01;
+    /// Selected Device Clear (addressed command).
+    pub const SDC: u8 = 0x04;
+    /// Parallel Poll Configure (addressed command).
+    pub const PPC: u8 = 0x05;
+    /// Group Execute Trigger (addressed command).
+    pub const GET: u8 = 0x08;
+    /// Take Control (addressed command).
+    pub const TCT: u8 = 0x09;
+    /// Local Lockout (universal command).
+    pub const LLO: u8 = 0x11;
+    /// Device Clear (universal command).
+    pub const DCL: u8 = 0x14;
+    /// Parallel Poll Unconfigure (universal command).
+    pub const PPU: u8 = 0x15;
+    /// Serial Poll Enable (universal command).
+    pub const SPE: u8 = 0x18;
+    /// Serial Poll Disable (universal command).
+    pub const SPD: u8 = 0x19;
+    /// Base of My Listen Address (listen address group 0x20..=0x3E).
+    pub const LISTEN_BASE: u8 = 0x20;
+    /// Unlisten.
+    pub const UNL: u8 = 0x3F;
+    /// Base of My Talk Address (talk address group 0x40..=0x5E).
+    pub const TALK_BASE: u8 = 0x40;
+    /// Untalk.
+    pub const UNT: u8 = 0x5F;
+    /// Base of the secondary command group (0x60..=0x7E as MSA).
+    pub const SECONDARY_BASE: u8 = 0x60;
+    /// Parallel Poll Enable base (0x60..=0x6F after PPC).
+    pub const PPE_BASE: u8 = 0x60;
+    /// Parallel Poll Disable (0x70..=0x7F after PPC; 0x70 is the usual one).
+    pub const PPD: u8 = 0x70;
+}
+
+/// One IEEE 488.1 interface message, as sent with ATN asserted.
+///
+/// ```
+/// use gpib::{InterfaceMessage::*, PrimaryAddress};
+/// let dev = PrimaryAddress::try_from(11u8).unwrap();
+/// let me = PrimaryAddress::try_from(21u8).unwrap();
+/// // The seed program's `listencmd`: {63, 64 + 11, 32 + 21}
+/// let bytes: Vec<u8> = [Unlisten, Talk(dev), Listen(me)].iter().map(|m| m.byte()).collect();
+/// assert_eq!(bytes, [63, 75, 53]);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum InterfaceMessage {
+    /// GTL: addressed listeners go to local.
+    GoToLocal,
+    /// SDC: addressed listeners clear.
+    SelectedDeviceClear,
+    /// PPC: addressed listeners take the next secondary as a parallel-poll configuration.
+    ParallelPollConfigure,
+    /// GET: addressed listeners trigger.
+    GroupExecuteTrigger,
+    /// TCT: the addressed talker becomes controller-in-charge.
+    TakeControl,
+    /// LLO: every device disables its local (front-panel) controls.
+    LocalLockout,
+    /// DCL: every device clears.
+    DeviceClear,
+    /// PPU: every device forgets its parallel-poll configuration.
+    ParallelPollUnconfigure,
+    /// SPE: the talker answers with its status byte instead of data.
+    SerialPollEnable,
+    /// SPD: serial poll mode ends.
+    SerialPollDisable,
+    /// MLA: the device at this address becomes a listener.
+    Listen(PrimaryAddress),
+    /// UNL: every listener stops listening.
+    Unlisten,
+    /// MTA: the device at this address becomes the talker (any other talker stops).
+    Talk(PrimaryAddress),
+    /// UNT: the talker stops talking.
+    Untalk,
+    /// MSA: a secondary address following a talk or listen address.
+    Secondary(SecondaryAddress),
+    /// PPE (after PPC): respond to parallel poll. `sense` is bit 3; `line` is DIO1..=8 as 0..=7.
+    ParallelPollEnable {
+        /// The sense bit (respond when `ist` equals it).
+        sense: bool,
+        /// The DIO line to respond on, 0..=7 for DIO1..=DIO8.
+        line: u8,
+    },
+    /// PPD (after PPC): stop responding to parallel poll.
+    ParallelPollDisable,
+    /// A byte with no meaning in IEEE 488.1 (an undefined command code).
+    Undefined(u8),
+}
+
+impl InterfaceMessage {
+    /// The byte sent on DIO1..DIO8 (without parity) for this message.
+    pub const fn byte(self) -> u8 {
+        use codes::*;
+        match self {
+            Self::GoToLocal => GTL,
+            Self::SelectedDeviceClear => SDC,
+            Self::ParallelPollConfigure => PPC,
+            Self::GroupExecuteTrigger => GET,
+            Self::TakeControl => TCT,
+            Self::LocalLockout => LLO,
+            Self::DeviceClear => DCL,
+            Self::ParallelPollUnconfigure => PPU,
+            Self::SerialPollEnable => SPE,
+            Self::SerialPollDisable => SPD,
+            Self::Listen(a) => LISTEN_BASE + a.get(),
+            Self::Unlisten => UNL,
+            Self::Talk(a) => TALK_BASE + a.get(),
+            Self::Untalk => UNT,
+            Self::Secondary(s) => SECONDARY_BASE + s.get(),
+            Self::ParallelPollEnable { sense, line } => {
+                PPE_BASE | ((sense as u8) << 3) | (line & 0x07)
+            }
+            Self::ParallelPollDisable => PPD,
+            Self::Undefined(b) => b,
+        }
+    }
+
+    /// Decodes a byte seen with ATN, outside a parallel-poll configuration.
+    ///
+    /// Bit 7 (parity) is ignored. 0x60..=0x7E decode as [`Self::Secondary`];
+    /// use [`CommandDecoder`] to decode PPE/PPD after PPC.
+    pub fn decode(byte: u8) -> Self {
+        Self::decode_with(byte, false)
+    }
+
+    /// Decodes a byte seen with ATN; `after_ppc` says a PPC preceded it, which turns
+    /// the secondary group into PPE/PPD.
+    pub fn decode_with(byte: u8, after_ppc: bool) -> Self {
+        use codes::*;
+        let b = byte & 0x7F;
+        match b {
+            GTL => Self::GoToLocal,
+            SDC => Self::SelectedDeviceClear,
+            PPC => Self::ParallelPollConfigure,
+            GET => Self::GroupExecuteTrigger,
+            TCT => Self::TakeControl,
+            LLO => Self::LocalLockout,
+            DCL => Self::DeviceClear,
+            PPU => Self::ParallelPollUnconfigure,
+            SPE => Self::SerialPollEnable,
+            SPD => Self::SerialPollDisable,
+            UNL => Self::Unlisten,
+            UNT => Self::Untalk,
+            0x20..=0x3E => Self::Listen(PrimaryAddress::new_const(b - LISTEN_BASE)),
+            0x40..=0x5E => Self::Talk(PrimaryAddress::new_const(b - TALK_BASE)),
+            0x60..=0x6F if after_ppc => Self::ParallelPollEnable {
+                sense: b & 0x08 != 0,
+                line: b & 0x07,
+            },
+            0x70..=0x7F if after_ppc => Self::ParallelPollDisable,
+            0x60..=0x7E => Self::Secondary(SecondaryAddress::new_const(b - SECONDARY_BASE)),
+            _ => Self::Undefined(b),
+        }
+    }
+
+    /// The IEEE 488.1 mnemonic (`"UNL"`, `"MTA"`...).
+    pub const fn mnemonic(self) -> &'static str {
+        match self {
+            Self::GoToLocal => "GTL",
+            Self::SelectedDeviceClear => "SDC",
+            Self::ParallelPollConfigure => "PPC",
+            Self::GroupExecuteTrigger => "GET",
+            Self::TakeControl => "TCT",
+            Self::LocalLockout => "LLO",
+            Self::DeviceClear => "DCL",
+            Self::ParallelPollUnconfigure => "PPU",
+            Self::SerialPollEnable => "SPE",
+            Self::SerialPollDisable => "SPD",
+            Self::Listen(_) => "MLA",
+            Self::Unlisten => "UNL",
+            Self::Talk(_) => "MTA",
+            Self::Untalk => "UNT",
+            Self::Secondary(_) => "MSA",
+            Self::ParallelPollEnable { .. } => "PPE",
+            Self::ParallelPollDisable => "PPD",
+            Self::Undefined(_) => "???",
+        }
+    }
+}
+
+impl fmt::Display for InterfaceMessage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Listen(a) => write!(f, "MLA{a}"),
+            Self::Talk(a) => write!(f, "MTA{a}"),
+            Self::Secondary(s) => write!(f, "MSA{s}"),
+            Self::ParallelPollEnable { sense, line } => {
+                write!(f, "PPE(S={},DIO{})", *sense as u8, line + 1)
+            }
+            Self::Undefined(b) => write!(f, "0x{b:02X}"),
+            m => f.write_str(m.mnemonic()),
+        }
+    }
+}
+
+impl From<InterfaceMessage> for u8 {
+    fn from(m: InterfaceMessage) -> u8 {
+        m.byte()
+    }
+}
+
+/// Decodes a stream of command bytes, tracking PPC so that PPE/PPD decode correctly.
+#[derive(Debug, Clone, Default)]
+pub struct CommandDecoder {
+    after_ppc: bool,
+}
+
+impl CommandDecoder {
+    /// A decoder with no PPC pending.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Decodes the next command byte.
+    pub fn next_message(&mut self, byte: u8) -> InterfaceMessage {
+        let m = InterfaceMessage::decode_with(byte, self.after_ppc);
+        match m {
+            InterfaceMessage::ParallelPollConfigure => self.after_ppc = true,
+            // Secondary-group bytes keep the configuration mode; any primary command ends it.
+            InterfaceMessage::ParallelPollEnable { .. } | InterfaceMessage::ParallelPollDisable => {}
+            _ => self.after_ppc = false,
+        }
+        m
+    }
+}
+
+/// Writes command bytes for a sequence of messages into a fixed buffer, returning the filled part.
+///
+/// Used on hot paths so that addressing costs no allocation.
+#[derive(Debug, Clone, Copy)]
+pub struct CommandBuf {
+    bytes: [u8; 8],
+    len: usize,
+}
+
+impl CommandBuf {
+    /// An empty buffer.
+    pub const fn new() -> Self {
+        Self {
+            bytes: [0; 8],
+            len: 0,
+        }
+    }
+
+    /// Appends one message. Panics past 8 messages, which no addressing sequence needs.
+    pub fn push(&mut self, m: InterfaceMessage) -> &mut Self {
+        self.bytes[self.len] = m.byte();
+        self.len += 1;
+        self
+    }
+
+    /// The bytes pushed so far.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+}
+
+impl Default for CommandBuf {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::InterfaceMessage::*;
+    use super::*;
+
+    fn pa(n: u8) -> PrimaryAddress {
+        PrimaryAddress::try_from(n).unwrap()
+    }
+
+    #[test]
+    fn every_fixed_code_both_ways() {
+        let table = [
+            (GoToLocal, 0x01),
+            (SelectedDeviceClear, 0x04),
+            (ParallelPollConfigure, 0x05),
+            (GroupExecuteTrigger, 0x08),
+            (TakeControl, 0x09),
+            (LocalLockout, 0x11),
+            (DeviceClear, 0x14),
+            (ParallelPollUnconfigure, 0x15),
+            (SerialPollEnable, 0x18),
+            (SerialPollDisable, 0x19),
+            (Unlisten, 0x3F),
+            (Untalk, 0x5F),
+            (ParallelPollDisable, 0x70),
+        ];
+        for (m, b) in table {
+            assert_eq!(m.byte(), b, "{m}");
+            assert_eq!(InterfaceMessage::decode_with(b, m == ParallelPollDisable), m);
+            // Parity bit ignored.
+            assert_eq!(InterfaceMessage::decode_with(b | 0x80, m == ParallelPollDisable), m);
+        }
+    }
+
+    #[test]
+    fn addresses_both_ways() {
+        for a in PrimaryAddress::all() {
+            assert_eq!(Listen(a).byte(), 0x20 + a.get());
+            assert_eq!(Talk(a).byte(), 0x40 + a.get());
+            assert_eq!(InterfaceMessage::decode(0x20 + a.get()), Listen(a));
+            assert_eq!(InterfaceMessage::decode(0x40 + a.get()), Talk(a));
+            let s = SecondaryAddress::try_from(a.get()).unwrap();
+            assert_eq!(Secondary(s).byte(), 0x60 + a.get());
+            assert_eq!(InterfaceMessage::decode(0x60 + a.get()), Secondary(s));
+        }
+    }
+
+    #[test]
+    fn every_byte_round_trips() {
+        for b in 0u8..=0x7F {
+            for ppc in [false, true] {
+                let m = InterfaceMessage::decode_with(b, ppc);
+                if !matches!(m, ParallelPollDisable) {
+                    assert_eq!(m.byte(), b, "byte 0x{b:02X} ppc={ppc} -> {m}");
+                }
+            }
+        }
+        assert_eq!(InterfaceMessage::decode(0x7F), Undefined(0x7F));
+        assert_eq!(InterfaceMessage::decode(0x00), Undefined(0x00));
+        assert_eq!(InterfaceMessage::decode(0x10), Undefined(0x10));
+    }
+
+    #[test]
+    fn parallel_poll_configuration_stream() {
+        let mut d = CommandDecoder::new();
+        assert_eq!(d.next_message(0x25), Listen(pa(5)));
+        assert_eq!(d.next_message(0x05), ParallelPollConfigure);
+        assert_eq!(
+            d.next_message(0x6B),
+            ParallelPollEnable {
+                sense: true,
+                line: 3
+            }
+        );
+        assert_eq!(d.next_message(0x3F), Unlisten);
+        assert!(matches!(d.next_message(0x6B), Secondary(_)));
+        assert_eq!(
+            ParallelPollEnable {
+                sense: false,
+                line: 7
+            }
+            .byte(),
+            0x67
+        );
+    }
+
+    #[test]
+    fn seed_addressing_sequences() {
+        // talkcmd {63, MTA, 32+11}: controller talks, HP3565 at 11 listens.
+        let mut cmd = CommandBuf::new();
+        cmd.push(Unlisten).push(Talk(pa(21))).push(Listen(pa(11)));
+        assert_eq!(cmd.as_bytes(), [63, 64 + 21, 32 + 11]);
+        assert_eq!(Talk(pa(21)).to_string(), "MTA21");
+        assert_eq!(Unlisten.to_string(), "UNL");
+    }
+}

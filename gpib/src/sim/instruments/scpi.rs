@@ -1,0 +1,430 @@
+//! A generic IEEE 488.2 / SCPI instrument: common commands, status reporting with SRQ,
+//! an error queue, a measurement, and binary blocks (a waveform, raw data).
+//!
+//! | command | answer or effect |
+//! |---|---|
+//! | `*IDN?` | identity (configurable) |
+//! | `*RST`, `*CLS`, `*WAI` | reset settings; clear status and error queue; no-op |
+//! | `*ESE n`, `*ESE?`, `*ESR?` | standard event status enable / register (read clears) |
+//! | `*SRE n`, `*SRE?`, `*STB?` | service request enable; status byte with MSS |
+//! | `*OPC`, `*OPC?` | set OPC in the ESR; answer `1` |
+//! | `*TRG` (or GET) | take a reading and queue it (MAV; SRQ when `*SRE 16`) |
+//! | `SYST:ERR?` | oldest error `<code>,"<text>"`, or `0,"No error"` |
+//! | `MEAS:VOLT?`, `READ?` | a reading, ASCII (`+1.23456789E+00`) |
+//! | `WAV:POIN n`, `WAV:POIN?` | waveform length in points (default 1000) |
+//! | `WAV:DATA?`, `CURV?` | waveform as a definite-length block of big-endian `f32` |
+//! | `BLOCK? n` | a definite-length block of n bytes (0, 1, 2, ... 255, 0, ...: 0x0A inside) |
+//! | `DATA <block>`, `DATA?`, `DATA:LEN?` | store a block; answer it back; its length |
+//!
+//! Unknown commands push -113 "Undefined header" and set the ESR's command-error bit.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::block::{self, HeaderParse};
+use crate::sim::instrument::{DeviceIo, Instrument};
+use crate::status::StatusByte;
+
+/// Largest block `BLOCK?` or `WAV:POIN` produce, and `DATA` stores (bytes).
+pub const MAX_BLOCK: usize = 256 << 20;
+const ERROR_QUEUE: usize = 10;
+
+const ESR_OPC: u8 = 0x01;
+const ESR_QYE: u8 = 0x04;
+const ESR_EXE: u8 = 0x10;
+const ESR_CME: u8 = 0x20;
+const STB_EAV: u8 = 0x04;
+
+/// The SCPI instrument model.
+#[derive(Debug)]
+pub struct ScpiInstrument {
+    idn: String,
+    input: Vec<u8>,
+    esr: u8,
+    ese: u8,
+    sre: u8,
+    errors: VecDeque<(i32, &'static str)>,
+    rqs: bool,
+    points: usize,
+    wave: Option<Arc<[u8]>>,
+    ramp: Option<Arc<[u8]>>,
+    data: Vec<u8>,
+    readings: u64,
+    triggers: u64,
+    responses: usize,
+}
+
+impl Default for ScpiInstrument {
+    fn default() -> Self {
+        Self::new("SIMULATED,SCPI-DMM,0,1.0")
+    }
+}
+
+impl ScpiInstrument {
+    /// An instrument answering `*IDN?` with `idn`.
+    pub fn new(idn: impl Into<String>) -> Self {
+        Self {
+            idn: idn.into(),
+            input: Vec::with_capacity(256),
+            esr: 0,
+            ese: 0,
+            sre: 0,
+            errors: VecDeque::new(),
+            rqs: false,
+            points: 1000,
+            wave: None,
+            ramp: None,
+            data: Vec::new(),
+            readings: 0,
+            triggers: 0,
+            responses: 0,
+        }
+    }
+
+    /// Times it was triggered (GET or `*TRG`).
+    pub fn triggers(&self) -> u64 {
+        self.triggers
+    }
+
+    /// The block last stored with `DATA`.
+    pub fn data(&self) -> &[u8] {
+        &self.data
+    }
+
+    fn push_error(&mut self, code: i32, text: &'static str) {
+        if self.errors.len() >= ERROR_QUEUE {
+            if let Some(last) = self.errors.back_mut() {
+                *last = (-350, "Queue overflow");
+            }
+        } else {
+            self.errors.push_back((code, text));
+        }
+        self.esr |= match code {
+            -199..=-100 => ESR_CME,
+            -299..=-200 => ESR_EXE,
+            -499..=-400 => ESR_QYE,
+            _ => 0,
+        };
+    }
+
+    fn summary(&self, output_pending: bool) -> u8 {
+        let mut stb = 0;
+        if !self.errors.is_empty() {
+            stb |= STB_EAV;
+        }
+        if output_pending {
+            stb |= StatusByte::MAV;
+        }
+        if self.esr & self.ese != 0 {
+            stb |= StatusByte::ESB;
+        }
+        stb
+    }
+
+    fn service_wanted(&self, output_pending: bool) -> bool {
+        self.summary(output_pending) & self.sre & !StatusByte::RQS != 0
+    }
+
+    /// Latches RQS when a reason for service appears (IEEE 488.2 §11.3.3).
+    fn after(&mut self, before: bool, io: &DeviceIo<'_>) {
+        if !before && self.service_wanted(!io.output.is_empty()) {
+            self.rqs = true;
+        }
+    }
+
+    fn reading(&mut self) -> f64 {
+        self.readings += 1;
+        1.0 + 0.001 * ((self.readings * 7919) % 1000) as f64
+    }
+
+    fn respond(&mut self, io: &mut DeviceIo<'_>, text: &str) {
+        if self.responses > 0 {
+            io.output.push(b";");
+        }
+        io.output.push_str(text);
+        self.responses += 1;
+    }
+
+    fn respond_block(&mut self, io: &mut DeviceIo<'_>, body: Arc<[u8]>) {
+        if self.responses > 0 {
+            io.output.push(b";");
+        }
+        let mut head = Vec::with_capacity(12);
+        // Header only: encode an empty block then patch in the real length.
+        head.push(b'#');
+        let len = body.len().to_string();
+        head.push(b'0' + len.len() as u8);
+        head.extend_from_slice(len.as_bytes());
+        io.output.push(&head);
+        let n = body.len();
+        io.output.push_shared(body, 0..n);
+        self.responses += 1;
+    }
+
+    fn waveform(&mut self) -> Arc<[u8]> {
+        match &self.wave {
+            Some(w) if w.len() == self.points * 4 => w.clone(),
+            _ => {
+                let n = self.points;
+                let w: Arc<[u8]> = (0..n)
+                    .flat_map(|i| {
+                        let x = i as f32 / n.max(1) as f32 * std::f32::consts::TAU;
+                        x.sin().to_be_bytes()
+                    })
+                    .collect();
+                self.wave = Some(w.clone());
+                w
+            }
+        }
+    }
+
+    fn ramp(&mut self, n: usize) -> Arc<[u8]> {
+        match &self.ramp {
+            Some(r) if r.len() >= n => r.clone(),
+            _ => {
+                let r: Arc<[u8]> = (0..n).map(|i| i as u8).collect();
+                self.ramp = Some(r.clone());
+                r
+            }
+        }
+    }
+
+    /// Executes one program message unit (`header [args]`); `block` is a block parameter.
+    fn unit(&mut self, unit: &[u8], block: Option<&[u8]>, io: &mut DeviceIo<'_>) {
+        let text = trim(unit);
+        if text.is_empty() {
+            return;
+        }
+        let (head, arg) = match text.iter().position(|b| b.is_ascii_whitespace()) {
+            Some(i) => (&text[..i], trim(&text[i..])),
+            None => (text, &b""[..]),
+        };
+        let num = || -> Option<usize> { std::str::from_utf8(arg).ok()?.trim().parse().ok() };
+        let h = head;
+        if eq(h, b"*IDN?") {
+            let idn = std::mem::take(&mut self.idn);
+            self.respond(io, &idn);
+            self.idn = idn;
+        } else if eq(h, b"*OPC?") {
+            self.respond(io, "1");
+        } else if eq(h, b"*OPC") {
+            self.esr |= ESR_OPC;
+        } else if eq(h, b"*RST") {
+            self.points = 1000;
+            self.data.clear();
+        } else if eq(h, b"*CLS") {
+            self.esr = 0;
+            self.errors.clear();
+            self.rqs = false;
+        } else if eq(h, b"*WAI") {
+        } else if eq(h, b"*ESR?") {
+            let v = self.esr;
+            self.esr = 0;
+            self.respond(io, &v.to_string());
+        } else if eq(h, b"*ESE?") {
+            let v = self.ese;
+            self.respond(io, &v.to_string());
+        } else if eq(h, b"*SRE?") {
+            let v = self.sre;
+            self.respond(io, &v.to_string());
+        } else if eq(h, b"*STB?") {
+            let mut v = self.summary(!io.output.is_empty());
+            if v & self.sre != 0 {
+                v |= StatusByte::RQS;
+            }
+            self.respond(io, &v.to_string());
+        } else if eq(h, b"*ESE") || eq(h, b"*SRE") {
+            match num().and_then(|n| u8::try_from(n).ok()) {
+                Some(v) if eq(h, b"*ESE") => self.ese = v,
+                Some(v) => self.sre = v & !StatusByte::RQS,
+                None => self.push_error(-224, "Illegal parameter value"),
+            }
+        } else if eq(h, b"*TRG") {
+            self.trigger_reading(io);
+        } else if eq(h, b"SYST:ERR?") || eq(h, b"SYSTEM:ERROR?") || eq(h, b"SYST:ERR:NEXT?") {
+            let (c, t) = self.errors.pop_front().unwrap_or((0, "No error"));
+            self.respond(io, &format!("{c},\"{t}\""));
+        } else if eq(h, b"MEAS:VOLT?") || eq(h, b"MEASURE:VOLTAGE?") || eq(h, b"READ?") {
+            let v = self.reading();
+            self.respond(io, &format!("{v:+.8E}"));
+        } else if eq(h, b"WAV:POIN") || eq(h, b"WAVEFORM:POINTS") {
+            match num() {
+                Some(n) if n * 4 <= MAX_BLOCK => self.points = n,
+                _ => self.push_error(-222, "Data out of range"),
+            }
+        } else if eq(h, b"WAV:POIN?") || eq(h, b"WAVEFORM:POINTS?") {
+            let v = self.points;
+            self.respond(io, &v.to_string());
+        } else if eq(h, b"WAV:DATA?") || eq(h, b"WAVEFORM:DATA?") || eq(h, b"CURV?") {
+            let w = self.waveform();
+            self.respond_block(io, w);
+        } else if eq(h, b"BLOCK?") {
+            match num() {
+                Some(n) if n <= MAX_BLOCK => {
+                    let r = self.ramp(n);
+                    let body: Arc<[u8]> = if r.len() == n { r } else { Arc::from(&r[..n]) };
+                    self.respond_block(io, body);
+                }
+                _ => self.push_error(-222, "Data out of range"),
+            }
+        } else if eq(h, b"DATA") {
+            match block {
+                Some(b) => {
+                    self.data.clear();
+                    self.data.extend_from_slice(b);
+                }
+                None => self.push_error(-109, "Missing parameter"),
+            }
+        } else if eq(h, b"DATA?") {
+            let d: Arc<[u8]> = Arc::from(&self.data[..]);
+            self.respond_block(io, d);
+        } else if eq(h, b"DATA:LEN?") {
+            let n = self.data.len();
+            self.respond(io, &n.to_string());
+        } else {
+            self.push_error(-113, "Undefined header");
+        }
+    }
+
+    fn trigger_reading(&mut self, io: &mut DeviceIo<'_>) {
+        self.triggers += 1;
+        let v = self.reading();
+        io.output.push_str(&format!("{v:+.8E}\n"));
+        io.output.finish_message();
+    }
+
+    /// Parses and runs a whole program message (units separated by `;`, blocks inside).
+    fn run_message(&mut self, io: &mut DeviceIo<'_>) {
+        let msg = std::mem::take(&mut self.input);
+        self.responses = 0;
+        let mut i = 0;
+        let mut start = 0;
+        while i < msg.len() {
+            match msg[i] {
+                b';' | b'\n' => {
+                    self.unit(&msg[start..i], None, io);
+                    start = i + 1;
+                    i += 1;
+                }
+                b'#' => match block::parse_header(&msg[i..]) {
+                    Ok(HeaderParse::Complete(h)) => {
+                        let body_start = i + h.header_len;
+                        let body_end = match h.body_len {
+                            Some(l) => body_start.saturating_add(l as usize).min(msg.len()),
+                            None => msg.len(),
+                        };
+                        let mut body = &msg[body_start..body_end];
+                        if h.body_len.is_none() && body.last() == Some(&b'\n') {
+                            body = &body[..body.len() - 1];
+                        }
+                        self.unit(&msg[start..i], Some(body), io);
+                        i = body_end;
+                        // Skip to the end of this unit.
+                        while i < msg.len() && !matches!(msg[i], b';' | b'\n') {
+                            i += 1;
+                        }
+                        i += 1;
+                        start = i;
+                    }
+                    _ => {
+                        self.push_error(-161, "Invalid block data");
+                        i = msg.len();
+                        start = i;
+                    }
+                },
+                _ => i += 1,
+            }
+        }
+        if start < msg.len() {
+            self.unit(&msg[start..], None, io);
+        }
+        if self.responses > 0 {
+            io.output.push(b"\n");
+            io.output.finish_message();
+            io.executed();
+        }
+        self.input = msg;
+        self.input.clear();
+    }
+
+    /// True when the buffered input holds a complete message that ends at `nl_at`:
+    /// a NL outside any block (blocks may contain NL bytes).
+    fn ends_outside_block(&self) -> bool {
+        let msg = &self.input;
+        let mut i = 0;
+        while i < msg.len() {
+            match msg[i] {
+                b'\n' => return i + 1 == msg.len(),
+                b'#' => match block::parse_header(&msg[i..]) {
+                    Ok(HeaderParse::Complete(h)) => match h.body_len {
+                        Some(l) => i = i.saturating_add(h.header_len + l as usize),
+                        None => return false,
+                    },
+                    _ => return false,
+                },
+                _ => i += 1,
+            }
+        }
+        false
+    }
+}
+
+fn eq(a: &[u8], b: &[u8]) -> bool {
+    a.eq_ignore_ascii_case(b)
+}
+
+fn trim(b: &[u8]) -> &[u8] {
+    let s = b.iter().position(|c| !c.is_ascii_whitespace()).unwrap_or(b.len());
+    let e = b.iter().rposition(|c| !c.is_ascii_whitespace()).map_or(s, |e| e + 1);
+    &b[s..e.max(s)]
+}
+
+impl Instrument for ScpiInstrument {
+    fn model(&self) -> &str {
+        "SCPI"
+    }
+
+    fn listen(&mut self, data: &[u8], end: bool, io: &mut DeviceIo<'_>) {
+        let before = self.service_wanted(!io.output.is_empty());
+        if self.input.len() + data.len() > MAX_BLOCK + 4096 {
+            self.input.clear();
+            self.push_error(-223, "Too much data");
+            return;
+        }
+        self.input.extend_from_slice(data);
+        if end || (data.last() == Some(&b'\n') && self.ends_outside_block()) {
+            // A new command discards an unread answer (IEEE 488.2 "query interrupted").
+            if !io.output.is_empty() {
+                io.output.clear();
+                self.push_error(-410, "Query INTERRUPTED");
+            }
+            self.run_message(io);
+        }
+        self.after(before, io);
+    }
+
+    fn clear(&mut self, io: &mut DeviceIo<'_>) {
+        io.output.clear();
+        self.input.clear();
+    }
+
+    fn trigger(&mut self, io: &mut DeviceIo<'_>) {
+        let before = self.service_wanted(!io.output.is_empty());
+        self.trigger_reading(io);
+        self.after(before, io);
+    }
+
+    fn status(&mut self, io: &DeviceIo<'_>) -> StatusByte {
+        let mut stb = self.summary(!io.output.is_empty());
+        if self.rqs {
+            stb |= StatusByte::RQS;
+        }
+        StatusByte(stb)
+    }
+
+    fn serial_poll(&mut self, io: &DeviceIo<'_>) -> StatusByte {
+        let stb = self.status(io);
+        self.rqs = false;
+        stb
+    }
+}

@@ -1,0 +1,49 @@
+//! The simulated bus: hosts with GPIB boards and instruments, in virtual time.
+//!
+//! Code written against [`crate::Bus`] runs unchanged here. Time is virtual: a transfer
+//! that takes 53 s on the modelled hardware returns at memory speed, and the board's
+//! clock ([`crate::Backend::now`]) reports the modelled time; so does the modelled host
+//! CPU ([`crate::Backend::modelled_host_cpu`]). [`SimHost::set_realtime`] makes each
+//! operation also sleep for its modelled duration.
+//!
+//! * [`timing`]: the model (handshake, PIO/DMA, call overhead, interface polling).
+//! * [`Instrument`]: the trait for simulated devices; built-in ones in [`instruments`].
+//! * [`Fault`]: injected faults, each giving the error a real board gives.
+//! * [`Event`]: the transcript of bus events with virtual timestamps.
+//! * [`config`]: hosts described in TOML; built-ins `hp9000-350` (seed 004) and `bench`.
+//!
+//! ```
+//! use gpib::{Bus, sim};
+//! let host = sim::builtin("hp9000-350").unwrap();
+//! host.unmount("/disc").unwrap();
+//! let bus = Bus::new(host.board_named("hpib7").unwrap());
+//! let t0 = bus.now();
+//! bus.device(11).unwrap().write_str("ABRT;DISA;").unwrap();
+//! assert!(bus.now() > t0);
+//! ```
+
+mod board;
+pub mod config;
+mod fault;
+mod host;
+mod instrument;
+pub mod instruments;
+pub mod timing;
+mod transcript;
+
+pub use board::SimBoard;
+pub use config::{builtin, load, Config};
+pub use fault::Fault;
+pub use host::{DeviceRef, SimHost};
+pub use instrument::{DeviceIo, Instrument, Output};
+pub use transcript::{Event, EventKind};
+
+/// The default bench: one DMA board (address 0) with an HP3565 at 11 and a SCPI
+/// instrument at 22.
+pub fn bench() -> SimHost {
+    match builtin("bench") {
+        Ok(h) => h,
+        // The built-in file is part of the crate and tested; this cannot fail.
+        Err(e) => unreachable!("built-in bench configuration is invalid: {e}"),
+    }
+}

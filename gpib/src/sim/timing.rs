@@ -1,0 +1,256 @@
+//! The timing model: how long a bus operation takes, and how much host CPU it costs.
+//!
+//! Everything is computed, never looped: a block of n bytes costs
+//! `call overhead + n × (time per byte)`, with the time per byte built from parts that
+//! each have a physical meaning:
+//!
+//! * **Handshake.** The three-wire handshake moves one byte per cycle; a cycle lasts the
+//!   talker's settling time T1 plus the slowest addressed listener's acceptance time,
+//!   and never less than the IEEE 488.1 ceiling (1 µs a byte, 1 MB/s; 125 ns with HS488).
+//! * **Programmed I/O.** With PIO the host CPU moves each byte itself (it writes or reads
+//!   the interface chip's data register and spins on its status), so a byte also costs
+//!   the board's CPU time per byte, and the CPU is busy for the whole transfer.
+//! * **DMA.** With DMA the interface moves bytes while the CPU does other work; the byte
+//!   time is the slower of the handshake and the DMA engine, and the CPU pays a setup cost
+//!   and one interrupt per DMA block.
+//! * **Interface polling.** While a disc is *mounted* on an interface that the host driver
+//!   polls (HP-UX 6.01's driver polls discs on an HP-IB card without DMA), the driver's
+//!   poller gets a turn between every two bytes of a programmed-I/O transfer on any other
+//!   interface: one poll costs that interface's `poll_cost`, and while it runs the
+//!   handshake of the byte in flight is held off, so the instrument on the transfer pays
+//!   its own *holdoff recovery* time (its firmware notices the stalled handshake late).
+//!   This is the mechanism behind seed 004's 58x slowdown.
+
+use std::time::Duration;
+
+/// The IEEE 488.1 handshake ceiling: 1 MB/s, 1000 ns a byte.
+pub const IEEE488_MIN_BYTE_NS: u64 = 1000;
+/// The HS488 ceiling: 8 MB/s, 125 ns a byte.
+pub const HS488_MIN_BYTE_NS: u64 = 125;
+/// The shortest T1 settling time IEEE 488.1 allows (350 ns, cable ≤ 15 m, all devices on).
+pub const MIN_T1_NS: u64 = 350;
+
+/// How an interface board moves data bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransferMode {
+    /// Programmed I/O: the CPU moves every byte.
+    Pio,
+    /// Direct memory access: the interface moves bytes, the CPU takes interrupts.
+    Dma,
+}
+
+/// Direction of a data transfer, seen from the board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Device talks, board listens.
+    Read,
+    /// Board talks, device listens.
+    Write,
+}
+
+/// Timing parameters of one interface board and its host driver.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoardTiming {
+    /// PIO or DMA.
+    pub mode: TransferMode,
+    /// Driver entry and set-up for each read or write call.
+    pub call_overhead: Duration,
+    /// Time to send one command byte with ATN.
+    pub command_byte: Duration,
+    /// CPU time to move one byte by programmed I/O, reading.
+    pub pio_read_byte_ns: u64,
+    /// CPU time to move one byte by programmed I/O, writing.
+    pub pio_write_byte_ns: u64,
+    /// Time per byte of the DMA engine.
+    pub dma_byte_ns: u64,
+    /// CPU time to set up one DMA transfer.
+    pub dma_setup: Duration,
+    /// Bytes per DMA interrupt.
+    pub dma_block: u64,
+    /// CPU time per interrupt.
+    pub interrupt_cpu: Duration,
+    /// T1 settling time when the board talks.
+    pub t1_ns: u64,
+    /// Acceptance time when the board listens.
+    pub accept_ns: u64,
+    /// HS488 (IEEE 488.1-2003) is enabled: the handshake ceiling is 8 MB/s.
+    pub hs488: bool,
+    /// The host driver polls mounted discs on this interface.
+    pub polled: bool,
+    /// Time one poll of this interface takes.
+    pub poll_cost: Duration,
+}
+
+impl Default for BoardTiming {
+    /// A modern DMA board (NI PCI-GPIB-like): 500 ns T1, 20 µs per call.
+    fn default() -> Self {
+        Self {
+            mode: TransferMode::Dma,
+            call_overhead: Duration::from_micros(20),
+            command_byte: Duration::from_micros(2),
+            pio_read_byte_ns: 200,
+            pio_write_byte_ns: 200,
+            dma_byte_ns: 100,
+            dma_setup: Duration::from_micros(5),
+            dma_block: 4096,
+            interrupt_cpu: Duration::from_micros(3),
+            t1_ns: 500,
+            accept_ns: 200,
+            hs488: false,
+            polled: false,
+            poll_cost: Duration::ZERO,
+        }
+    }
+}
+
+/// Timing parameters of one device.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceTiming {
+    /// T1 settling time when the device talks.
+    pub t1_ns: u64,
+    /// Acceptance time when the device listens.
+    pub accept_ns: u64,
+    /// Time after executing a command before the device talks or listens again.
+    pub response_latency: Duration,
+    /// Time the device's firmware needs to resume talking after the handshake was held off.
+    pub holdoff_recovery_talk_ns: u64,
+    /// Time the device's firmware needs to resume listening after the handshake was held off.
+    pub holdoff_recovery_listen_ns: u64,
+}
+
+impl Default for DeviceTiming {
+    /// A quick modern instrument: 500 ns T1, 300 ns acceptance, 50 µs to answer.
+    fn default() -> Self {
+        Self {
+            t1_ns: 500,
+            accept_ns: 300,
+            response_latency: Duration::from_micros(50),
+            holdoff_recovery_talk_ns: 2_000,
+            holdoff_recovery_listen_ns: 2_000,
+        }
+    }
+}
+
+/// Time per byte of the three-wire handshake: talker T1 plus the slowest listener's
+/// acceptance, never faster than the standard's ceiling.
+pub fn handshake_ns(talker_t1_ns: u64, slowest_accept_ns: u64, hs488: bool) -> u64 {
+    let floor = if hs488 {
+        HS488_MIN_BYTE_NS
+    } else {
+        IEEE488_MIN_BYTE_NS
+    };
+    (talker_t1_ns + slowest_accept_ns).max(floor)
+}
+
+/// The cost of moving `bytes` data bytes in one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TransferCost {
+    /// Elapsed time of the call.
+    pub elapsed: Duration,
+    /// Host CPU time it used.
+    pub cpu: Duration,
+    /// Time per byte that was applied (for reports and partial transfers).
+    pub byte_ns: u64,
+}
+
+/// Per-byte time and CPU for a transfer, before the call overhead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ByteCost {
+    /// Elapsed nanoseconds per byte.
+    pub elapsed_ns: u64,
+    /// Host CPU nanoseconds per byte (0 for DMA, whose CPU goes to interrupts).
+    pub cpu_ns: u64,
+}
+
+/// Per-byte cost on `board` for a transfer whose handshake takes `handshake` ns, with
+/// `polls_per_byte` polls of other interfaces (each `poll_ns` long, plus the device's
+/// holdoff `recovery_ns`).
+pub fn byte_cost(
+    board: &BoardTiming,
+    dir: Direction,
+    handshake: u64,
+    poll_ns: u64,
+    recovery_ns: u64,
+) -> ByteCost {
+    match board.mode {
+        TransferMode::Pio => {
+            let cpu = match dir {
+                Direction::Read => board.pio_read_byte_ns,
+                Direction::Write => board.pio_write_byte_ns,
+            };
+            let polling = if poll_ns > 0 { poll_ns + recovery_ns } else { 0 };
+            let t = handshake + cpu + polling;
+            // The CPU spins through the handshake and the polls: busy for all of it.
+            ByteCost {
+                elapsed_ns: t,
+                cpu_ns: t,
+            }
+        }
+        TransferMode::Dma => ByteCost {
+            elapsed_ns: handshake.max(board.dma_byte_ns),
+            cpu_ns: 0,
+        },
+    }
+}
+
+/// Total cost of a call moving `bytes` bytes at `per_byte`.
+pub fn call_cost(board: &BoardTiming, per_byte: ByteCost, bytes: u64) -> TransferCost {
+    let body_ns = per_byte.elapsed_ns.saturating_mul(bytes);
+    let overhead = board.call_overhead;
+    let cpu = match board.mode {
+        TransferMode::Pio => overhead + ns(per_byte.cpu_ns.saturating_mul(bytes)),
+        TransferMode::Dma => {
+            let interrupts = bytes.div_ceil(board.dma_block.max(1)).max(1);
+            overhead + board.dma_setup + board.interrupt_cpu * interrupts as u32
+        }
+    };
+    TransferCost {
+        elapsed: overhead + ns(body_ns),
+        cpu,
+        byte_ns: per_byte.elapsed_ns,
+    }
+}
+
+/// Nanoseconds as a `Duration`.
+pub fn ns(n: u64) -> Duration {
+    Duration::from_nanos(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn handshake_never_beats_the_standard() {
+        assert_eq!(handshake_ns(100, 100, false), 1000);
+        assert_eq!(handshake_ns(2000, 500, false), 2500);
+        assert_eq!(handshake_ns(50, 50, true), 125);
+    }
+
+    #[test]
+    fn pio_cost_is_linear_and_cpu_bound() {
+        let b = BoardTiming {
+            mode: TransferMode::Pio,
+            call_overhead: Duration::from_micros(300),
+            pio_read_byte_ns: 1286,
+            ..Default::default()
+        };
+        let per = byte_cost(&b, Direction::Read, 1000, 0, 0);
+        assert_eq!(per.elapsed_ns, 2286);
+        let c = call_cost(&b, per, 400_000);
+        assert_eq!(c.elapsed, Duration::from_micros(300) + Duration::from_nanos(914_400_000));
+        assert_eq!(c.cpu, c.elapsed);
+        let polled = byte_cost(&b, Direction::Read, 1000, 100_000, 31_322);
+        assert_eq!(polled.elapsed_ns, 2286 + 131_322);
+    }
+
+    #[test]
+    fn dma_cpu_is_per_interrupt() {
+        let b = BoardTiming::default();
+        let per = byte_cost(&b, Direction::Write, handshake_ns(300, 500, false), 100_000, 5_000);
+        assert_eq!(per.elapsed_ns, 1000, "DMA ignores polling, keeps the ceiling");
+        let c = call_cost(&b, per, 8192);
+        assert_eq!(c.cpu, b.call_overhead + b.dma_setup + b.interrupt_cpu * 2);
+    }
+}

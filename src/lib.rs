@@ -1,0 +1,2 @@
+//! Support for the workspace's examples and integration tests (not published).
+#![forbid(unsafe_code)]
