@@ -77,7 +77,10 @@ pub fn parse_header(bytes: &[u8]) -> Result<HeaderParse, Error> {
     };
     if first != b'#' {
         return Err(malformed(
-            format!("expected '#' at the start of a block, found {}", show(first)),
+            format!(
+                "expected '#' at the start of a block, found {}",
+                show(first)
+            ),
             n,
         ));
     }
@@ -259,10 +262,7 @@ pub fn decode(bytes: &[u8], ended: bool) -> Result<&[u8], Error> {
             if header.format == BlockFormat::Indefinite {
                 match rest.split_last() {
                     Some((b'\n', body)) => Ok(body),
-                    _ => Err(malformed(
-                        "indefinite-length block must end with NL+END",
-                        n,
-                    )),
+                    _ => Err(malformed("indefinite-length block must end with NL+END", n)),
                 }
             } else {
                 Ok(rest)
@@ -391,7 +391,9 @@ mod tests {
         encode(BlockFormat::Parenthesised, b"abc", &mut w).unwrap();
         assert_eq!(w, b"#(3)abc");
         assert_eq!(
-            encode(BlockFormat::HpA, &sample(70000), &mut w).unwrap_err().kind(),
+            encode(BlockFormat::HpA, &sample(70000), &mut w)
+                .unwrap_err()
+                .kind(),
             ErrorKind::InvalidArgument
         );
     }
@@ -415,11 +417,17 @@ mod tests {
         let (m, _) = err(b"X15hello", true);
         assert!(m.contains("expected '#'"), "{m}");
         let (m, n) = err(b"#3a5hello", true);
-        assert!(m.contains("3 digit(s)") && m.contains("'a'") && n == 9, "{m}");
+        assert!(
+            m.contains("3 digit(s)") && m.contains("'a'") && n == 9,
+            "{m}"
+        );
         let (m, _) = err(b"#31", true);
         assert!(m.contains("truncated header"), "{m}");
         let (m, n) = err(b"#210hello", true);
-        assert!(m.contains("announces 10 byte(s) but only 5 arrived") && n == 9, "{m}");
+        assert!(
+            m.contains("announces 10 byte(s) but only 5 arrived") && n == 9,
+            "{m}"
+        );
         let (m, _) = err(b"#0hello", false);
         assert!(m.contains("missing END"), "{m}");
         let (m, _) = err(b"#0hello", true);

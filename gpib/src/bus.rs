@@ -55,7 +55,9 @@ pub struct Bus {
 
 impl std::fmt::Debug for Bus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Bus").field("backend", &self.shared.name).finish()
+        f.debug_struct("Bus")
+            .field("backend", &self.shared.name)
+            .finish()
     }
 }
 
@@ -374,6 +376,13 @@ impl Transaction<'_> {
         self.command(cmd.as_bytes())?;
         self.state.addressed = Addressed::FromDevice(device);
         Ok(())
+    }
+
+    /// Sends one addressed command (SDC, GET, GTL...) to `device`, addressing it to
+    /// listen first if needed. The addressing stays in place.
+    pub fn addressed_command(&mut self, device: Address, m: InterfaceMessage) -> Result<()> {
+        self.address_to_device(device)?;
+        self.state.backend.command(&[m.byte()])
     }
 
     /// Writes data to the addressed listeners (EOI on the last byte when `eoi`).

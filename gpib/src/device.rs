@@ -107,7 +107,12 @@ impl Device {
     fn receive(&self, tx: &mut Transaction<'_>, buf: &mut [u8]) -> Result<ReadStatus> {
         tx.address_from_device(self.address)?;
         let st = tx.read(buf, self.eos)?;
-        log::debug!("read {} byte(s) from {} ({:?})", st.count, self.address, st.end);
+        log::debug!(
+            "read {} byte(s) from {} ({:?})",
+            st.count,
+            self.address,
+            st.end
+        );
         Ok(st)
     }
 
@@ -273,8 +278,11 @@ impl Device {
             let mut sent = tx.write(&head, false)?;
             match format {
                 BlockFormat::Indefinite => {
-                    sent += tx.write(data, false).map_err(|e| e.offset_transferred(sent))?;
-                    tx.write(b"\n", true).map_err(|e| e.offset_transferred(sent))?;
+                    sent += tx
+                        .write(data, false)
+                        .map_err(|e| e.offset_transferred(sent))?;
+                    tx.write(b"\n", true)
+                        .map_err(|e| e.offset_transferred(sent))?;
                 }
                 BlockFormat::HpI => {
                     if data.is_empty() {
@@ -282,10 +290,13 @@ impl Device {
                             "an #I block needs at least one byte to carry END".into(),
                         ));
                     }
-                    tx.write(data, true).map_err(|e| e.offset_transferred(sent))?;
+                    tx.write(data, true)
+                        .map_err(|e| e.offset_transferred(sent))?;
                 }
                 _ => {
-                    sent += tx.write(data, false).map_err(|e| e.offset_transferred(sent))?;
+                    sent += tx
+                        .write(data, false)
+                        .map_err(|e| e.offset_transferred(sent))?;
                     match self.write_terminator {
                         Some(t) => tx.write(&[t], true),
                         None => tx.write(&[], true),
@@ -331,10 +342,7 @@ impl Device {
     }
 
     fn addressed_command(&self, m: InterfaceMessage) -> Result<()> {
-        self.run(|tx| {
-            tx.address_to_device(self.address)?;
-            tx.command(&[m.byte()])
-        })
+        self.run(|tx| tx.addressed_command(self.address, m))
     }
 }
 
@@ -539,7 +547,11 @@ fn read_block(tx: &mut Transaction<'_>, sink: &mut dyn Sink) -> Result<BlockInfo
                             reason: format!(
                                 "missing END: timed out after {} body byte(s) of an {} block",
                                 filled + e.transferred().unwrap_or(0),
-                                if header.format == BlockFormat::HpI { "#I" } else { "#0" }
+                                if header.format == BlockFormat::HpI {
+                                    "#I"
+                                } else {
+                                    "#0"
+                                }
                             ),
                             read: hl + filled + e.transferred().unwrap_or(0),
                         }

@@ -68,7 +68,9 @@ pub enum Error {
     #[error("the board is not controller-in-charge")]
     NotControllerInCharge,
     /// Command bytes were not accepted within the timeout.
-    #[error("bus command timed out after {transferred} of {total} byte(s) (no device accepted them)")]
+    #[error(
+        "bus command timed out after {transferred} of {total} byte(s) (no device accepted them)"
+    )]
     CommandTimeout {
         /// Command bytes accepted before the timeout.
         transferred: usize,

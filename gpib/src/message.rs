@@ -231,7 +231,8 @@ impl CommandDecoder {
         match m {
             InterfaceMessage::ParallelPollConfigure => self.after_ppc = true,
             // Secondary-group bytes keep the configuration mode; any primary command ends it.
-            InterfaceMessage::ParallelPollEnable { .. } | InterfaceMessage::ParallelPollDisable => {}
+            InterfaceMessage::ParallelPollEnable { .. } | InterfaceMessage::ParallelPollDisable => {
+            }
             _ => self.after_ppc = false,
         }
         m
@@ -303,9 +304,15 @@ mod tests {
         ];
         for (m, b) in table {
             assert_eq!(m.byte(), b, "{m}");
-            assert_eq!(InterfaceMessage::decode_with(b, m == ParallelPollDisable), m);
+            assert_eq!(
+                InterfaceMessage::decode_with(b, m == ParallelPollDisable),
+                m
+            );
             // Parity bit ignored.
-            assert_eq!(InterfaceMessage::decode_with(b | 0x80, m == ParallelPollDisable), m);
+            assert_eq!(
+                InterfaceMessage::decode_with(b | 0x80, m == ParallelPollDisable),
+                m
+            );
         }
     }
 

@@ -57,7 +57,10 @@ fn bad(text: &str, reason: impl Into<String>) -> Error {
 
 fn number(text: &str, part: &str, what: &str) -> Result<u32, Error> {
     if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) || part.len() > 5 {
-        return Err(bad(text, format!("{what} must be a decimal number, found {part:?}")));
+        return Err(bad(
+            text,
+            format!("{what} must be a decimal number, found {part:?}"),
+        ));
     }
     part.parse()
         .map_err(|_| bad(text, format!("{what} {part:?} is out of range")))
@@ -147,14 +150,27 @@ mod tests {
 
     #[test]
     fn parses_and_prints() {
-        for s in ["GPIB0::22::INSTR", "GPIB0::22::5::INSTR", "GPIB1::INTFC", "GPIB12::0::INSTR"] {
+        for s in [
+            "GPIB0::22::INSTR",
+            "GPIB0::22::5::INSTR",
+            "GPIB1::INTFC",
+            "GPIB12::0::INSTR",
+        ] {
             assert_eq!(ok(s).to_string(), s);
         }
         assert_eq!(ok("gpib::7::instr").to_string(), "GPIB0::7::INSTR");
         assert_eq!(ok("GPIB0::22").to_string(), "GPIB0::22::INSTR");
         assert_eq!(ok("GPIB0::22::96").to_string(), "GPIB0::22::0::INSTR");
         assert_eq!(ok(" GPIB2::3::INSTR ").board(), 2);
-        assert_eq!(ok("GPIB0::22::5::INSTR").address().unwrap().secondary.unwrap().get(), 5);
+        assert_eq!(
+            ok("GPIB0::22::5::INSTR")
+                .address()
+                .unwrap()
+                .secondary
+                .unwrap()
+                .get(),
+            5
+        );
         assert_eq!(ok("GPIB0::INTFC").address(), None);
     }
 

@@ -35,7 +35,11 @@ impl StatusByte {
 impl fmt::Display for StatusByte {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "0x{:02X}", self.0)?;
-        for (set, name) in [(self.rqs(), "RQS"), (self.esb(), "ESB"), (self.mav(), "MAV")] {
+        for (set, name) in [
+            (self.rqs(), "RQS"),
+            (self.esb(), "ESB"),
+            (self.mav(), "MAV"),
+        ] {
             if set {
                 write!(f, " {name}")?;
             }

@@ -41,7 +41,10 @@ impl SimBoard {
         }
     }
 
-    fn run<T>(&self, f: impl FnOnce(&mut crate::sim::host::HostInner) -> Result<(T, Spent)>) -> Result<T> {
+    fn run<T>(
+        &self,
+        f: impl FnOnce(&mut crate::sim::host::HostInner) -> Result<(T, Spent)>,
+    ) -> Result<T> {
         let out = {
             let mut g = self.host.lock();
             f(&mut g)

@@ -121,7 +121,10 @@ impl Config {
     /// Builds the host this configuration describes.
     pub fn build(&self) -> Result<SimHost> {
         if self.boards.is_empty() {
-            return Err(Error::Config(format!("host {:?} has no [[board]]", self.name)));
+            return Err(Error::Config(format!(
+                "host {:?} has no [[board]]",
+                self.name
+            )));
         }
         let host = SimHost::new(self.name.clone());
         for b in &self.boards {
@@ -178,13 +181,13 @@ impl Config {
                         None => ScpiInstrument::default(),
                     }),
                     "hp3565" => Box::new(Hp3565::new()),
-                    "disc" => Box::new(Disc::new(dev.disc.clone().unwrap_or_else(|| "disc".into()))),
-                    other => {
-                        return Err(Error::Config(format!(
-                            "device {addr} on {}: unknown model {other:?} (known: scpi, hp3565, disc)",
-                            b.name
-                        )))
+                    "disc" => {
+                        Box::new(Disc::new(dev.disc.clone().unwrap_or_else(|| "disc".into())))
                     }
+                    other => return Err(Error::Config(format!(
+                        "device {addr} on {}: unknown model {other:?} (known: scpi, hp3565, disc)",
+                        b.name
+                    ))),
                 };
                 let at = host.attach(index, addr, instrument, timing)?;
                 if let Some(m) = &dev.mount {
@@ -263,9 +266,18 @@ mod tests {
         let cases = [
             ("name='x'", "no [[board]]"),
             ("name='x'\n[[board]]\nname='b'\naddress=31", "31"),
-            ("name='x'\n[[board]]\nname='b'\nt1_ns=100", "below IEEE 488.1"),
-            ("name='x'\n[[board]]\nname='b'\n[[board.device]]\naddress=3\nmodel='toaster'", "unknown model"),
-            ("name='x'\n[[board]]\nname='b'\n[[board.device]]\naddress=0\nmodel='scpi'", "board's own address"),
+            (
+                "name='x'\n[[board]]\nname='b'\nt1_ns=100",
+                "below IEEE 488.1",
+            ),
+            (
+                "name='x'\n[[board]]\nname='b'\n[[board.device]]\naddress=3\nmodel='toaster'",
+                "unknown model",
+            ),
+            (
+                "name='x'\n[[board]]\nname='b'\n[[board.device]]\naddress=0\nmodel='scpi'",
+                "board's own address",
+            ),
             ("name='x'\n[[board]]\nname='b'\nbogus=1", "unknown field"),
         ];
         for (text, why) in cases {

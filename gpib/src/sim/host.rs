@@ -306,8 +306,10 @@ impl SimHost {
     pub fn board_named(&self, name: &str) -> Result<SimBoard> {
         let index = {
             let g = self.lock();
-            g.boards.iter().position(|b| b.name == name).ok_or_else(|| {
-                Error::BackendUnavailable {
+            g.boards
+                .iter()
+                .position(|b| b.name == name)
+                .ok_or_else(|| Error::BackendUnavailable {
                     backend: "sim".into(),
                     hint: format!(
                         "no board named {name:?}; boards: {}",
@@ -317,8 +319,7 @@ impl SimHost {
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
-                }
-            })?
+                })?
         };
         self.board(index)
     }
@@ -493,13 +494,17 @@ impl HostInner {
     pub(crate) fn command(&mut self, board: usize, bytes: &[u8]) -> Result<Spent> {
         let now = self.now;
         if self.rec.on {
-            self.rec.push(now, board, EventKind::Command(bytes.to_vec()));
+            self.rec
+                .push(now, board, EventKind::Command(bytes.to_vec()));
         }
         let b = &mut self.boards[board];
         if !b.any_present() {
             return Err(Error::NoListener { transferred: 0 });
         }
-        if b.devices.iter().any(|d| d.present() && d.has(Fault::HoldsNrfd)) {
+        if b.devices
+            .iter()
+            .any(|d| d.present() && d.has(Fault::HoldsNrfd))
+        {
             let t = b.timeout;
             self.advance(t, t);
             return Err(Error::CommandTimeout {
@@ -536,7 +541,10 @@ impl HostInner {
             return Err(e);
         }
         let timeout = b.timeout;
-        if listeners.iter().any(|&i| b.devices[i].has(Fault::HoldsNrfd)) {
+        if listeners
+            .iter()
+            .any(|&i| b.devices[i].has(Fault::HoldsNrfd))
+        {
             self.advance(timeout, timeout);
             return Err(timeout_error("write", timeout, 0));
         }
@@ -712,7 +720,9 @@ impl HostInner {
         }
         let mut cut_by_time = false;
         if !timeout.is_zero() {
-            let budget = timeout.saturating_sub(wait).saturating_sub(tim.call_overhead);
+            let budget = timeout
+                .saturating_sub(wait)
+                .saturating_sub(tim.call_overhead);
             let fit = (budget.as_nanos() / u128::from(per.elapsed_ns.max(1))) as usize;
             if fit < limit.min(avail) {
                 limit = fit;
@@ -849,7 +859,10 @@ impl HostInner {
         let b = &self.boards[board];
         BusLines {
             dav: false,
-            nrfd: b.devices.iter().any(|d| d.present() && d.has(Fault::HoldsNrfd)),
+            nrfd: b
+                .devices
+                .iter()
+                .any(|d| d.present() && d.has(Fault::HoldsNrfd)),
             ndac: b.devices.iter().any(|d| d.present() && d.listening),
             atn: false,
             eoi: false,

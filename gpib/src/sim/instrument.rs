@@ -173,7 +173,10 @@ impl Output {
     /// The queued bytes as three slices, in order.
     pub(crate) fn slices(&self) -> (&[u8], &[u8], &[u8]) {
         let a = &self.head[self.head_pos..];
-        let b = self.shared.as_ref().map_or(&[][..], |(buf, p, e)| &buf[*p..*e]);
+        let b = self
+            .shared
+            .as_ref()
+            .map_or(&[][..], |(buf, p, e)| &buf[*p..*e]);
         (a, b, &self.tail)
     }
 

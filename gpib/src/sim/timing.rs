@@ -179,7 +179,11 @@ pub fn byte_cost(
                 Direction::Read => board.pio_read_byte_ns,
                 Direction::Write => board.pio_write_byte_ns,
             };
-            let polling = if poll_ns > 0 { poll_ns + recovery_ns } else { 0 };
+            let polling = if poll_ns > 0 {
+                poll_ns + recovery_ns
+            } else {
+                0
+            };
             let t = handshake + cpu + polling;
             // The CPU spins through the handshake and the polls: busy for all of it.
             ByteCost {
@@ -239,7 +243,10 @@ mod tests {
         let per = byte_cost(&b, Direction::Read, 1000, 0, 0);
         assert_eq!(per.elapsed_ns, 2286);
         let c = call_cost(&b, per, 400_000);
-        assert_eq!(c.elapsed, Duration::from_micros(300) + Duration::from_nanos(914_400_000));
+        assert_eq!(
+            c.elapsed,
+            Duration::from_micros(300) + Duration::from_nanos(914_400_000)
+        );
         assert_eq!(c.cpu, c.elapsed);
         let polled = byte_cost(&b, Direction::Read, 1000, 100_000, 31_322);
         assert_eq!(polled.elapsed_ns, 2286 + 131_322);
@@ -248,8 +255,17 @@ mod tests {
     #[test]
     fn dma_cpu_is_per_interrupt() {
         let b = BoardTiming::default();
-        let per = byte_cost(&b, Direction::Write, handshake_ns(300, 500, false), 100_000, 5_000);
-        assert_eq!(per.elapsed_ns, 1000, "DMA ignores polling, keeps the ceiling");
+        let per = byte_cost(
+            &b,
+            Direction::Write,
+            handshake_ns(300, 500, false),
+            100_000,
+            5_000,
+        );
+        assert_eq!(
+            per.elapsed_ns, 1000,
+            "DMA ignores polling, keeps the ceiling"
+        );
         let c = call_cost(&b, per, 8192);
         assert_eq!(c.cpu, b.call_overhead + b.dma_setup + b.interrupt_cpu * 2);
     }

@@ -97,7 +97,12 @@ fn escaped(f: &mut fmt::Formatter<'_>, bytes: &[u8], len: usize) -> fmt::Result 
 
 impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:>14.6} ms  board {}  ", self.at.as_secs_f64() * 1e3, self.board)?;
+        write!(
+            f,
+            "{:>14.6} ms  board {}  ",
+            self.at.as_secs_f64() * 1e3,
+            self.board
+        )?;
         match &self.kind {
             EventKind::Command(_) => {
                 f.write_str("ATN")?;

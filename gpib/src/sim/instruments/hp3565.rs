@@ -240,6 +240,10 @@ impl Instrument for Hp3565 {
     }
 
     fn status(&mut self, io: &DeviceIo<'_>) -> StatusByte {
-        StatusByte(if io.output.is_empty() { 0 } else { StatusByte::MAV })
+        StatusByte(if io.output.is_empty() {
+            0
+        } else {
+            StatusByte::MAV
+        })
     }
 }

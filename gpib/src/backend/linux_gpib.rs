@@ -1,0 +1,1 @@
+//! The linux-gpib hardware backend (feature `linux-gpib`). Work in progress.

@@ -1,0 +1,141 @@
+//! Every injected fault gives the error a real board gives, and the bus stays usable.
+
+use gpib::sim::Fault;
+use gpib::{Eos, ErrorKind};
+use gpib_suite::{Fixture, HP3565, SCPI};
+
+/// After the fault is removed, the same device answers again.
+fn still_usable(fx: &Fixture) {
+    let host = fx.host.as_ref().unwrap();
+    host.clear_faults(0, Fixture::addr(SCPI)).unwrap();
+    let dmm = fx.bus.device(SCPI).unwrap();
+    dmm.clear().unwrap();
+    assert_eq!(dmm.query("*IDN?").unwrap(), "SIMULATED,SCPI-DMM,0,1.0");
+}
+
+fn with_fault(f: Fault) -> Fixture {
+    let fx = Fixture::sim_bench();
+    fx.host
+        .as_ref()
+        .unwrap()
+        .inject(0, Fixture::addr(SCPI), f)
+        .unwrap();
+    fx
+}
+
+#[test]
+fn absent_device_means_no_listener() {
+    let fx = with_fault(Fault::Absent);
+    let dmm = fx.bus.device(SCPI).unwrap();
+    let e = dmm.write_str("*IDN?").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoListener);
+    assert_eq!(e.transferred(), Some(0));
+    let e = dmm.read_to_end().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    assert!(!dmm.is_present().unwrap());
+    let found = fx.bus.find_listeners().unwrap();
+    assert_eq!(found, [Fixture::addr(HP3565)]);
+    still_usable(&fx);
+}
+
+#[test]
+fn never_talks_times_out_with_nothing() {
+    let fx = with_fault(Fault::NeverTalks);
+    let dmm = fx.bus.device(SCPI).unwrap();
+    let t0 = fx.bus.now();
+    let e = dmm.query("*IDN?").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    assert_eq!(e.transferred(), Some(0));
+    // The board's 10 s timeout passed in virtual time, not in wall time.
+    assert!(fx.bus.now() - t0 >= std::time::Duration::from_secs(10));
+    still_usable(&fx);
+}
+
+#[test]
+fn timeout_mid_block_reports_bytes_received() {
+    let fx = with_fault(Fault::StopsAfter(1000));
+    let dmm = fx.bus.device(SCPI).unwrap();
+    let mut buf = vec![0u8; 5000];
+    let e = dmm.query_block_into("BLOCK? 4000", &mut buf).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    // 1000 bytes came: a 6-byte header and 994 body bytes, already in the buffer.
+    assert_eq!(e.transferred(), Some(1000));
+    assert_eq!(buf[993], (993 % 256) as u8);
+    // read_to_end_into keeps what arrived.
+    dmm.clear().unwrap();
+    dmm.write_str("BLOCK? 4000").unwrap();
+    let mut v = Vec::new();
+    let e = dmm.read_to_end_into(&mut v).unwrap_err();
+    assert_eq!(e.transferred(), Some(1000));
+    assert_eq!(v.len(), 1000);
+    assert_eq!(&v[..6], b"#44000");
+    still_usable(&fx);
+}
+
+#[test]
+fn stuck_srq() {
+    let fx = with_fault(Fault::SrqStuck);
+    assert!(fx.bus.srq().unwrap());
+    let e = fx
+        .bus
+        .wait_for_service(
+            &[Fixture::addr(HP3565), Fixture::addr(SCPI)],
+            std::time::Duration::from_secs(1),
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::SrqStuck);
+    assert!(e.to_string().contains("[11, 22]"), "{e}");
+    still_usable(&fx);
+}
+
+#[test]
+fn held_nrfd_stalls_commands_and_writes() {
+    let fx = with_fault(Fault::HoldsNrfd);
+    let dmm = fx.bus.device(SCPI).unwrap();
+    let e = dmm.write_str("*IDN?").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::CommandTimeout);
+    assert!(fx.bus.lines().unwrap().nrfd);
+    still_usable(&fx);
+}
+
+#[test]
+fn second_talker_is_a_bus_conflict() {
+    let fx = Fixture::sim_bench();
+    let host = fx.host.as_ref().unwrap();
+    host.inject(0, Fixture::addr(HP3565), Fault::SecondTalker)
+        .unwrap();
+    let dmm = fx.bus.device(SCPI).unwrap();
+    let e = dmm.query("*IDN?").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BusConflict);
+    assert!(e.to_string().contains("device 11"), "{e}");
+    host.clear_faults(0, Fixture::addr(HP3565)).unwrap();
+    still_usable(&fx);
+}
+
+#[test]
+fn dropped_eoi() {
+    let fx = with_fault(Fault::DropsEoi);
+    let mut dmm = fx.bus.device(SCPI).unwrap();
+    // END never comes: the read times out, with the whole answer received.
+    let e = dmm.query("*IDN?").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout);
+    assert_eq!(e.transferred(), Some(25));
+    // With EOS on NL the same answer ends normally.
+    dmm.set_eos(Some(Eos::NEWLINE));
+    assert_eq!(dmm.query("*IDN?").unwrap(), "SIMULATED,SCPI-DMM,0,1.0");
+    still_usable(&fx);
+}
+
+#[test]
+fn no_device_at_all_means_no_listener_for_commands() {
+    let host = gpib::sim::SimHost::new("empty");
+    host.add_board(
+        "gpib0",
+        gpib::PrimaryAddress::try_from(0u8).unwrap(),
+        Default::default(),
+        std::time::Duration::from_secs(1),
+    );
+    let bus = gpib::Bus::new(host.board(0).unwrap());
+    let e = bus.device(5).unwrap().write_str("X").unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoListener);
+}

@@ -1,0 +1,10 @@
+//! Integration tests on the simulated bus. Each module is one area; the shared bodies
+//! in `on_every_backend!` run once per backend compiled in.
+
+mod addressing;
+mod blocks;
+mod faults;
+mod queries;
+mod seed;
+mod srq;
+mod threads;
