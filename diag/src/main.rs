@@ -1,1 +1,48 @@
-fn main() {}
+//! `gpib-diag`: time GPIB transfers like seed 004's io_test, measure their CPU cost, and
+//! compare bus configurations. Runs on the simulated bus by default.
+#![deny(unsafe_code)]
+
+mod cli;
+mod cmd;
+#[allow(unsafe_code)] // getrusage
+mod cpu;
+mod error;
+mod export;
+mod measure;
+#[allow(dead_code)]
+mod plot;
+mod record;
+mod run;
+mod size;
+#[allow(dead_code)]
+mod stats;
+mod target;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::IoTest(a) => cmd::io_test::run(a),
+        Command::Sweep(a) => cmd::sweep::run(a),
+        Command::Compare(a) => cmd::compare::run(a),
+        Command::Scan(a) => cmd::scan::run(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gpib-diag: error: {e}");
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                eprintln!("  caused by: {s}");
+                source = s.source();
+            }
+            ExitCode::from(e.exit_code())
+        }
+    }
+}

@@ -184,10 +184,12 @@ impl Config {
                     "disc" => {
                         Box::new(Disc::new(dev.disc.clone().unwrap_or_else(|| "disc".into())))
                     }
-                    other => return Err(Error::Config(format!(
+                    other => {
+                        return Err(Error::Config(format!(
                         "device {addr} on {}: unknown model {other:?} (known: scpi, hp3565, disc)",
                         b.name
-                    ))),
+                    )))
+                    }
                 };
                 let at = host.attach(index, addr, instrument, timing)?;
                 if let Some(m) = &dev.mount {

@@ -329,6 +329,17 @@ impl SimHost {
         self.lock().boards.iter().map(|b| b.name.clone()).collect()
     }
 
+    /// The devices on board `board`: address, model, and mount point for discs.
+    pub fn devices(&self, board: usize) -> Vec<(Address, String, Option<String>)> {
+        let g = self.lock();
+        g.boards.get(board).map_or_else(Vec::new, |b| {
+            b.devices
+                .iter()
+                .map(|d| (d.address, d.instrument.model().to_string(), d.mount.clone()))
+                .collect()
+        })
+    }
+
     /// Mounts the disc at `mount_point` (on whichever board it is).
     pub fn mount(&self, mount_point: &str) -> Result<()> {
         self.set_mounted(mount_point, true)

@@ -1,0 +1,202 @@
+//! Command-line arguments (clap derive): shared options flattened into each subcommand.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::size::parse_size;
+
+/// Time GPIB transfers like io_test, measure their CPU cost, compare bus configurations.
+///
+/// Runs on the simulated bus by default (virtual time: a 53 s transfer returns at once
+/// and reports 53 s), or on real hardware with `--backend linux-gpib`.
+#[derive(Debug, Parser)]
+#[command(name = "gpib-diag", version, about, long_about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Time one read and one write of SIZE bytes, like seed 004's io_test program.
+    IoTest(IoTestArgs),
+    /// Throughput, latency and CPU cost as a function of transfer size.
+    Sweep(SweepArgs),
+    /// The same measurement under several configurations, side by side.
+    Compare(CompareArgs),
+    /// Find listeners on a board and ask each `*IDN?`.
+    Scan(ScanArgs),
+}
+
+/// Which backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendKind {
+    /// The simulated bus (virtual time).
+    Sim,
+    /// Real hardware through linux-gpib (build with `--features linux-gpib`).
+    LinuxGpib,
+}
+
+/// How the instrument is driven for a timed transfer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Protocol {
+    /// HP3565 when the device is one, else SCPI.
+    Auto,
+    /// Seed 004's HP3565 commands: `NEW`, `RBLD`, `WBLD ...,#I`.
+    Hp3565,
+    /// IEEE 488.2 blocks: `BLOCK? <n>` to read, `DATA #<n><len>...` to write.
+    Scpi,
+}
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Human-readable; for io-test, exactly the seed's lines.
+    Text,
+    /// One JSON document with a record per measurement.
+    Json,
+    /// One CSV row per measurement.
+    Csv,
+    /// A Markdown table.
+    Markdown,
+}
+
+/// Where the bus is and which device to use.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Bus")]
+pub struct BusArgs {
+    /// Backend.
+    #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
+    pub backend: BackendKind,
+    /// Simulated configuration: a built-in name (hp9000-350, bench) or a TOML file.
+    #[arg(long = "bus", value_name = "NAME|FILE", default_value = "hp9000-350")]
+    pub bus: String,
+    /// Board: a name or index in the simulated configuration; for linux-gpib, a board
+    /// index or a name from /etc/gpib.conf. Default: the configuration's first board.
+    #[arg(long, value_name = "NAME|INDEX")]
+    pub board: Option<String>,
+    /// Mount a disc for this run (simulator).
+    #[arg(long, value_name = "MOUNTPOINT")]
+    pub mount: Vec<String>,
+    /// Unmount a disc for this run (simulator); `--unmount /disc` is the seed's test #2.
+    #[arg(long, value_name = "MOUNTPOINT")]
+    pub unmount: Vec<String>,
+}
+
+/// Repeats, statistics and output.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Measurement")]
+pub struct RunArgs {
+    /// The instrument's primary address (default: the first instrument on the board).
+    #[arg(long, value_name = "ADDR")]
+    pub device: Option<u8>,
+    /// How to drive the instrument.
+    #[arg(long, value_enum, default_value_t = Protocol::Auto)]
+    pub protocol: Protocol,
+    /// Measured runs.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub repeat: u32,
+    /// Unmeasured runs first.
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u32,
+    /// Keep repeating (up to --max-repeat) until the 95 % confidence interval of the mean
+    /// is narrower than this fraction of it (netperf's -I), e.g. 0.05.
+    #[arg(long, value_name = "FRACTION")]
+    pub confidence: Option<f64>,
+    /// Most runs --confidence may take (netperf's -i).
+    #[arg(long, default_value_t = 30)]
+    pub max_repeat: u32,
+    /// Timeout per I/O call in seconds (0 = none); default: the board's.
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<f64>,
+}
+
+/// Output options.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Output")]
+pub struct OutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Write the output here (`-` = standard output).
+    #[arg(long, short, value_name = "FILE", default_value = "-")]
+    pub output: String,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Text format: add statistics and CPU cost after the seed's lines.
+    #[arg(long, short)]
+    pub verbose: bool,
+}
+
+/// `io-test`.
+#[derive(Debug, Clone, Args)]
+pub struct IoTestArgs {
+    /// Transfer size in bytes (suffixes: K = 1024, M = 1024², kB = 1000, MB = 1000²).
+    #[arg(value_parser = parse_size)]
+    pub size: u64,
+    #[command(flatten)]
+    pub bus: BusArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+/// `sweep`.
+#[derive(Debug, Clone, Args)]
+pub struct SweepArgs {
+    /// Smallest size.
+    #[arg(long, default_value = "1", value_parser = parse_size)]
+    pub from: u64,
+    /// Largest size.
+    #[arg(long, default_value = "16M", value_parser = parse_size)]
+    pub to: u64,
+    /// Size ratio between steps (2 or 4).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(2..=16))]
+    pub factor: u64,
+    /// Draw throughput and service demand against size into this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub bus: BusArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+/// `compare`.
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// Transfer size in bytes.
+    #[arg(value_parser = parse_size)]
+    pub size: u64,
+    /// A configuration: NAME|FILE, optionally with `:key=value,...` where key is mount,
+    /// unmount or board (e.g. `hp9000-350:unmount=/disc`). Give two or more; the first is
+    /// the reference.
+    #[arg(long = "bus", value_name = "SPEC", required = true, num_args = 1)]
+    pub buses: Vec<String>,
+    /// Backend.
+    #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
+    pub backend: BackendKind,
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+/// `scan`.
+#[derive(Debug, Clone, Args)]
+pub struct ScanArgs {
+    #[command(flatten)]
+    pub bus: BusArgs,
+    /// Seconds to wait for each `*IDN?` answer.
+    #[arg(long, default_value_t = 0.5)]
+    pub idn_timeout: f64,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}

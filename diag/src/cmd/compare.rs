@@ -1,0 +1,73 @@
+//! `gpib-diag compare --bus A --bus B SIZE`: one measurement per configuration, with
+//! the ratio of each figure to the first's.
+
+use crate::cli::{BackendKind, CompareArgs, Format};
+use crate::error::{DiagError, Result};
+use crate::export::{self, text, Ratio};
+use crate::measure::Session;
+use crate::run::{self, Progress};
+use crate::target::{BusSpec, Target};
+
+/// Runs the command.
+pub fn run(args: &CompareArgs) -> Result<()> {
+    if args.buses.len() < 2 {
+        return Err(DiagError::Usage(
+            "compare needs at least two --bus configurations".into(),
+        ));
+    }
+    let specs = args
+        .buses
+        .iter()
+        .map(|s| BusSpec::parse(s))
+        .collect::<Result<Vec<_>>>()?;
+    let backend: BackendKind = args.backend;
+    let mut records = Vec::new();
+    let mut progress = Progress::new(
+        run::planned(&args.run) * specs.len() as u64,
+        args.out.quiet,
+        "compare",
+    );
+    for spec in &specs {
+        let target = Target::open(backend, spec)?;
+        let mut session = Session::open(
+            &target,
+            args.run.device,
+            args.run.protocol,
+            args.run.timeout,
+            args.size,
+        )?;
+        let ctx = run::context(&target, &session);
+        let pair = run::measure_pair(&mut session, &ctx, args.size, &args.run, &mut progress)?;
+        records.push(pair.read);
+        records.push(pair.write);
+    }
+    progress.finish();
+    let ratios = ratios(&records);
+    let out = match args.out.format {
+        Format::Text => text::table(&records, &ratios),
+        f => export::render(f, "compare", &records, &ratios)?,
+    };
+    export::emit(&args.out, &out)
+}
+
+/// Ratios of every later configuration's read and write to the first's.
+pub fn ratios(records: &[crate::record::Record]) -> Vec<Ratio> {
+    let Some((reference, rest)) = records.split_first_chunk::<2>() else {
+        return Vec::new();
+    };
+    rest.iter()
+        .map(|r| {
+            let base = if r.direction == reference[0].direction {
+                &reference[0]
+            } else {
+                &reference[1]
+            };
+            Ratio {
+                config: r.config.clone(),
+                direction: r.direction.as_str().to_string(),
+                seconds_ratio: r.seconds / base.seconds,
+                cpu_ratio: (base.cpu_seconds > 0.0).then(|| r.cpu_seconds / base.cpu_seconds),
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,36 @@
+//! `gpib-diag io-test SIZE`: seed 004's program as a command.
+
+use crate::cli::{Format, IoTestArgs};
+use crate::error::Result;
+use crate::export::{self, text};
+use crate::measure::Session;
+use crate::run::{self, Progress};
+use crate::target::{BusSpec, Target};
+
+/// Runs the command.
+pub fn run(args: &IoTestArgs) -> Result<()> {
+    let target = Target::open(args.bus.backend, &BusSpec::from_args(&args.bus))?;
+    let mut session = Session::open(
+        &target,
+        args.run.device,
+        args.run.protocol,
+        args.run.timeout,
+        args.size,
+    )?;
+    let ctx = run::context(&target, &session);
+    let mut progress = Progress::new(run::planned(&args.run), args.out.quiet, "io-test");
+    let pair = run::measure_pair(&mut session, &ctx, args.size, &args.run, &mut progress)?;
+    progress.finish();
+    let records = [pair.read, pair.write];
+    let out = match args.out.format {
+        Format::Text => {
+            let mut s = text::seed_lines(&records[0], &records[1]);
+            if args.out.verbose {
+                s.push_str(&text::details(&records));
+            }
+            s
+        }
+        f => export::render(f, "io-test", &records, &[])?,
+    };
+    export::emit(&args.out, &out)
+}

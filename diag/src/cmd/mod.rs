@@ -1,0 +1,6 @@
+//! One module per subcommand.
+
+pub mod compare;
+pub mod io_test;
+pub mod scan;
+pub mod sweep;

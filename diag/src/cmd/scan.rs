@@ -1,0 +1,97 @@
+//! `gpib-diag scan`: listeners on a board, each asked `*IDN?`.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::cli::{Format, ScanArgs};
+use crate::error::{DiagError, Result};
+use crate::export;
+use crate::target::{BusSpec, Target};
+
+/// One listener found.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Found {
+    /// Primary address.
+    pub address: u8,
+    /// VISA resource string.
+    pub resource: String,
+    /// The `*IDN?` answer, if it answered.
+    pub idn: Option<String>,
+}
+
+/// Runs the command.
+pub fn run(args: &ScanArgs) -> Result<()> {
+    if !args.idn_timeout.is_finite() || args.idn_timeout < 0.0 {
+        return Err(DiagError::Usage(format!(
+            "--idn-timeout must be >= 0, got {}",
+            args.idn_timeout
+        )));
+    }
+    let target = Target::open(args.bus.backend, &BusSpec::from_args(&args.bus))?;
+    let mut found = Vec::new();
+    for a in target.bus.find_listeners()? {
+        let mut dev = target.bus.device(a)?;
+        dev.set_timeout(Some(Duration::from_secs_f64(args.idn_timeout)));
+        let idn = match dev.query("*IDN?") {
+            Ok(s) => Some(s),
+            Err(e) => {
+                log::debug!("{a}: no *IDN? answer: {e}");
+                let _ = dev.clear();
+                None
+            }
+        };
+        found.push(Found {
+            address: a.primary.get(),
+            resource: gpib::Resource::Instrument {
+                board: target.board as u16,
+                address: a,
+            }
+            .to_string(),
+            idn,
+        });
+    }
+    let out = match args.out.format {
+        Format::Text | Format::Markdown => {
+            let md = args.out.format == Format::Markdown;
+            let mut s = String::new();
+            if md {
+                s.push_str("| address | resource | *IDN? |\n|---:|---|---|\n");
+            } else {
+                let _ = writeln!(s, "{:>7}  {:<20}  *IDN?", "address", "resource");
+            }
+            for f in &found {
+                let idn = f.idn.as_deref().unwrap_or("(no answer)");
+                if md {
+                    let _ = writeln!(
+                        s,
+                        "| {} | {} | {} |",
+                        f.address,
+                        f.resource,
+                        idn.replace('|', "\\|")
+                    );
+                } else {
+                    let _ = writeln!(s, "{:>7}  {:<20}  {idn}", f.address, f.resource);
+                }
+            }
+            s
+        }
+        Format::Json => {
+            let doc = serde_json::json!({"tool": "gpib-diag", "command": "scan", "config": target.label, "listeners": found});
+            let mut s =
+                serde_json::to_string_pretty(&doc).map_err(|e| DiagError::Usage(e.to_string()))?;
+            s.push('\n');
+            s
+        }
+        Format::Csv => {
+            let mut s = String::from("address,resource,idn\n");
+            for f in &found {
+                let idn = f.idn.clone().unwrap_or_default().replace('"', "\"\"");
+                let _ = writeln!(s, "{},{},\"{}\"", f.address, f.resource, idn);
+            }
+            s
+        }
+    };
+    export::emit(&args.out, &out)
+}

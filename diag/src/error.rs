@@ -1,0 +1,51 @@
+//! The tool's errors: the library's, usage mistakes, and output failures.
+
+/// What can stop a `gpib-diag` run.
+#[derive(Debug, thiserror::Error)]
+pub enum DiagError {
+    /// An error from the bus.
+    #[error(transparent)]
+    Gpib(#[from] gpib::Error),
+    /// The arguments do not make sense together.
+    #[error("{0}")]
+    Usage(String),
+    /// The linux-gpib backend was asked for but not compiled in.
+    #[error(
+        "the linux-gpib backend is not in this build: rebuild with \
+         `cargo build --release -p gpib-diag --features linux-gpib` \
+         (it needs libgpib; see the README)"
+    )]
+    NoLinuxGpib,
+    /// Writing the output failed.
+    #[error("cannot write {path}: {source}")]
+    Output {
+        /// Where.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The data read back differs from the data written.
+    #[error("data check failed: {0}")]
+    DataMismatch(String),
+}
+
+impl DiagError {
+    /// The process exit code: 2 for usage mistakes, 1 for everything else.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            DiagError::Usage(_) | DiagError::NoLinuxGpib => 2,
+            DiagError::Gpib(e)
+                if matches!(
+                    e.kind(),
+                    gpib::ErrorKind::Config | gpib::ErrorKind::InvalidAddress
+                ) =>
+            {
+                2
+            }
+            _ => 1,
+        }
+    }
+}
+
+/// The tool's result type.
+pub type Result<T, E = DiagError> = std::result::Result<T, E>;

@@ -1,0 +1,59 @@
+//! Writing results: one module per format, and the destination (`-` = stdout).
+
+pub mod csv;
+pub mod json;
+pub mod markdown;
+pub mod text;
+
+use std::io::Write;
+
+use crate::cli::{Format, OutputArgs};
+use crate::error::{DiagError, Result};
+use crate::record::Record;
+
+/// A ratio of one configuration's figure to the reference's (compare).
+#[derive(Debug, Clone, serde::Serialize, PartialEq)]
+pub struct Ratio {
+    /// The configuration.
+    pub config: String,
+    /// "read" or "write".
+    pub direction: String,
+    /// seconds / reference seconds (above 1: slower).
+    pub seconds_ratio: f64,
+    /// CPU seconds / reference CPU seconds.
+    pub cpu_ratio: Option<f64>,
+}
+
+/// Renders `records` in the non-text formats (text is per command).
+pub fn render(
+    format: Format,
+    command: &str,
+    records: &[Record],
+    ratios: &[Ratio],
+) -> Result<String> {
+    Ok(match format {
+        Format::Json => json::render(command, records, ratios)?,
+        Format::Csv => csv::render(records),
+        Format::Markdown => markdown::render(records, ratios),
+        Format::Text => text::table(records, ratios),
+    })
+}
+
+/// Writes `text` to the output named in `out` (`-` = stdout). A closed pipe is not an
+/// error (`gpib-diag ... | head` is fine).
+pub fn emit(out: &OutputArgs, text: &str) -> Result<()> {
+    let result = if out.output == "-" {
+        let mut so = std::io::stdout().lock();
+        so.write_all(text.as_bytes()).and_then(|_| so.flush())
+    } else {
+        std::fs::write(&out.output, text)
+    };
+    match result {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(source) => Err(DiagError::Output {
+            path: out.output.clone(),
+            source,
+        }),
+        Ok(()) => Ok(()),
+    }
+}

@@ -1,0 +1,131 @@
+//! Text for people: the seed's lines for io-test, tables for the rest.
+
+use std::fmt::Write;
+
+use crate::export::Ratio;
+use crate::measure::Direction;
+use crate::record::Record;
+use crate::size::human;
+
+/// Seed 004's output, to the character: `read time: %2.6f`, `transfer rate: %f`,
+/// `transfer size: %d`, a blank line, then the same three for the write.
+pub fn seed_lines(read: &Record, write: &Record) -> String {
+    format!(
+        "read time: {:.6}\ntransfer rate: {:.6}\ntransfer size: {}\n\n\
+         write time: {:.6}\ntransfer rate: {:.6}\ntransfer size: {}\n",
+        read.seconds,
+        read.bytes_per_second,
+        read.size,
+        write.seconds,
+        write.bytes_per_second,
+        write.size
+    )
+}
+
+/// Statistics and CPU cost of each record, for `--verbose`.
+pub fn details(records: &[Record]) -> String {
+    let mut out = String::new();
+    for r in records {
+        let s = &r.stats;
+        let _ = writeln!(
+            out,
+            "\n{} {} of {} on {} ({} clock, {} run(s)):",
+            r.direction.as_str(),
+            r.protocol,
+            human(r.size),
+            r.config,
+            r.clock,
+            r.runs
+        );
+        let _ = writeln!(
+            out,
+            "  time      median {:.6} s  mean {:.6} s  min {:.6} s  max {:.6} s  sd {:.6} s  95% CI ±{:.6} s",
+            s.median, s.mean, s.min, s.max, s.stddev, s.ci95_half_width
+        );
+        if !s.outliers.is_empty() {
+            let _ = writeln!(out, "  warning   {} outlier(s) (modified Z-score > 3.5): runs {:?}; try --warmup or a quieter machine", s.outliers.len(), s.outliers);
+        }
+        let _ = writeln!(
+            out,
+            "  cpu       {:.6} s {} ({:.1}% of the transfer), service demand {} us/KiB",
+            r.cpu_seconds,
+            r.cpu_source,
+            r.cpu_utilisation * 100.0,
+            r.service_demand_us_per_kib
+                .map_or("-".into(), |v| format!("{v:.2}"))
+        );
+        let _ = writeln!(
+            out,
+            "  process   user {:.6} s  system {:.6} s  wall {:.6} s",
+            r.process_user_s, r.process_system_s, r.wall_seconds
+        );
+        if let Some(m) = &r.machine {
+            let _ = writeln!(
+                out,
+                "  machine   user {:.1}%  system {:.1}%  irq {:.1}%  softirq {:.1}%  iowait {:.1}%  idle {:.1}%",
+                m.user * 100.0,
+                m.system * 100.0,
+                m.irq * 100.0,
+                m.softirq * 100.0,
+                m.iowait * 100.0,
+                m.idle * 100.0
+            );
+        }
+    }
+    out
+}
+
+/// "read 58.4x slower with hp9000-350 than with hp9000-350:unmount=/disc".
+pub fn ratio_lines(records: &[Record], ratios: &[Ratio]) -> Vec<String> {
+    let reference = records.first().map_or("", |r| r.config.as_str());
+    ratios
+        .iter()
+        .map(|q| {
+            let (factor, word) = if q.seconds_ratio >= 1.0 {
+                (q.seconds_ratio, "slower")
+            } else {
+                (1.0 / q.seconds_ratio, "faster")
+            };
+            format!(
+                "{} {factor:.1}x {word} with {} than with {reference}",
+                q.direction, q.config
+            )
+        })
+        .collect()
+}
+
+/// A table of records (sweep, compare, and io-test in non-seed text).
+pub fn table(records: &[Record], ratios: &[Ratio]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<28} {:<5} {:>10} {:>12} {:>14} {:>12} {:>12} {:>6}",
+        "config", "dir", "size", "seconds", "bytes/s", "cpu s", "us cpu/KiB", "runs"
+    );
+    for r in records {
+        let _ = writeln!(
+            out,
+            "{:<28} {:<5} {:>10} {:>12.6} {:>14.0} {:>12.6} {:>12} {:>6}",
+            r.config,
+            if r.direction == Direction::Read {
+                "read"
+            } else {
+                "write"
+            },
+            human(r.size),
+            r.seconds,
+            r.bytes_per_second,
+            r.cpu_seconds,
+            r.service_demand_us_per_kib
+                .map_or("-".into(), |v| format!("{v:.2}")),
+            r.runs
+        );
+    }
+    if !ratios.is_empty() {
+        out.push('\n');
+        for line in ratio_lines(records, ratios) {
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    out
+}

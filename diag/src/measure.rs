@@ -1,0 +1,281 @@
+//! Timing one transfer the way seed 004's io_test does, on any backend.
+//!
+//! Time comes from the backend's clock (virtual on the simulator, wall on hardware);
+//! CPU from the backend's model when it has one, else from the operating system.
+
+use std::time::{Duration, Instant};
+
+use gpib::block::BlockFormat;
+use gpib::{Address, Bus, ClockKind, Device};
+
+use crate::cli::Protocol;
+use crate::cpu::{self, CpuSnapshot, MachineModes};
+use crate::error::{DiagError, Result};
+use crate::target::Target;
+
+/// Like the seed's idle loop: wait this long after the command before timing, so the
+/// instrument's own response latency is not counted.
+pub const SETTLE: Duration = Duration::from_millis(22);
+
+/// Read (device talks) or write (device listens).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Device to controller.
+    Read,
+    /// Controller to device.
+    Write,
+}
+
+impl Direction {
+    /// "read" or "write".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Read => "read",
+            Direction::Write => "write",
+        }
+    }
+}
+
+/// One timed transfer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    /// Seconds on the backend's clock.
+    pub seconds: f64,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Host CPU seconds: modelled (simulator) or measured (user + system).
+    pub cpu_seconds: f64,
+    /// Whether `cpu_seconds` is modelled.
+    pub cpu_modelled: bool,
+    /// This process's measured user CPU seconds.
+    pub process_user_s: f64,
+    /// This process's measured system CPU seconds.
+    pub process_system_s: f64,
+    /// Wall seconds the call took on this machine.
+    pub wall_seconds: f64,
+    /// The machine's CPU modes over the call (wall-clock backends).
+    pub machine: Option<MachineModes>,
+}
+
+/// An instrument set up for timed transfers.
+pub struct Session {
+    bus: Bus,
+    device: Device,
+    protocol: Protocol,
+    block_id: usize,
+    buf: Vec<u8>,
+    pattern: Vec<u8>,
+}
+
+fn pattern(n: usize) -> Vec<u8> {
+    // Every byte value, 0x0A included, in an order that catches shifted data.
+    (0..n)
+        .map(|i| (i.wrapping_mul(131) ^ (i >> 8)) as u8)
+        .collect()
+}
+
+impl Session {
+    /// Sets the instrument up as the seed does (`ABRT;DISA;`, `NEW <words>;NEW?`) for
+    /// transfers of up to `max_size` bytes; SCPI needs no set-up.
+    pub fn open(
+        target: &Target,
+        address: Option<u8>,
+        protocol: Protocol,
+        timeout: Option<f64>,
+        max_size: u64,
+    ) -> Result<Self> {
+        let instruments = target.instruments();
+        let address = match address {
+            Some(a) => Address::try_from(a)?,
+            None => instruments.first().map(|(a, _)| *a).ok_or_else(|| {
+                DiagError::Usage("no instrument found on the board: give --device <ADDR>".into())
+            })?,
+        };
+        let protocol = match protocol {
+            Protocol::Auto => match instruments.iter().find(|(a, _)| *a == address) {
+                Some((_, model)) if model.eq_ignore_ascii_case("HP3565") => Protocol::Hp3565,
+                Some(_) => Protocol::Scpi,
+                None if target.host.is_some() => {
+                    return Err(DiagError::Usage(format!(
+                        "no instrument at address {address} on this board (instruments: {})",
+                        instruments
+                            .iter()
+                            .map(|(a, m)| format!("{m} at {a}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )))
+                }
+                None => Protocol::Hp3565,
+            },
+            p => p,
+        };
+        let mut device = target.bus.device(address)?;
+        if let Some(t) = timeout {
+            if !t.is_finite() || t < 0.0 {
+                return Err(DiagError::Usage(format!("--timeout must be >= 0, got {t}")));
+            }
+            device.set_timeout(Some(Duration::from_secs_f64(t)));
+        }
+        let size =
+            usize::try_from(max_size).map_err(|_| DiagError::Usage("size too large".into()))?;
+        let mut block_id = 0;
+        if protocol == Protocol::Hp3565 {
+            device.write_str("ABRT;DISA;")?;
+            let words = size.div_ceil(2).max(1);
+            let answer = device.query(&format!("NEW {words};NEW?"))?;
+            block_id = answer.trim().parse().map_err(|_| {
+                gpib::Error::Protocol(format!("NEW? answered {answer:?}, not a block id"))
+            })?;
+        }
+        Ok(Self {
+            bus: target.bus.clone(),
+            device,
+            protocol,
+            block_id,
+            buf: vec![0u8; size],
+            pattern: pattern(size),
+        })
+    }
+
+    /// The protocol in use.
+    pub fn protocol(&self) -> Protocol {
+        self.protocol
+    }
+
+    /// The device's address.
+    pub fn address(&self) -> Address {
+        self.device.address()
+    }
+
+    fn timed(&self, f: impl FnOnce() -> Result<u64>) -> Result<Sample> {
+        timed(&self.bus, f)
+    }
+
+    /// Times a read of `size` bytes (at most the size given to [`Session::open`]).
+    pub fn read(&mut self, size: u64) -> Result<Sample> {
+        let n = size as usize;
+        let dev = self.device.clone();
+        match self.protocol {
+            Protocol::Hp3565 => {
+                let words = n.div_ceil(2).max(1);
+                dev.write_str(&format!("RBLD {},{}", self.block_id, words - 1))?;
+                self.bus
+                    .transaction(|tx| tx.address_from_device(dev.address()))?;
+                self.bus.delay(SETTLE);
+                let buf = &mut self.buf[..n];
+                let s = timed(&self.bus, || Ok(dev.read(buf)?.count as u64))?;
+                if words * 2 != n {
+                    dev.clear()?; // the odd byte of the last word stays behind
+                }
+                check_count(s.bytes, size)?;
+                Ok(s)
+            }
+            _ => {
+                dev.write_str(&format!("BLOCK? {n}"))?;
+                self.bus
+                    .transaction(|tx| tx.address_from_device(dev.address()))?;
+                self.bus.delay(SETTLE);
+                let buf = &mut self.buf[..n];
+                let s = timed(&self.bus, || Ok(dev.read_block_into(buf)?.len as u64))?;
+                check_count(s.bytes, size)?;
+                Ok(s)
+            }
+        }
+    }
+
+    /// Times a write of `size` bytes, then reads them back untimed to check them.
+    pub fn write(&mut self, size: u64) -> Result<Sample> {
+        let n = size as usize;
+        let dev = self.device.clone();
+        let data = &self.pattern[..n];
+        let s = match self.protocol {
+            Protocol::Hp3565 => {
+                dev.write_partial(
+                    format!("WBLD {},{},#I", self.block_id, n.div_ceil(2)).as_bytes(),
+                )?;
+                self.bus.delay(SETTLE);
+                self.timed(|| {
+                    dev.write(data)?;
+                    Ok(n as u64)
+                })?
+            }
+            _ => self.timed(|| {
+                dev.write_block(b"DATA ", BlockFormat::Definite, data)?;
+                Ok(n as u64)
+            })?,
+        };
+        self.verify(n)?;
+        Ok(s)
+    }
+
+    /// Reads back what [`Session::write`] sent and compares it.
+    fn verify(&mut self, n: usize) -> Result<()> {
+        let dev = self.device.clone();
+        let back = &mut self.buf[..n];
+        match self.protocol {
+            Protocol::Hp3565 => {
+                let words = n.div_ceil(2).max(1);
+                dev.write_str(&format!("RBLD {},{}", self.block_id, words - 1))?;
+                let got = dev.read(back)?.count;
+                if words * 2 != n {
+                    dev.clear()?;
+                }
+                check_count(got as u64, n as u64)?;
+            }
+            _ => {
+                let got = dev.query_block_into("DATA?", back)?.len;
+                check_count(got as u64, n as u64)?;
+            }
+        }
+        if let Some(i) = back
+            .iter()
+            .zip(&self.pattern[..n])
+            .position(|(a, b)| a != b)
+        {
+            return Err(DiagError::DataMismatch(format!(
+                "byte {i} of {n} read back as 0x{:02X}, written as 0x{:02X}",
+                back[i], self.pattern[i]
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Times `f` on `bus`'s clock, with CPU from the bus's model or the operating system.
+fn timed(bus: &Bus, f: impl FnOnce() -> Result<u64>) -> Result<Sample> {
+    let virtual_clock = bus.clock_kind() == ClockKind::Virtual;
+    let c0 = CpuSnapshot::take();
+    let m0 = bus.modelled_host_cpu();
+    let (t0, w0) = (bus.now(), Instant::now());
+    let bytes = f()?;
+    let (t1, wall) = (bus.now(), w0.elapsed());
+    let m1 = bus.modelled_host_cpu();
+    let c1 = CpuSnapshot::take();
+    let usage = cpu::usage_between(&c0, &c1, wall);
+
+    let seconds = (t1 - t0).as_secs_f64();
+    let (cpu_seconds, cpu_modelled) = match (m0, m1) {
+        (Some(a), Some(b)) => ((b - a).as_secs_f64(), true),
+        _ => (usage.process_user_s + usage.process_system_s, false),
+    };
+    Ok(Sample {
+        seconds,
+        bytes,
+        cpu_seconds,
+        cpu_modelled,
+        process_user_s: usage.process_user_s,
+        process_system_s: usage.process_system_s,
+        wall_seconds: wall.as_secs_f64(),
+        machine: if virtual_clock { None } else { usage.machine },
+    })
+}
+
+fn check_count(got: u64, want: u64) -> Result<()> {
+    if got != want {
+        return Err(DiagError::DataMismatch(format!(
+            "moved {got} bytes, expected {want}"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,121 @@
+//! One flat record per measurement (configuration × size × direction), the unit every
+//! exporter writes.
+
+use serde::Serialize;
+
+use crate::cpu::{service_demand_us_per_kib, MachineModes};
+use crate::measure::{Direction, Sample};
+use crate::stats::{self, Summary};
+
+/// A measurement, summarised over its runs. Field units are in the names.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Record {
+    /// The configuration's label (`hp9000-350:unmount=/disc`).
+    pub config: String,
+    /// "sim" or "linux-gpib".
+    pub backend: String,
+    /// "virtual" (simulator) or "wall".
+    pub clock: String,
+    /// The instrument's address.
+    pub device: String,
+    /// "hp3565" or "scpi".
+    pub protocol: String,
+    /// "read" or "write".
+    pub direction: Direction,
+    /// Bytes per transfer.
+    pub size: u64,
+    /// Measured runs.
+    pub runs: usize,
+    /// Median seconds per transfer (the headline).
+    pub seconds: f64,
+    /// `size / seconds`.
+    pub bytes_per_second: f64,
+    /// Statistics of the seconds over the runs.
+    pub stats: Summary,
+    /// Median host CPU seconds per transfer.
+    pub cpu_seconds: f64,
+    /// "modelled" (simulator) or "measured" (getrusage of this process).
+    pub cpu_source: String,
+    /// CPU seconds / seconds.
+    pub cpu_utilisation: f64,
+    /// CPU microseconds per KiB moved (netperf's service demand).
+    pub service_demand_us_per_kib: Option<f64>,
+    /// This process's measured user CPU seconds (median per transfer).
+    pub process_user_s: f64,
+    /// This process's measured system CPU seconds (median per transfer).
+    pub process_system_s: f64,
+    /// Median wall seconds per transfer on this machine.
+    pub wall_seconds: f64,
+    /// The machine's CPU modes over the last run (wall-clock backends only).
+    pub machine: Option<MachineModes>,
+}
+
+/// What a record is about, besides its samples.
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// Configuration label.
+    pub config: String,
+    /// Backend name.
+    pub backend: String,
+    /// Clock kind.
+    pub clock: String,
+    /// Device address.
+    pub device: String,
+    /// Protocol name.
+    pub protocol: String,
+}
+
+fn median(v: &[f64]) -> f64 {
+    stats::summarize(v).map_or(0.0, |s| s.median)
+}
+
+impl Record {
+    /// Summarises `samples` (at least one) of `size`-byte transfers in `direction`.
+    pub fn from_samples(
+        ctx: &Context,
+        direction: Direction,
+        size: u64,
+        samples: &[Sample],
+    ) -> Option<Self> {
+        let secs: Vec<f64> = samples.iter().map(|s| s.seconds).collect();
+        let summary = stats::summarize(&secs)?;
+        let seconds = summary.median;
+        let cpu = median(&samples.iter().map(|s| s.cpu_seconds).collect::<Vec<_>>());
+        let last = samples.last()?;
+        Some(Self {
+            config: ctx.config.clone(),
+            backend: ctx.backend.clone(),
+            clock: ctx.clock.clone(),
+            device: ctx.device.clone(),
+            protocol: ctx.protocol.clone(),
+            direction,
+            size,
+            runs: samples.len(),
+            seconds,
+            bytes_per_second: if seconds > 0.0 {
+                size as f64 / seconds
+            } else {
+                0.0
+            },
+            stats: summary,
+            cpu_seconds: cpu,
+            cpu_source: if last.cpu_modelled {
+                "modelled"
+            } else {
+                "measured"
+            }
+            .into(),
+            cpu_utilisation: if seconds > 0.0 { cpu / seconds } else { 0.0 },
+            service_demand_us_per_kib: service_demand_us_per_kib(cpu, size),
+            process_user_s: median(&samples.iter().map(|s| s.process_user_s).collect::<Vec<_>>()),
+            process_system_s: median(
+                &samples
+                    .iter()
+                    .map(|s| s.process_system_s)
+                    .collect::<Vec<_>>(),
+            ),
+            wall_seconds: median(&samples.iter().map(|s| s.wall_seconds).collect::<Vec<_>>()),
+            machine: last.machine,
+        })
+    }
+}

@@ -1,0 +1,190 @@
+//! Opening the bus a measurement runs on: backend, configuration, board, mounts.
+
+use gpib::sim::SimHost;
+use gpib::{Address, Bus};
+
+use crate::cli::{BackendKind, BusArgs};
+use crate::error::{DiagError, Result};
+
+/// A configuration to measure: `NAME|FILE[:key=value,...]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BusSpec {
+    /// Built-in name or TOML path.
+    pub config: String,
+    /// Board name or index.
+    pub board: Option<String>,
+    /// Mount points to mount.
+    pub mount: Vec<String>,
+    /// Mount points to unmount.
+    pub unmount: Vec<String>,
+}
+
+impl BusSpec {
+    /// From the `--bus/--board/--mount/--unmount` options.
+    pub fn from_args(a: &BusArgs) -> Self {
+        Self {
+            config: a.bus.clone(),
+            board: a.board.clone(),
+            mount: a.mount.clone(),
+            unmount: a.unmount.clone(),
+        }
+    }
+
+    /// Parses `hp9000-350:unmount=/disc,board=hpib7`.
+    pub fn parse(spec: &str) -> Result<Self> {
+        let (config, opts) = match spec.split_once(':') {
+            Some((c, o)) => (c, Some(o)),
+            None => (spec, None),
+        };
+        if config.is_empty() {
+            return Err(DiagError::Usage(format!(
+                "empty configuration name in {spec:?}"
+            )));
+        }
+        let mut s = Self {
+            config: config.to_string(),
+            board: None,
+            mount: Vec::new(),
+            unmount: Vec::new(),
+        };
+        for kv in opts
+            .into_iter()
+            .flat_map(|o| o.split(','))
+            .filter(|k| !k.is_empty())
+        {
+            match kv.split_once('=') {
+                Some(("mount", v)) => s.mount.push(v.to_string()),
+                Some(("unmount", v)) => s.unmount.push(v.to_string()),
+                Some(("board", v)) => s.board = Some(v.to_string()),
+                _ => {
+                    return Err(DiagError::Usage(format!(
+                        "bad option {kv:?} in {spec:?} (expected mount=, unmount= or board=)"
+                    )))
+                }
+            }
+        }
+        Ok(s)
+    }
+
+    /// How the configuration is named in reports: `hp9000-350:unmount=/disc`.
+    pub fn label(&self) -> String {
+        let mut opts: Vec<String> = Vec::new();
+        if let Some(b) = &self.board {
+            opts.push(format!("board={b}"));
+        }
+        opts.extend(self.mount.iter().map(|m| format!("mount={m}")));
+        opts.extend(self.unmount.iter().map(|m| format!("unmount={m}")));
+        if opts.is_empty() {
+            self.config.clone()
+        } else {
+            format!("{}:{}", self.config, opts.join(","))
+        }
+    }
+}
+
+/// An opened bus.
+pub struct Target {
+    /// The configuration's label.
+    pub label: String,
+    /// "sim" or "linux-gpib".
+    pub backend: &'static str,
+    /// The bus.
+    pub bus: Bus,
+    /// The simulated host (sim backend only).
+    pub host: Option<SimHost>,
+    /// Index of the board on the host.
+    pub board: usize,
+}
+
+impl Target {
+    /// Opens `spec` on `backend`.
+    pub fn open(backend: BackendKind, spec: &BusSpec) -> Result<Self> {
+        match backend {
+            BackendKind::Sim => Self::open_sim(spec),
+            BackendKind::LinuxGpib => Self::open_linux_gpib(spec),
+        }
+    }
+
+    fn open_sim(spec: &BusSpec) -> Result<Self> {
+        let host = gpib::sim::load(&spec.config)?;
+        for m in &spec.mount {
+            host.mount(m)?;
+        }
+        for m in &spec.unmount {
+            host.unmount(m)?;
+        }
+        let board = match &spec.board {
+            None => host.board(0)?,
+            Some(b) => match b.parse::<usize>() {
+                Ok(i) => host.board(i)?,
+                Err(_) => host.board_named(b)?,
+            },
+        };
+        let index = board.index();
+        Ok(Self {
+            label: spec.label(),
+            backend: "sim",
+            bus: Bus::new(board),
+            host: Some(host),
+            board: index,
+        })
+    }
+
+    #[cfg(feature = "linux-gpib")]
+    fn open_linux_gpib(spec: &BusSpec) -> Result<Self> {
+        if !spec.mount.is_empty() || !spec.unmount.is_empty() {
+            return Err(DiagError::Usage(
+                "--mount/--unmount change a simulated host; on linux-gpib mount or unmount the disc on the machine itself".into(),
+            ));
+        }
+        let name = spec.board.clone().unwrap_or_else(|| "0".into());
+        let board = match name.parse::<i32>() {
+            Ok(i) => gpib::backend::linux_gpib::LinuxGpibBoard::open_index(i)?,
+            Err(_) => gpib::backend::linux_gpib::LinuxGpibBoard::open_name(&name)?,
+        };
+        Ok(Self {
+            label: format!("linux-gpib:{name}"),
+            backend: "linux-gpib",
+            bus: Bus::new(board),
+            host: None,
+            board: name.parse().unwrap_or(0),
+        })
+    }
+
+    #[cfg(not(feature = "linux-gpib"))]
+    fn open_linux_gpib(_spec: &BusSpec) -> Result<Self> {
+        Err(DiagError::NoLinuxGpib)
+    }
+
+    /// The instruments on the board (simulator): address and model, discs left out.
+    pub fn instruments(&self) -> Vec<(Address, String)> {
+        self.host
+            .as_ref()
+            .map(|h| {
+                h.devices(self.board)
+                    .into_iter()
+                    .filter(|(_, _, mount)| mount.is_none())
+                    .map(|(a, m, _)| (a, m))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs() {
+        let s = BusSpec::parse("hp9000-350:unmount=/disc").unwrap();
+        assert_eq!(s.config, "hp9000-350");
+        assert_eq!(s.unmount, ["/disc"]);
+        assert_eq!(s.label(), "hp9000-350:unmount=/disc");
+        let s = BusSpec::parse("x.toml:board=gpib0,mount=/a").unwrap();
+        assert_eq!(s.board.as_deref(), Some("gpib0"));
+        assert_eq!(s.label(), "x.toml:board=gpib0,mount=/a");
+        assert!(BusSpec::parse("hp9000-350:speed=9").is_err());
+        assert!(BusSpec::parse(":unmount=/x").is_err());
+    }
+}
