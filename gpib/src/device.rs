@@ -463,23 +463,25 @@ fn read_block(tx: &mut Transaction<'_>, sink: &mut dyn Sink) -> Result<BlockInfo
         .body_len
         .map(|l| usize::try_from(l).unwrap_or(usize::MAX));
     // Bytes of the body that came with the header go first.
+    let in_head = want_end.map_or(extra.len(), |l| extra.len().min(l));
     let mut filled = 0usize;
-    if !extra.is_empty() {
-        let room = sink.room(0, want_end.map(|w| w.max(extra.len())));
-        let n = extra.len().min(room.len());
-        room[..n].copy_from_slice(&extra[..n]);
-        filled = n;
-        if n < extra.len() {
-            return Err(too_large(want_end, filled, hl));
+    if in_head > 0 {
+        let room = sink.room(0, Some(want_end.unwrap_or(in_head).max(in_head)));
+        if room.len() < in_head {
+            let n = room.len();
+            room.copy_from_slice(&extra[..n]);
+            return Err(too_large(want_end, n, hl));
         }
+        room[..in_head].copy_from_slice(&extra[..in_head]);
+        filled = in_head;
     }
     let mut last_had_end = ended;
     match want_end {
         Some(len) => {
-            if filled > len {
-                // Header and body arrived together and more than the body came.
+            if extra.len() > len {
+                // The whole block and what follows it came with the header read.
                 sink.finish(len);
-                let tail = &head[hl + len..have];
+                let tail = &extra[len..];
                 if tail != b"\n" {
                     return Err(Error::MalformedBlock {
                         reason: format!("{} unexpected byte(s) after the block body", tail.len()),

@@ -1,0 +1,329 @@
+//! The `gpib-diag` binary on the simulator: the seed's figures, every format, and the
+//! error messages for bad arguments.
+
+use std::process::{Command, Output};
+
+use approx::assert_relative_eq;
+
+fn diag(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+        .args(args)
+        .output()
+        .expect("gpib-diag runs")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = diag(args);
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+fn fails(args: &[&str], code: i32, needle: &str) {
+    let out = diag(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: expected {needle:?} in {err}"
+    );
+}
+
+/// Parses the seed's seven lines into (read time, read rate, size, write time, write rate).
+fn seed_figures(text: &str) -> (f64, f64, u64, f64, f64) {
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 7, "{text}");
+    assert_eq!(lines[3], "");
+    let val = |i: usize, prefix: &str| -> f64 {
+        let rest = lines[i]
+            .strip_prefix(prefix)
+            .unwrap_or_else(|| panic!("line {i}: {}", lines[i]));
+        // The program's own %f format: six digits after the point.
+        assert_eq!(
+            rest.split('.').nth(1).map(str::len),
+            Some(6),
+            "{}",
+            lines[i]
+        );
+        rest.parse().unwrap()
+    };
+    let size: u64 = lines[2]
+        .strip_prefix("transfer size: ")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(lines[6], format!("transfer size: {size}"));
+    (
+        val(0, "read time: "),
+        val(1, "transfer rate: "),
+        size,
+        val(4, "write time: "),
+        val(5, "transfer rate: "),
+    )
+}
+
+#[test]
+fn seed_test_1_disc_mounted() {
+    let (rt, rr, size, wt, wr) = seed_figures(&ok(&["io-test", "400000"]));
+    assert_eq!(size, 400_000);
+    assert_relative_eq!(rt, 53.444, max_relative = 0.01);
+    assert_relative_eq!(rr, 7_484.0, max_relative = 0.01);
+    assert_relative_eq!(wt, 47.408, max_relative = 0.01);
+    assert_relative_eq!(wr, 8_437.0, max_relative = 0.01);
+}
+
+#[test]
+fn seed_test_2_disc_unmounted() {
+    let (rt, rr, _, wt, wr) = seed_figures(&ok(&[
+        "io-test",
+        "--bus",
+        "hp9000-350",
+        "--unmount",
+        "/disc",
+        "400000",
+    ]));
+    assert_relative_eq!(rt, 0.915, max_relative = 0.01);
+    assert_relative_eq!(rr, 437_166.0, max_relative = 0.01);
+    assert_relative_eq!(wt, 1.034, max_relative = 0.01);
+    assert_relative_eq!(wr, 386_940.0, max_relative = 0.01);
+}
+
+#[test]
+fn json_records() {
+    let out = ok(&[
+        "io-test",
+        "--format",
+        "json",
+        "--repeat",
+        "3",
+        "--unmount",
+        "/disc",
+        "400000",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["command"], "io-test");
+    let recs = doc["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 2);
+    let read = &recs[0];
+    assert_eq!(read["direction"], "read");
+    assert_eq!(read["config"], "hp9000-350:unmount=/disc");
+    assert_eq!(read["backend"], "sim");
+    assert_eq!(read["clock"], "virtual");
+    assert_eq!(read["protocol"], "hp3565");
+    assert_eq!(read["runs"], 3);
+    assert_eq!(read["size"], 400_000);
+    assert_relative_eq!(
+        read["seconds"].as_f64().unwrap(),
+        0.915,
+        max_relative = 0.01
+    );
+    assert_eq!(read["cpu_source"], "modelled");
+    // Programmed I/O keeps the CPU busy through the transfer: 100 % utilisation, and a
+    // service demand of (CPU us) / (KiB) = 0.9147e6 / 390.625.
+    assert_relative_eq!(
+        read["cpu_utilisation"].as_f64().unwrap(),
+        1.0,
+        max_relative = 1e-9
+    );
+    assert_relative_eq!(
+        read["service_demand_us_per_kib"].as_f64().unwrap(),
+        0.9147e6 / 390.625,
+        max_relative = 1e-3
+    );
+    assert_eq!(read["stats"]["n"], 3);
+    assert_eq!(recs[1]["direction"], "write");
+}
+
+#[test]
+fn csv_and_markdown() {
+    let csv = ok(&["io-test", "--format", "csv", "--unmount", "/disc", "4K"]);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 3);
+    assert!(lines[0].starts_with("config,backend,clock,device,protocol,direction,size"));
+    let read: Vec<&str> = lines[1].split(',').collect();
+    assert_eq!(read[5], "read");
+    assert_eq!(read[6], "4096");
+    let secs: f64 = read[8].parse().unwrap();
+    assert_relative_eq!(secs, 300e-6 + 4096.0 * 2.286e-6, max_relative = 1e-6);
+    let md = ok(&["io-test", "--format", "markdown", "4K"]);
+    assert!(md.starts_with("| config | direction |"), "{md}");
+    assert_eq!(md.lines().count(), 4);
+}
+
+#[test]
+fn output_to_file() {
+    let dir = std::env::temp_dir().join(format!("gpib-diag-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("out.json");
+    let p = path.to_str().unwrap();
+    assert_eq!(ok(&["io-test", "--format", "json", "-o", p, "1K"]), "");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(doc["records"][0]["size"], 1024);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn compare_gives_the_seed_ratios() {
+    let out = ok(&[
+        "compare",
+        "--bus",
+        "hp9000-350",
+        "--bus",
+        "hp9000-350:unmount=/disc",
+        "--format",
+        "json",
+        "400000",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ratios = doc["ratios"].as_array().unwrap();
+    assert_eq!(ratios.len(), 2);
+    assert_relative_eq!(
+        1.0 / ratios[0]["seconds_ratio"].as_f64().unwrap(),
+        58.4,
+        max_relative = 0.01
+    );
+    assert_relative_eq!(
+        1.0 / ratios[1]["seconds_ratio"].as_f64().unwrap(),
+        45.9,
+        max_relative = 0.01
+    );
+    let text = ok(&[
+        "compare",
+        "--bus",
+        "hp9000-350",
+        "--bus",
+        "hp9000-350:unmount=/disc",
+        "400000",
+    ]);
+    assert!(
+        text.contains("read 58.4x faster with hp9000-350:unmount=/disc than with hp9000-350"),
+        "{text}"
+    );
+}
+
+#[test]
+fn sweep_table_and_plot() {
+    let dir = std::env::temp_dir().join(format!("gpib-diag-sweep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("sweep.svg");
+    let out = ok(&[
+        "sweep",
+        "--bus",
+        "bench",
+        "--board",
+        "gpib0",
+        "--device",
+        "22",
+        "--from",
+        "1",
+        "--to",
+        "1M",
+        "--format",
+        "json",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let recs = doc["records"].as_array().unwrap();
+    // 1, 4, 16 ... 1 MiB: 11 sizes, read and write each.
+    assert_eq!(recs.len(), 22);
+    assert_eq!(recs[0]["protocol"], "scpi");
+    // Throughput grows with size while the per-call cost is amortised.
+    let rate = |i: usize| recs[i]["bytes_per_second"].as_f64().unwrap();
+    assert!(rate(20) > 20.0 * rate(0), "{} vs {}", rate(20), rate(0));
+    // A 1 MiB block on the DMA board runs at the IEEE 488.1 ceiling of 1 MB/s.
+    assert_relative_eq!(rate(20), 1e6, max_relative = 0.01);
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(picture.starts_with("<svg") && picture.contains("read") && picture.contains("write"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn scan_finds_the_bench() {
+    let out = ok(&["scan", "--bus", "bench"]);
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            vec!["11", "GPIB0::11::INSTR", "(no", "answer)"],
+            vec!["22", "GPIB0::22::INSTR", "SIMULATED,SCPI-DMM,0,1.0"]
+        ]
+    );
+}
+
+#[test]
+fn confidence_iteration_stops_when_tight() {
+    let out = ok(&[
+        "io-test",
+        "--format",
+        "json",
+        "--confidence",
+        "0.05",
+        "--max-repeat",
+        "10",
+        "1K",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // Virtual time is exact: two runs already give a zero-width interval.
+    assert_eq!(doc["records"][0]["runs"], 2);
+}
+
+#[test]
+fn bad_arguments_say_what_is_wrong() {
+    fails(&["io-test", "0"], 2, "at least 1 byte");
+    fails(
+        &["io-test", "--bus", "no-such-bus", "400000"],
+        2,
+        "unknown configuration \"no-such-bus\"",
+    );
+    fails(
+        &["io-test", "--unmount", "/nowhere", "400000"],
+        2,
+        "unknown mount point \"/nowhere\"",
+    );
+    fails(
+        &["io-test", "--device", "31", "400000"],
+        2,
+        "invalid GPIB address 31",
+    );
+    fails(
+        &["io-test", "--device", "5", "400000"],
+        2,
+        "no instrument at address 5",
+    );
+    fails(
+        &["compare", "--bus", "hp9000-350", "400000"],
+        2,
+        "at least two",
+    );
+    fails(
+        &[
+            "compare",
+            "--bus",
+            "hp9000-350",
+            "--bus",
+            "hp9000-350:speed=1",
+            "4K",
+        ],
+        2,
+        "bad option",
+    );
+}
+
+#[cfg(not(feature = "linux-gpib"))]
+#[test]
+fn missing_feature_says_how_to_rebuild() {
+    fails(
+        &["io-test", "--backend", "linux-gpib", "400000"],
+        2,
+        "--features linux-gpib",
+    );
+}
