@@ -61,6 +61,21 @@ on_every_backend! {
 }
 
 #[test]
+fn get_and_trg_both_trigger() {
+    use gpib::sim::instruments::ScpiInstrument;
+    let fx = Fixture::sim_bench();
+    let host = fx.host.unwrap();
+    let dmm = fx.bus.device(SCPI).unwrap();
+    dmm.trigger().unwrap();
+    dmm.clear().unwrap();
+    dmm.write_str("*TRG").unwrap();
+    let count = host
+        .with_instrument_as::<ScpiInstrument, _>(0, Fixture::addr(SCPI), |i| i.triggers())
+        .unwrap();
+    assert_eq!(count, Some(2));
+}
+
+#[test]
 fn invalid_addresses_are_typed_errors() {
     let fx = Fixture::sim_bench();
     for bad in [31u8, 127, 255] {

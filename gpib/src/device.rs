@@ -517,12 +517,15 @@ fn read_block(tx: &mut Transaction<'_>, sink: &mut dyn Sink) -> Result<BlockInfo
                 // IEEE 488.2 ends the response with NL+END after the body; accept NL
                 // without END too (some devices drop EOI there).
                 let mut t = [0u8; 1];
-                let st = tx.read(&mut t, None).map_err(|e| match e {
-                    Error::Timeout { .. } => Error::MalformedBlock {
-                        reason: "no NL+END after the block body (timed out)".into(),
-                        read: hl + len,
-                    },
-                    other => other.offset_transferred(hl + len),
+                let st = tx.read(&mut t, None).map_err(|e| {
+                    if e.kind() == crate::ErrorKind::Timeout {
+                        Error::MalformedBlock {
+                            reason: "no NL+END after the block body (timed out)".into(),
+                            read: hl + len,
+                        }
+                    } else {
+                        e.offset_transferred(hl + len)
+                    }
                 })?;
                 if st.count != 1 || t[0] != b'\n' {
                     return Err(Error::MalformedBlock {

@@ -144,12 +144,20 @@ pub enum Error {
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
     /// A backend-specific error, keeping the original as its source.
+    ///
+    /// Hardware backends use it for every error their driver reports, so that the
+    /// driver's own error (its code, its status word) stays reachable through
+    /// [`std::error::Error::source`]. Match on [`Error::kind`], not on the variant:
+    /// a timeout reported by a driver is `Backend { kind: ErrorKind::Timeout, .. }`.
     #[error("{message}")]
     Backend {
         /// The library's kind for it.
         kind: ErrorKind,
         /// A description with the backend's own code.
         message: String,
+        /// Bytes moved before the error, for errors raised while moving data
+        /// (see [`Error::transferred`]); `None` otherwise.
+        transferred: Option<usize>,
         /// The backend's original error.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
@@ -189,6 +197,7 @@ impl Error {
             | Error::MalformedBlock {
                 read: transferred, ..
             } => Some(*transferred),
+            Error::Backend { transferred, .. } => *transferred,
             _ => None,
         }
     }
@@ -201,6 +210,10 @@ impl Error {
             | Error::BusConflict { transferred, .. }
             | Error::MalformedBlock {
                 read: transferred, ..
+            } => *transferred += offset,
+            Error::Backend {
+                transferred: Some(transferred),
+                ..
             } => *transferred += offset,
             _ => {}
         }
@@ -244,5 +257,29 @@ mod tests {
         assert_eq!(Error::NotControllerInCharge.transferred(), None);
         let io = Error::from(std::io::Error::other("x"));
         assert_eq!(io.kind(), ErrorKind::Io);
+    }
+
+    #[test]
+    fn backend_errors_keep_kind_count_and_source() {
+        use std::error::Error as _;
+        let e = Error::Backend {
+            kind: ErrorKind::Timeout,
+            message: "read timed out (driver code 6)".into(),
+            transferred: Some(5),
+            source: Box::new(std::io::Error::other("driver said EABO")),
+        };
+        assert_eq!(e.kind(), ErrorKind::Timeout);
+        assert_eq!(e.transferred(), Some(5));
+        assert_eq!(e.source().unwrap().to_string(), "driver said EABO");
+        let e = e.offset_transferred(10);
+        assert_eq!(e.transferred(), Some(15));
+        let e = Error::Backend {
+            kind: ErrorKind::Unsupported,
+            message: "no".into(),
+            transferred: None,
+            source: Box::new(std::io::Error::other("ECAP")),
+        };
+        assert_eq!(e.transferred(), None);
+        assert_eq!(e.offset_transferred(3).transferred(), None);
     }
 }

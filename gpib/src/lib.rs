@@ -38,6 +38,8 @@ pub mod sim;
 mod status;
 
 pub use address::{Address, PrimaryAddress, SecondaryAddress, MAX_ADDRESS};
+#[cfg(feature = "linux-gpib")]
+pub use backend::linux_gpib::LinuxGpibBoard;
 pub use backend::{Backend, ClockKind, Eos, ReadEnd, ReadStatus};
 pub use bus::{Bus, Transaction};
 pub use device::{BlockInfo, Device};

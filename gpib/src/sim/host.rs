@@ -403,8 +403,7 @@ impl SimHost {
         self.with_slot(DeviceRef { board, address }, |s| s.faults.clear())
     }
 
-    /// Runs `f` on the instrument at `address` (downcast with `as_any` in your own types,
-    /// or inspect built-in ones through [`SimHost::with_instrument_as`]).
+    /// Runs `f` on the instrument at `address`.
     pub fn with_instrument<T>(
         &self,
         board: usize,
@@ -412,6 +411,23 @@ impl SimHost {
         f: impl FnOnce(&mut dyn Instrument) -> T,
     ) -> Result<T> {
         self.with_slot(DeviceRef { board, address }, |s| f(s.instrument.as_mut()))
+    }
+
+    /// Runs `f` on the instrument at `address` as its concrete type `T` (built-in
+    /// instruments, and yours if they implement [`Instrument::as_any_mut`]). `Ok(None)`
+    /// when it is another type.
+    pub fn with_instrument_as<T: 'static, R>(
+        &self,
+        board: usize,
+        address: Address,
+        f: impl FnOnce(&mut T) -> R,
+    ) -> Result<Option<R>> {
+        self.with_slot(DeviceRef { board, address }, |s| {
+            s.instrument
+                .as_any_mut()
+                .and_then(|a| a.downcast_mut::<T>())
+                .map(f)
+        })
     }
 
     /// Starts recording every bus event, keeping at most `capture` data bytes per event.

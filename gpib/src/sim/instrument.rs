@@ -65,6 +65,12 @@ pub trait Instrument: Send {
     fn remote_changed(&mut self, remote: bool, lockout: bool) {
         let _ = (remote, lockout);
     }
+
+    /// The instrument as `Any`, so tests can inspect its state
+    /// ([`crate::sim::SimHost::with_instrument_as`]). `None` by default.
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        None
+    }
 }
 
 /// What the simulator lends an instrument during a call.

@@ -28,6 +28,10 @@ impl Disc {
 }
 
 impl Instrument for Disc {
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
+    }
+
     fn model(&self) -> &str {
         &self.model
     }

@@ -174,6 +174,10 @@ impl Hp3565 {
 }
 
 impl Instrument for Hp3565 {
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
+    }
+
     fn model(&self) -> &str {
         "HP3565"
     }

@@ -246,7 +246,7 @@ impl ScpiInstrument {
             self.respond(io, &format!("{c},\"{t}\""));
         } else if eq(h, b"MEAS:VOLT?") || eq(h, b"MEASURE:VOLTAGE?") || eq(h, b"READ?") {
             let v = self.reading();
-            self.respond(io, &format!("{v:+.8E}"));
+            self.respond(io, &sci(v));
         } else if eq(h, b"WAV:POIN") || eq(h, b"WAVEFORM:POINTS") {
             match num() {
                 Some(n) if n * 4 <= MAX_BLOCK => self.points = n,
@@ -289,7 +289,8 @@ impl ScpiInstrument {
     fn trigger_reading(&mut self, io: &mut DeviceIo<'_>) {
         self.triggers += 1;
         let v = self.reading();
-        io.output.push_str(&format!("{v:+.8E}\n"));
+        io.output.push_str(&sci(v));
+        io.output.push(b"\n");
         io.output.finish_message();
     }
 
@@ -369,6 +370,18 @@ impl ScpiInstrument {
     }
 }
 
+/// A reading in SCPI's NR3 form: `+1.23456789E+00`.
+fn sci(v: f64) -> String {
+    let s = format!("{v:+.8E}");
+    match s.split_once('E') {
+        Some((m, e)) => {
+            let exp: i32 = e.parse().unwrap_or(0);
+            format!("{m}E{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+        }
+        None => s,
+    }
+}
+
 fn eq(a: &[u8], b: &[u8]) -> bool {
     a.eq_ignore_ascii_case(b)
 }
@@ -386,6 +399,10 @@ fn trim(b: &[u8]) -> &[u8] {
 }
 
 impl Instrument for ScpiInstrument {
+    fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
+        Some(self)
+    }
+
     fn model(&self) -> &str {
         "SCPI"
     }
@@ -432,5 +449,16 @@ impl Instrument for ScpiInstrument {
         let stb = self.status(io);
         self.rqs = false;
         stb
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sci;
+
+    #[test]
+    fn nr3() {
+        assert_eq!(sci(1.919), "+1.91900000E+00");
+        assert_eq!(sci(-0.00125), "-1.25000000E-03");
     }
 }

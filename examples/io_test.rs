@@ -1,0 +1,106 @@
+//! Seed 004's `io_test.c` (HP-UX 6.01, March 1988), ported step by step to typed calls.
+//!
+//! `cargo run --release --example io_test -- 400000` runs it on the simulated
+//! HP 9000/350 with /disc mounted (test #1); add `--unmount` for test #2. The output is
+//! the original program's, line for line.
+//!
+//! | C (HP-UX DIL)                                   | here                                   |
+//! |-------------------------------------------------|----------------------------------------|
+//! | `open("/dev/hpib7", 2)`                          | `Bus::new(host.board_named("hpib7"))`  |
+//! | `hpib_bus_status(iodes, 7)` (my address)         | `tx.board_address()`                   |
+//! | `talkcmd = {63, MTA, 32+11}` + `hpib_send_cmnd`  | `tx.address_to_device(hp)`: UNL, MTA, MLA11 |
+//! | `listencmd = {63, 64+11, MLA}` + `hpib_send_cmnd`| `tx.address_from_device(hp)`: UNL, MTA11, MLA |
+//! | `write(iodes, "ABRT;DISA;\n", 11)`               | `hp.write(b"ABRT;DISA;\n")`            |
+//! | `read(iodes, response, 256)`                     | `hp.read(&mut response)` (64 bytes, see below) |
+//! | `for(idle=0;idle<21000;idle++);`                 | `bus.delay(22 ms)` on the bus's clock  |
+//! | `gettimeofday`                                   | `bus.now()`: the backend's clock       |
+
+use std::time::Duration;
+
+use gpib::{sim, Bus, InterfaceMessage};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    env_logger::init();
+    // usage: io_test transfer_size [--unmount]
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let size: usize = args.first().map_or(Ok(400_000), |s| s.parse())?;
+    if size < 2 {
+        return Err("transfer_size must be at least 2 bytes (one HP3565 word)".into());
+    }
+
+    // The machine: an HP 9000/350 with the HP3565 at 11 on the internal HP-IB (select
+    // code 7) and, unless --unmount, the scratch disc /disc mounted on an external HP-IB.
+    let host = sim::builtin("hp9000-350")?;
+    if args.iter().any(|a| a == "--unmount") {
+        host.unmount("/disc")?;
+    }
+    // iodes = open("/dev/hpib7", 2);
+    let bus = Bus::new(host.board_named("hpib7")?);
+    let hp = bus.device(11)?;
+
+    // MTA = hpib_bus_status(iodes, 7) + 64; MLA = ... + 32;
+    // talkcmd = {63, MTA, 32 + 11}; listencmd = {63, 64 + 11, MLA};
+    // With the typed layer these are [Unlisten, Talk(board), Listen(dev)] and
+    // [Unlisten, Talk(dev), Listen(board)], built by address_to/from_device.
+    let me = bus.transaction(|tx| Ok(tx.board_address()))?;
+    log::info!(
+        "controller at {me}: talkcmd = {:?}",
+        [
+            InterfaceMessage::Unlisten.byte(),
+            InterfaceMessage::Talk(me).byte(),
+            InterfaceMessage::Listen(hp.address().primary).byte()
+        ]
+    );
+
+    // Set up the instrument.
+    // hpib_send_cmnd(iodes, talkcmd, 3); write(...); write(...);
+    hp.write(b"ABRT;DISA;\n")?;
+    hp.write(format!("NEW {};NEW?\n", size / 2).as_bytes())?;
+    // hpib_send_cmnd(iodes, listencmd, 3); read(iodes, response, 256);
+    // The original reads up to 256 bytes into `char response[64]`: a buffer overrun if
+    // the instrument ever answered more than 64 bytes. Here the read is bounded by the
+    // slice it is given; a longer answer stays queued (ReadEnd::BufferFull), never
+    // written past the end.
+    let mut response = [0u8; 64];
+    let got = hp.read(&mut response)?;
+    // sscanf(response, "%d", &id);
+    let id: usize = std::str::from_utf8(&response[..got.count])?
+        .trim()
+        .parse()?;
+
+    // First test the read.
+    // sprintf(cmnd_string, "RBLD %d,%d\n", id, (size/2)-1); hpib_send_cmnd(talkcmd); write(...)
+    hp.write(format!("RBLD {},{}\n", id, size / 2 - 1).as_bytes())?;
+    // hpib_send_cmnd(iodes, listencmd, 3);
+    bus.transaction(|tx| tx.address_from_device(hp.address()))?;
+    // for(idle=0;idle<21000;idle++);  "about .022 seconds for Paragon to do its thing"
+    bus.delay(Duration::from_millis(22));
+    // Static in the original (int data[100000]); a Vec of the size asked for here.
+    let mut data = vec![0u8; size];
+    let t1 = bus.now();
+    let bytes = hp.read(&mut data)?.count; // bytes = read(iodes, data, size);
+    let t2 = bus.now();
+    let sys_time = (t2 - t1).as_secs_f64();
+    println!(
+        "read time: {sys_time:.6}\ntransfer rate: {:.6}",
+        bytes as f64 / sys_time
+    );
+    println!("transfer size: {bytes}\n");
+
+    // Now test the write.
+    // sprintf(cmnd_string, "WBLD %d,%d,#I", id, size/2); hpib_send_cmnd(talkcmd); write(...)
+    // No newline and no EOI: the binary data that follows belongs to the same message.
+    hp.write_partial(format!("WBLD {},{},#I", id, size / 2).as_bytes())?;
+    bus.delay(Duration::from_millis(22));
+    let t1 = bus.now();
+    hp.write(&data)?; // bytes = write(iodes, data, size); EOI on the last byte ends #I
+    let t2 = bus.now();
+    let sys_time = (t2 - t1).as_secs_f64();
+    println!(
+        "write time: {sys_time:.6}\ntransfer rate: {:.6}",
+        size as f64 / sys_time
+    );
+    println!("transfer size: {size}");
+    // close(iodes): the Bus is dropped here.
+    Ok(())
+}

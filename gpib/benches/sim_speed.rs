@@ -1,0 +1,131 @@
+//! The simulator's wall-clock cost: short queries per second, and simulated bytes moved
+//! per wall second for 1 MiB blocks, beside memcpy of 1 MiB measured in the same run.
+//!
+//! `cargo bench -p gpib --bench sim_speed` prints a table; `-- --json FILE` also writes
+//! the figures as JSON. Each case runs `RUNS` times; the median is the headline.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use gpib::{sim, Bus};
+
+const RUNS: usize = 7;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn cpu_seconds() -> f64 {
+    // /proc/self/stat fields 14 and 15: utime and stime in clock ticks (100 Hz here).
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            let rest = &s[s.rfind(')')? + 2..];
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            Some((f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?) / 100.0)
+        })
+        .unwrap_or(0.0)
+}
+
+/// Runs `op` for about `budget` and returns (ops per second, CPU us per op).
+fn rate(budget: Duration, mut op: impl FnMut()) -> (f64, f64) {
+    let (c0, t0) = (cpu_seconds(), Instant::now());
+    let mut n = 0u64;
+    while t0.elapsed() < budget {
+        for _ in 0..64 {
+            op();
+        }
+        n += 64;
+    }
+    let (wall, cpu) = (t0.elapsed().as_secs_f64(), cpu_seconds() - c0);
+    (n as f64 / wall, cpu * 1e6 / n as f64)
+}
+
+fn main() {
+    let json_path = std::env::args().skip_while(|a| a != "--json").nth(1);
+    let budget = Duration::from_millis(300);
+
+    // Short queries: *IDN? on the bench's SCPI instrument, into a reused buffer.
+    let bus = Bus::new(sim::bench().board(0).expect("bench board"));
+    // 16 MiB at the 1 MB/s handshake ceiling is 17 s of virtual time.
+    bus.set_timeout(Duration::from_secs(60)).expect("timeout");
+    let dmm = bus.device(22).expect("address");
+    let mut answer = [0u8; 64];
+    let mut q = Vec::new();
+    let mut q_cpu = Vec::new();
+    for _ in 0..RUNS {
+        let (r, c) = rate(budget, || {
+            let st = dmm.query_into(b"*IDN?", &mut answer).expect("query");
+            black_box(st);
+        });
+        q.push(r);
+        q_cpu.push(c);
+    }
+
+    // 1 MiB definite-length blocks read straight into the caller's buffer.
+    const MIB: usize = 1 << 20;
+    let mut buf = vec![0u8; MIB];
+    let mut blocks = Vec::new();
+    for _ in 0..RUNS {
+        let (r, _) = rate(budget, || {
+            let info = dmm
+                .query_block_into("BLOCK? 1048576", &mut buf)
+                .expect("block");
+            black_box(info);
+        });
+        blocks.push(r * MIB as f64);
+    }
+
+    // Cost per byte against size: 4 KiB, 64 KiB, 1 MiB, 16 MiB blocks.
+    let mut per_byte = Vec::new();
+    let mut big = vec![0u8; 16 * MIB];
+    for n in [4 * 1024, 64 * 1024, MIB, 16 * MIB] {
+        let cmd = format!("BLOCK? {n}");
+        let (r, _) = rate(budget, || {
+            black_box(dmm.query_block_into(&cmd, &mut big[..n]).expect("block"));
+        });
+        per_byte.push((n, 1e9 / (r * n as f64)));
+    }
+
+    // memcpy of 1 MiB in the same process, the in-memory ceiling.
+    let src = vec![7u8; MIB];
+    let mut dst = vec![0u8; MIB];
+    let mut mem = Vec::new();
+    for _ in 0..RUNS {
+        let (r, _) = rate(budget, || {
+            dst.copy_from_slice(black_box(&src));
+            black_box(&dst);
+        });
+        mem.push(r * MIB as f64);
+    }
+
+    let (q, q_cpu, blocks, mem) = (median(q), median(q_cpu), median(blocks), median(mem));
+    println!("simulator speed (median of {RUNS} runs of {budget:?}):");
+    println!(
+        "  *IDN? queries            {:>12.0} /s   {:.2} us CPU each",
+        q, q_cpu
+    );
+    println!(
+        "  1 MiB block reads        {:>12.1} MB/s (simulated bytes per wall second)",
+        blocks / 1e6
+    );
+    println!("  memcpy 1 MiB             {:>12.1} MB/s", mem / 1e6);
+    println!("  block / memcpy           {:>12.3}", blocks / mem);
+    for (n, ns) in &per_byte {
+        println!("  wall ns per byte, {:>8} B block: {ns:.4}", n);
+    }
+    if let Some(path) = json_path {
+        let per: Vec<String> = per_byte
+            .iter()
+            .map(|(n, ns)| format!("{{\"size\": {n}, \"wall_ns_per_byte\": {ns}}}"))
+            .collect();
+        let doc = format!(
+            "{{\"runs\": {RUNS}, \"queries_per_second\": {q}, \"us_cpu_per_query\": {q_cpu}, \"block_1mib_bytes_per_second\": {blocks}, \"memcpy_1mib_bytes_per_second\": {mem}, \"block_to_memcpy\": {}, \"per_byte\": [{}]}}\n",
+            blocks / mem,
+            per.join(", ")
+        );
+        std::fs::write(&path, doc).expect("write JSON");
+        println!("wrote {path}");
+    }
+}
