@@ -385,7 +385,8 @@ impl LinuxGpibBoard {
         let value = mode.as_mode();
         if self.eos_mode != Some(value) {
             self.eos_mode = None;
-            traditional::ibeos(self.ud, mode).map_err(|e| self.error("ibeos", Call::Other, e, None))?;
+            traditional::ibeos(self.ud, mode)
+                .map_err(|e| self.error("ibeos", Call::Other, e, None))?;
             self.eos_mode = Some(value);
         }
         Ok(())
@@ -399,7 +400,8 @@ impl LinuxGpibBoard {
             } else {
                 IbSendEOI::Disabled
             };
-            traditional::ibeot(self.ud, mode).map_err(|e| self.error("ibeot", Call::Other, e, None))?;
+            traditional::ibeot(self.ud, mode)
+                .map_err(|e| self.error("ibeot", Call::Other, e, None))?;
             self.eot = Some(eoi);
         }
         Ok(())
@@ -669,8 +671,14 @@ mod tests {
         assert_eq!(timeout_code(ms(1)), (5, ms(1)));
         assert_eq!(timeout_code(ms(150)), (10, ms(300)));
         assert_eq!(timeout_code(ms(1500)), (12, ms(3000)));
-        assert_eq!(timeout_code(Duration::from_secs(60)), (15, Duration::from_secs(100)));
-        assert_eq!(timeout_code(Duration::from_secs(1000)), (17, Duration::from_secs(1000)));
+        assert_eq!(
+            timeout_code(Duration::from_secs(60)),
+            (15, Duration::from_secs(100))
+        );
+        assert_eq!(
+            timeout_code(Duration::from_secs(1000)),
+            (17, Duration::from_secs(1000))
+        );
         // Longer than the longest step: only "never" is not shorter.
         assert_eq!(timeout_code(Duration::from_secs(1001)), (0, Duration::ZERO));
         for (code, &d) in TIMEOUT_STEPS.iter().enumerate().skip(1) {
@@ -707,7 +715,11 @@ mod tests {
             (20, Call::Other, false, K::InvalidArgument),
         ];
         for (code, call, timo, kind) in cases {
-            assert_eq!(kind_for_iberr(code, call, timo), kind, "iberr {code} {call:?}");
+            assert_eq!(
+                kind_for_iberr(code, call, timo),
+                kind,
+                "iberr {code} {call:?}"
+            );
         }
     }
 
