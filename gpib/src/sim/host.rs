@@ -501,6 +501,9 @@ impl HostInner {
     }
 
     fn note_srq(&mut self, board: usize) {
+        if !self.rec.on {
+            return; // SRQ changes are only worth polling for when someone records them
+        }
         let now = self.now;
         let on = self.srq_line(board);
         let b = &mut self.boards[board];
@@ -559,38 +562,25 @@ impl HostInner {
                 "the board is not addressed to talk: address it (MTA) before writing".into(),
             ));
         }
-        let listeners: Vec<usize> = (0..b.devices.len())
-            .filter(|&i| b.devices[i].listening && b.devices[i].present())
-            .collect();
-        if listeners.is_empty() {
+        // The addressed listeners, without allocating: a device is one when it listens.
+        let is_listener = |d: &DeviceSlot| d.listening && d.present();
+        if !b.devices.iter().any(is_listener) {
             let e = Error::NoListener { transferred: 0 };
             self.rec.push(start, board, EventKind::Error(e.to_string()));
             return Err(e);
         }
         let timeout = b.timeout;
-        if listeners
-            .iter()
-            .any(|&i| b.devices[i].has(Fault::HoldsNrfd))
-        {
+        if b.devices.iter().any(|d| is_listener(d) && d.has(Fault::HoldsNrfd)) {
             self.advance(timeout, timeout);
             return Err(timeout_error("write", timeout, 0));
         }
-        let ready = listeners
-            .iter()
-            .map(|&i| b.devices[i].ready_at)
-            .max()
-            .unwrap_or_default();
+        let (mut ready, mut accept, mut recovery) = (Duration::ZERO, 0, 0);
+        for d in b.devices.iter().filter(|d| is_listener(d)) {
+            ready = ready.max(d.ready_at);
+            accept = accept.max(d.timing.accept_ns);
+            recovery = recovery.max(d.timing.holdoff_recovery_listen_ns);
+        }
         let wait = ready.saturating_sub(start);
-        let accept = listeners
-            .iter()
-            .map(|&i| b.devices[i].timing.accept_ns)
-            .max()
-            .unwrap_or(0);
-        let recovery = listeners
-            .iter()
-            .map(|&i| b.devices[i].timing.holdoff_recovery_listen_ns)
-            .max()
-            .unwrap_or(0);
         let hs = timing::handshake_ns(b.timing.t1_ns, accept, b.timing.hs488);
         let per = timing::byte_cost(&b.timing, Direction::Write, hs, poll_ns, recovery);
         let mut n = data.len();
@@ -608,8 +598,8 @@ impl HostInner {
         let cost = timing::call_cost(&b.timing, per, n as u64);
         let end_flag = eoi && !timed_out;
         let deliver_at = start + wait + cost.elapsed;
-        for &i in &listeners {
-            b.devices[i].call(deliver_at, |inst, io| inst.listen(&data[..n], end_flag, io));
+        for d in b.devices.iter_mut().filter(|d| is_listener(d)) {
+            d.call(deliver_at, |inst, io| inst.listen(&data[..n], end_flag, io));
         }
         if self.rec.on {
             let bytes = self.rec.clip(&data[..n]);
