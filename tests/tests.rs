@@ -3,6 +3,7 @@
 
 mod addressing;
 mod blocks;
+mod clock;
 mod faults;
 mod queries;
 mod seed;
