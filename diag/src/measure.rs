@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use gpib::block::BlockFormat;
 use gpib::{Address, Bus, ClockKind, Device};
 
-use crate::cli::Protocol;
+use crate::cli::{Protocol, RunArgs};
 use crate::cpu::{self, CpuSnapshot, MachineModes};
 use crate::error::{DiagError, Result};
 use crate::target::Target;
@@ -78,13 +78,8 @@ fn pattern(n: usize) -> Vec<u8> {
 impl Session {
     /// Sets the instrument up as the seed does (`ABRT;DISA;`, `NEW <words>;NEW?`) for
     /// transfers of up to `max_size` bytes; SCPI needs no set-up.
-    pub fn open(
-        target: &Target,
-        address: Option<u8>,
-        protocol: Protocol,
-        timeout: Option<f64>,
-        max_size: u64,
-    ) -> Result<Self> {
+    pub fn open(target: &Target, run: &RunArgs, max_size: u64) -> Result<Self> {
+        let (address, protocol, timeout) = (run.device, run.protocol, run.timeout);
         let instruments = target.instruments();
         let address = match address {
             Some(a) => Address::try_from(a)?,

@@ -29,13 +29,7 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     );
     for spec in &specs {
         let target = Target::open(backend, spec)?;
-        let mut session = Session::open(
-            &target,
-            args.run.device,
-            args.run.protocol,
-            args.run.timeout,
-            args.size,
-        )?;
+        let mut session = Session::open(&target, &args.run, args.size)?;
         let ctx = run::context(&target, &session);
         let pair = run::measure_pair(&mut session, &ctx, args.size, &args.run, &mut progress)?;
         records.push(pair.read);

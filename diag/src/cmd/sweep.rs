@@ -30,13 +30,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         )));
     }
     let target = Target::open(args.bus.backend, &BusSpec::from_args(&args.bus))?;
-    let mut session = Session::open(
-        &target,
-        args.run.device,
-        args.run.protocol,
-        args.run.timeout,
-        args.to,
-    )?;
+    let mut session = Session::open(&target, &args.run, args.to)?;
     let ctx = run::context(&target, &session);
     let mut list = sizes(args.from, args.to, args.factor);
     if session.protocol() == Protocol::Hp3565 {
