@@ -6,6 +6,7 @@ mod blocks;
 mod clock;
 mod faults;
 mod queries;
+mod robustness;
 mod seed;
 mod srq;
 mod threads;

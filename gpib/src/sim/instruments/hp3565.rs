@@ -18,6 +18,8 @@ use crate::status::StatusByte;
 
 /// Largest block `NEW` accepts, in words (32 MiB of data).
 pub const MAX_BLOCK_WORDS: usize = 16 << 20;
+/// Block memory in all, in words (64 MiB): `NEW` past it fails, as on the real box.
+pub const MAX_TOTAL_WORDS: usize = 32 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -65,6 +67,11 @@ impl Hp3565 {
         self.blocks.get(id.checked_sub(1)?).map(|b| &b[..])
     }
 
+    /// Words allocated by `NEW` so far.
+    pub fn words_in_use(&self) -> usize {
+        self.blocks.iter().map(|b| b.len() / 2).sum()
+    }
+
     /// Commands it could not execute since the last `ERR?`.
     pub fn errors(&self) -> u32 {
         self.errors
@@ -97,7 +104,11 @@ impl Hp3565 {
             .collect();
         match (head.to_ascii_uppercase().as_str(), nums.as_slice()) {
             ("ABRT" | "DISA", []) => true,
-            ("NEW", [Some(words)]) if *words > 0 && *words <= MAX_BLOCK_WORDS => {
+            ("NEW", [Some(words)])
+                if *words > 0
+                    && *words <= MAX_BLOCK_WORDS
+                    && self.words_in_use() + words <= MAX_TOTAL_WORDS =>
+            {
                 let data: Vec<u8> = (0..*words).flat_map(|i| (i as u16).to_be_bytes()).collect();
                 self.blocks.push(Arc::from(data));
                 true

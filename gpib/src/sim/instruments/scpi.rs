@@ -26,7 +26,7 @@ use crate::sim::instrument::{DeviceIo, Instrument};
 use crate::status::StatusByte;
 
 /// Largest block `BLOCK?` or `WAV:POIN` produce, and `DATA` stores (bytes).
-pub const MAX_BLOCK: usize = 256 << 20;
+pub const MAX_BLOCK: usize = 64 << 20;
 const ERROR_QUEUE: usize = 10;
 
 const ESR_OPC: u8 = 0x01;
