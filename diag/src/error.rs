@@ -10,6 +10,7 @@ pub enum DiagError {
     #[error("{0}")]
     Usage(String),
     /// The linux-gpib backend was asked for but not compiled in.
+    #[cfg_attr(feature = "linux-gpib", allow(dead_code))]
     #[error(
         "the linux-gpib backend is not in this build: rebuild with \
          `cargo build --release -p gpib-diag --features linux-gpib` \

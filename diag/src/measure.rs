@@ -83,9 +83,22 @@ impl Session {
         let instruments = target.instruments();
         let address = match address {
             Some(a) => Address::try_from(a)?,
-            None => instruments.first().map(|(a, _)| *a).ok_or_else(|| {
-                DiagError::Usage("no instrument found on the board: give --device <ADDR>".into())
-            })?,
+            None if target.host.is_some() => {
+                instruments.first().map(|(a, _)| *a).ok_or_else(|| {
+                    DiagError::Usage(
+                        "no instrument found on the board: give --device <ADDR>".into(),
+                    )
+                })?
+            }
+            // Hardware: the first listener on the bus.
+            None => target
+                .bus
+                .find_listeners()?
+                .first()
+                .copied()
+                .ok_or_else(|| {
+                    DiagError::Usage("no listener found on the board: give --device <ADDR>".into())
+                })?,
         };
         let protocol = match protocol {
             Protocol::Auto => match instruments.iter().find(|(a, _)| *a == address) {
@@ -101,7 +114,7 @@ impl Session {
                             .join(", ")
                     )))
                 }
-                None => Protocol::Hp3565,
+                None => probe_protocol(&target.bus, address)?,
             },
             p => p,
         };
@@ -234,6 +247,24 @@ impl Session {
             )));
         }
         Ok(())
+    }
+}
+
+/// An instrument that answers `*IDN?` within a second speaks IEEE 488.2 (SCPI);
+/// one that does not is taken for the seed's HP3565 (cleared after the probe).
+fn probe_protocol(bus: &Bus, address: Address) -> Result<Protocol> {
+    let mut dev = bus.device(address)?;
+    dev.set_timeout(Some(Duration::from_secs(1)));
+    match dev.query("*IDN?") {
+        Ok(idn) => {
+            log::info!("device {address} answers *IDN? with {idn:?}: SCPI");
+            Ok(Protocol::Scpi)
+        }
+        Err(e) => {
+            log::info!("device {address} does not answer *IDN? ({e}): HP3565 protocol");
+            dev.clear()?;
+            Ok(Protocol::Hp3565)
+        }
     }
 }
 

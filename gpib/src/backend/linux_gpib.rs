@@ -5,7 +5,7 @@
 //! ```no_run
 //! use gpib::{Bus, LinuxGpibBoard};
 //! // Board index 0 (/dev/gpib0), or a board name from /etc/gpib.conf.
-//! let bus = Bus::new(LinuxGpibBoard::open(0)?);
+//! let bus = Bus::new(LinuxGpibBoard::open_index(0)?);
 //! let dmm = bus.device(22)?;
 //! println!("{}", dmm.query("*IDN?")?);
 //! # Ok::<(), gpib::Error>(())
@@ -16,8 +16,8 @@
 //! | [`Backend`] method | linux-gpib call(s) |
 //! |---|---|
 //! | `command` | `ibcmd` on the board descriptor |
-//! | `write(data, eoi)` | `ibeot(eoi)` when it changes, then one `ibwrt` |
-//! | `read(buf, eos)` | `ibeos` (set explicitly from `eos` whenever it changes), then one `ibrd` of the whole buffer |
+//! | `write(data, eoi)` | `ibeot(eoi)`, then one `ibwrt` |
+//! | `read(buf, eos)` | `ibeos` (REOS with the byte, or off, as `eos` says), then one `ibrd` of the whole buffer |
 //! | `interface_clear` / `remote_enable` | `ibsic` / `ibsre` |
 //! | `set_timeout` | `ibtmo` with the shortest of linux-gpib's 17 steps not shorter than asked |
 //! | `serial_poll` | `ReadStatusByte` |
@@ -30,7 +30,7 @@
 //! word) as their [`std::error::Error::source`]; see [`kind_for_iberr`] for the mapping.
 //!
 //! One user per descriptor: a board is opened once per process (a second
-//! [`LinuxGpibBoard::open`] of the same board fails until the first is dropped), every
+//! [`LinuxGpibBoard::open_index`] of the same board fails until the first is dropped), every
 //! call takes `&mut self`, and [`crate::Bus`] shares the board between threads behind
 //! its lock. libgpib aborts the process when one descriptor is used from two threads
 //! at once; this type cannot do that.
@@ -238,10 +238,6 @@ pub struct LinuxGpibBoard {
     address: PrimaryAddress,
     /// The timeout applied to the descriptor (a linux-gpib step).
     timeout: Duration,
-    /// The `ibeos` mode last applied, `None` when not known.
-    eos_mode: Option<c_int>,
-    /// The `ibeot` setting last applied, `None` when not known.
-    eot: Option<bool>,
     opened: Instant,
 }
 
@@ -263,15 +259,13 @@ impl LinuxGpibBoard {
     /// Errors: [`ErrorKind::BackendUnavailable`] when the board does not answer (no
     /// such board, driver not loaded, `gpib_config` not run) or is already open in
     /// this process.
-    pub fn open(index: u32) -> Result<Self> {
-        let ud = c_int::try_from(index)
-            .ok()
-            .filter(|&i| i < 16)
-            .ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "board index {index} is out of range (linux-gpib has boards 0..=15)"
-                ))
-            })?;
+    pub fn open_index(index: i32) -> Result<Self> {
+        let ud: c_int = index;
+        if !(0..16).contains(&ud) {
+            return Err(Error::InvalidArgument(format!(
+                "board index {index} is out of range (linux-gpib has boards 0..=15)"
+            )));
+        }
         if !claim(ud) {
             return Err(in_use(&format!("board {index}")));
         }
@@ -283,9 +277,9 @@ impl LinuxGpibBoard {
     ///
     /// Errors: [`ErrorKind::BackendUnavailable`] when no board has that name,
     /// [`ErrorKind::InvalidArgument`] when the name is a device, not an interface.
-    pub fn open_named(name: &str) -> Result<Self> {
-        if let Ok(index) = name.trim().parse::<u32>() {
-            return Self::open(index);
+    pub fn open_name(name: &str) -> Result<Self> {
+        if let Ok(index) = name.trim().parse::<i32>() {
+            return Self::open_index(index);
         }
         let ud = traditional::ibfind(name).map_err(|e| {
             let mut err = driver_error("ibfind", Call::Other, e, None, Duration::ZERO);
@@ -320,7 +314,7 @@ impl LinuxGpibBoard {
     }
 
     fn init(ud: c_int, key: c_int, owned: bool, label: String) -> Result<Self> {
-        let unavailable = |what: &str, e: GpibError| -> Error {
+        let unavailable = |what: &'static str, e: GpibError| -> Error {
             let err = driver_error(what, Call::Other, e, None, Duration::ZERO);
             Error::BackendUnavailable {
                 backend: NAME.into(),
@@ -341,19 +335,17 @@ impl LinuxGpibBoard {
             .get(usize::try_from(tmo).unwrap_or(0))
             .copied()
             .unwrap_or(Duration::ZERO);
-        let mut board = Self {
+        // Never inherit EOS settings (XEOS would add EOI to writes): none until a read asks.
+        traditional::ibeos(ud, eos_mode(None)).map_err(|e| unavailable("ibeos", e))?;
+        let board = Self {
             ud,
             key,
             owned,
             label,
             address,
             timeout,
-            eos_mode: None,
-            eot: None,
             opened: Instant::now(),
         };
-        // Never inherit EOS settings (XEOS would add EOI to writes): none until a read asks.
-        board.apply_eos(None)?;
         log::debug!("opened {board:?}");
         Ok(board)
     }
@@ -367,44 +359,38 @@ impl LinuxGpibBoard {
         driver_error(what, call, e, count, self.timeout)
     }
 
+    /// Sets the EOS mode for the next read: REOS (and BIN for 8-bit compares) with the
+    /// byte, or nothing at all; never XEOS.
     fn apply_eos(&mut self, eos: Option<Eos>) -> Result<()> {
-        let mode = match eos {
-            None => IbEosMode {
-                reos: false,
-                xeos: false,
-                bin: false,
-                eos_char: 0,
-            },
-            Some(e) => IbEosMode {
-                reos: true,
-                xeos: false,
-                bin: e.eight_bit,
-                eos_char: e.byte,
-            },
-        };
-        let value = mode.as_mode();
-        if self.eos_mode != Some(value) {
-            self.eos_mode = None;
-            traditional::ibeos(self.ud, mode)
-                .map_err(|e| self.error("ibeos", Call::Other, e, None))?;
-            self.eos_mode = Some(value);
-        }
-        Ok(())
+        traditional::ibeos(self.ud, eos_mode(eos))
+            .map_err(|e| self.error("ibeos", Call::Other, e, None))
     }
 
+    /// Sets whether the next write asserts EOI with its last byte.
     fn apply_eot(&mut self, eoi: bool) -> Result<()> {
-        if self.eot != Some(eoi) {
-            self.eot = None;
-            let mode = if eoi {
-                IbSendEOI::Enabled(1)
-            } else {
-                IbSendEOI::Disabled
-            };
-            traditional::ibeot(self.ud, mode)
-                .map_err(|e| self.error("ibeot", Call::Other, e, None))?;
-            self.eot = Some(eoi);
-        }
-        Ok(())
+        let mode = if eoi {
+            IbSendEOI::Enabled(1)
+        } else {
+            IbSendEOI::Disabled
+        };
+        traditional::ibeot(self.ud, mode).map_err(|e| self.error("ibeot", Call::Other, e, None))
+    }
+}
+
+fn eos_mode(eos: Option<Eos>) -> IbEosMode {
+    match eos {
+        None => IbEosMode {
+            reos: false,
+            xeos: false,
+            bin: false,
+            eos_char: 0,
+        },
+        Some(e) => IbEosMode {
+            reos: true,
+            xeos: false,
+            bin: e.eight_bit,
+            eos_char: e.byte,
+        },
     }
 }
 
@@ -766,6 +752,20 @@ mod tests {
     }
 
     #[test]
+    fn eos_modes_are_explicit_and_never_xeos() {
+        assert_eq!(eos_mode(None).as_mode(), 0);
+        assert_eq!(
+            eos_mode(Some(Eos::NEWLINE)).as_mode(),
+            0x0400 | 0x1000 | 0x0a
+        );
+        let seven = Eos {
+            byte: b',',
+            eight_bit: false,
+        };
+        assert_eq!(eos_mode(Some(seven)).as_mode(), 0x0400 | i32::from(b','));
+    }
+
+    #[test]
     fn secondary_addresses_keep_zero() {
         let a = Address::new(5, Some(0)).unwrap();
         let (p, s) = lg_address(a).unwrap();
@@ -818,7 +818,7 @@ mod hardware {
             return;
         };
         let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-        let bus = Bus::new(LinuxGpibBoard::open_named(&board).expect("open the board"));
+        let bus = Bus::new(LinuxGpibBoard::open_name(&board).expect("open the board"));
         bus.interface_clear().expect("IFC");
         bus.set_timeout(Duration::from_secs(3)).expect("timeout");
         bus.device(address).unwrap().clear().expect("device clear");
@@ -886,11 +886,44 @@ mod hardware {
         });
     }
 
+    /// The same board through linux-gpib-rs's own high-level API (its README's
+    /// example): what existing Rust programs do against this libgpib.
+    #[test]
+    fn hw_linux_gpib_rs_high_level_api() {
+        use linux_gpib_rs::instrument::{Board, Parameters};
+        use linux_gpib_rs::types::IbSendEOI;
+        let Some((board, address)) = target("hw_linux_gpib_rs_high_level_api") else {
+            return;
+        };
+        let Ok(index) = board.trim().parse::<c_int>() else {
+            eprintln!("hw_linux_gpib_rs_high_level_api: needs a board index: skipped");
+            return;
+        };
+        let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        let board = Board::with_board_number(index);
+        board.interface_clear().expect("SendIFC");
+        let found = board.find_listeners().expect("FindLstn");
+        let instr = found
+            .into_iter()
+            .find(|i| i.visa_string() == format!("GPIB{index}::{}::INSTR", address.primary))
+            .expect("the instrument is among the listeners");
+        // Its defaults: EOS on NL (7 bits), no EOI on writes, SDC on open.
+        let handle = instr.open(Parameters::default()).expect("ibdev + ibclr");
+        let idn = handle.blocking_query("*IDN?\n").expect("ibwrt + ibrd");
+        assert!(!idn.trim().is_empty());
+        drop(handle); // ibonl(ud, 0)
+                      // The 488.2 path: SendList without EOI, then Receive until END.
+        board
+            .send_list(&vec![instr.clone()], b"*IDN?\n", IbSendEOI::default())
+            .expect("SendList");
+        assert_eq!(instr.receive().expect("Receive"), idn);
+    }
+
     #[test]
     fn hw_one_user_per_board() {
         with_bus("hw_one_user_per_board", |_bus, _| {
             let board = std::env::var("GPIB_HW_BOARD").unwrap();
-            let e = LinuxGpibBoard::open_named(&board).unwrap_err();
+            let e = LinuxGpibBoard::open_name(&board).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::BackendUnavailable, "{e}");
             assert!(e.to_string().contains("already open"), "{e}");
         });

@@ -570,7 +570,10 @@ impl HostInner {
             return Err(e);
         }
         let timeout = b.timeout;
-        if b.devices.iter().any(|d| is_listener(d) && d.has(Fault::HoldsNrfd)) {
+        if b.devices
+            .iter()
+            .any(|d| is_listener(d) && d.has(Fault::HoldsNrfd))
+        {
             self.advance(timeout, timeout);
             return Err(timeout_error("write", timeout, 0));
         }

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# compat/ci.sh -- the linux-gpib backend tested end to end against libgpib.so.0 built
+# from the simulator (compat/), with no hardware and no real linux-gpib:
+#
+#   1. build the compatibility library and lay it out as libgpib.so.0 + libgpib.so;
+#   2. check it exports every symbol of include/gpib/ib.h (what linux-gpib-sys binds);
+#   3. compile compat/tests/find_and_idn.c against the header, link it against the
+#      library, run it and compare its output; the same in Python through ctypes, and
+#      through linux-gpib's Python API when a `gpib` module (or gpib-ctypes) is there;
+#   4. build the `linux-gpib` feature against the library (linux-gpib-sys with
+#      NO_LOCAL_LIB=1 in its own target dir, the link added by RUSTFLAGS), lint it, and
+#      run the gpib unit tests, the hardware tests (on the simulated bench) and the
+#      shared integration tests on both backends.
+#
+# Needs only the Rust toolchain (with clippy), gcc and python3 (no libclang: bindgen
+# is never run). Target dirs: target-compat (library, C program) and target-linux-gpib
+# (the feature build); override with COMPAT_TARGET_DIR / LINUX_GPIB_TARGET_DIR.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+export CARGO_TERM_COLOR=never
+
+section() { printf '\n== compat: %s\n' "$*"; }
+fail() {
+  printf 'compat/ci.sh: FAILED: %s\n' "$*" >&2
+  exit 1
+}
+
+COMPAT_TARGET="${COMPAT_TARGET_DIR:-$ROOT/target-compat}"
+LG_TARGET="${LINUX_GPIB_TARGET_DIR:-$ROOT/target-linux-gpib}"
+LIBDIR="$COMPAT_TARGET/libgpib"
+OUT="$COMPAT_TARGET/c"
+mkdir -p "$LIBDIR" "$OUT"
+
+section "build libgpib.so.0 (cargo build --release -p gpib-compat)"
+CARGO_TARGET_DIR="$COMPAT_TARGET" cargo build --release -p gpib-compat
+cp -f "$COMPAT_TARGET/release/libgpib.so" "$LIBDIR/libgpib.so.0"
+ln -sf libgpib.so.0 "$LIBDIR/libgpib.so"
+echo "installed $LIBDIR/libgpib.so.0 (and the libgpib.so link)"
+
+section "exported symbols and soname"
+soname="$(objdump -p "$LIBDIR/libgpib.so.0" | awk '$1 == "SONAME" { print $2 }')"
+[[ "$soname" == "libgpib.so.0" ]] || fail "soname is '$soname', not libgpib.so.0"
+nm -D --defined-only "$LIBDIR/libgpib.so.0" | awk '{ print $NF }' | sort -u >"$OUT/exported.txt"
+python3 - "$ROOT/compat/include/gpib/ib.h" "$OUT/exported.txt" <<'PY'
+import re, sys
+header = open(sys.argv[1]).read()
+exported = set(open(sys.argv[2]).read().split())
+functions = set(re.findall(r"^extern\s+[\w\s\*]*?\b(\w+)\s*\(", header, re.M))
+globals_ = set(re.findall(r"^extern\s+volatile\s+\w+(?:\s+\w+)?\s+(\w+)\s*;", header, re.M))
+wanted = functions | globals_
+missing = sorted(wanted - exported)
+print(f"ib.h declares {len(functions)} functions and {len(globals_)} globals; "
+      f"the library exports {len(wanted & exported)} of them, {len(exported - wanted)} other symbol(s)")
+if len(functions) != 81 or len(globals_) != 4:
+    sys.exit("unexpected count in ib.h (81 functions and 4 globals expected)")
+if missing:
+    sys.exit("missing: " + " ".join(missing))
+PY
+
+section "C: compat/tests/find_and_idn.c (gcc -std=c99 -Wall -Wextra -Wpedantic -Werror)"
+gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -I "$ROOT/compat/include" \
+  "$ROOT/compat/tests/find_and_idn.c" -L "$LIBDIR" -lgpib -o "$OUT/find_and_idn"
+objdump -p "$OUT/find_and_idn" | grep -q 'NEEDED *libgpib\.so\.0' ||
+  fail "find_and_idn does not ask for libgpib.so.0"
+export LD_LIBRARY_PATH="$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+
+echo "-- on compat/tests/idn_bench.toml (SCPI instruments at 5 and 22):"
+GPIB_SIM_CONFIG="$ROOT/compat/tests/idn_bench.toml" "$OUT/find_and_idn" | tee "$OUT/find_and_idn.out"
+diff -u "$ROOT/compat/tests/find_and_idn.expected" "$OUT/find_and_idn.out" ||
+  fail "find_and_idn printed something else than compat/tests/find_and_idn.expected"
+
+echo "-- on the default bench (the HP3565 at 11 has no *IDN?: the read times out, EABO = 6):"
+set +e
+"$OUT/find_and_idn" >"$OUT/bench.out" 2>"$OUT/bench.err"
+status=$?
+set -e
+cat "$OUT/bench.err"
+[[ $status -eq 1 ]] || fail "find_and_idn on bench exited $status, expected 1"
+[[ "$(cat "$OUT/bench.err")" == "error: ibrd iberr=6" ]] || fail "unexpected error on bench"
+[[ ! -s "$OUT/bench.out" ]] || fail "find_and_idn printed before failing on bench"
+
+section "Python: compat/tests/find_and_idn.py (ctypes, by soname)"
+GPIB_SIM_CONFIG="$ROOT/compat/tests/idn_bench.toml" python3 "$ROOT/compat/tests/find_and_idn.py" |
+  diff -u "$ROOT/compat/tests/find_and_idn.expected" - ||
+  fail "find_and_idn.py printed something else than compat/tests/find_and_idn.expected"
+echo "same output as the C program"
+
+section "Python: compat/tests/python_bindings.py (linux-gpib's \`gpib\` module, or gpib-ctypes)"
+set +e
+GPIB_SIM_CONFIG="$ROOT/compat/tests/idn_bench.toml" python3 "$ROOT/compat/tests/python_bindings.py" >"$OUT/bindings.out"
+status=$?
+set -e
+if [[ $status -eq 77 ]]; then
+  echo "skipped: no Python module \`gpib\` nor gpib_ctypes here (pip install gpib-ctypes to run it)"
+else
+  [[ $status -eq 0 ]] || fail "python_bindings.py exited $status"
+  diff -u "$ROOT/compat/tests/find_and_idn.expected" "$OUT/bindings.out" ||
+    fail "python_bindings.py printed something else than compat/tests/find_and_idn.expected"
+  echo "same output as the C program"
+fi
+
+section "linux-gpib feature against libgpib.so.0 (NO_LOCAL_LIB=1, CARGO_TARGET_DIR=$LG_TARGET)"
+export NO_LOCAL_LIB=1
+export RUSTFLAGS="-L native=$LIBDIR -l dylib=gpib"
+# rustdoc takes no -l: doc tests get the library as a trailing linker argument.
+export RUSTDOCFLAGS="-L native=$LIBDIR -C link-arg=-lgpib"
+export CARGO_TARGET_DIR="$LG_TARGET"
+# linux-gpib-sys decides at build time (and caches per target dir) whether to look for a
+# system libgpib; make sure this target dir holds the NO_LOCAL_LIB build.
+if [[ ! -e "$LG_TARGET/.no-local-lib" ]]; then
+  cargo clean -p linux-gpib-sys >/dev/null 2>&1 || true
+  mkdir -p "$LG_TARGET"
+  touch "$LG_TARGET/.no-local-lib"
+fi
+
+section "cargo clippy -p gpib -p gpib-suite --features linux-gpib --all-targets -- -D warnings"
+cargo clippy -p gpib --features linux-gpib --all-targets -- -D warnings
+cargo clippy -p gpib-suite --features linux-gpib --all-targets -- -D warnings
+
+section "gpib-diag --features linux-gpib: clippy, CLI tests, io-test through libgpib"
+cargo clippy -p gpib-diag --features linux-gpib --all-targets -- -D warnings
+cargo test -p gpib-diag --features linux-gpib
+cargo build --release -p gpib-diag --features linux-gpib
+echo "-- gpib-diag io-test --backend linux-gpib 400000 (GPIB_SIM_CONFIG=hp9000-350: linux-gpib-rs -> libgpib.so.0 -> simulator; every write is read back and compared)"
+GPIB_SIM_CONFIG=hp9000-350 "$LG_TARGET/release/gpib-diag" io-test --backend linux-gpib 400000 | tee "$OUT/io_test_linux_gpib.txt"
+grep -c '^transfer size: 400000$' "$OUT/io_test_linux_gpib.txt" | grep -qx 2 ||
+  fail "io-test through linux-gpib did not move 400000 bytes each way"
+
+section "cargo doc -p gpib --features linux-gpib (warnings are errors)"
+RUSTDOCFLAGS="-D warnings" cargo doc -p gpib --features linux-gpib --no-deps
+
+section "cargo test -p gpib --features linux-gpib (unit and doc tests; hardware tests skip)"
+cargo test -p gpib --features linux-gpib
+
+section "hardware tests on the simulated bench (GPIB_HW_BOARD=0, then gpib0; GPIB_HW_ADDRESS=22)"
+GPIB_HW_BOARD=0 GPIB_HW_ADDRESS=22 cargo test -p gpib --features linux-gpib --lib hardware
+GPIB_HW_BOARD=gpib0 GPIB_HW_ADDRESS=22 cargo test -p gpib --features linux-gpib --lib hardware
+
+section "shared integration tests on both backends (cargo test --test tests --features linux-gpib)"
+cargo test --test tests --features linux-gpib
+
+section "done"

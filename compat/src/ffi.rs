@@ -1,0 +1,1247 @@
+//! The exported C functions of `libgpib.so.0`, with linux-gpib's names and signatures
+//! (see `include/gpib/ib.h`). Each checks its C arguments, runs one operation of
+//! `engine` on the descriptor, and leaves the status in the calling thread's values
+//! and the globals. A null pointer or a negative count is EARG, an unknown
+//! descriptor EDVR (ENEB for a board index without a board); a panic inside is caught
+//! and reported as EDVR, never unwound into C.
+
+#![allow(non_snake_case)]
+
+use std::ffi::{c_char, c_int, c_long, c_short, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::consts::*;
+use crate::engine::{self, decode_addr, decode_list, library, Desc, Fail, Library, Res};
+use crate::status::{self, finish, Values};
+
+/// `Addr4882_t`.
+#[allow(non_camel_case_types)]
+pub type Addr4882_t = u16;
+
+/// Longest address list read before giving up on a missing NOADDR.
+const MAX_LIST: usize = 4096;
+
+/// Runs `f`, turning a panic into EDVR and `fallback`.
+fn guard<T>(fallback: T, f: impl FnOnce() -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(_) => {
+            finish(ERR, Some(EDVR), Some(EIO));
+            fallback
+        }
+    }
+}
+
+/// Which descriptors a call accepts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Want {
+    Any,
+    Board,
+    Device,
+}
+
+/// Runs `f` on descriptor `ud` (locked for the call: one user per descriptor at a time)
+/// and ends the call with its status. `io`: the call fails with EOIP while an
+/// asynchronous I/O waits to be resynchronized.
+fn call(ud: c_int, want: Want, io: bool, f: impl FnOnce(&Library, &mut Desc) -> Res) -> c_int {
+    guard(ERR, || {
+        let lib = library();
+        let Some(slot) = lib.get(ud) else {
+            return if (0..MAX_BOARDS as c_int).contains(&ud) {
+                finish(ERR, Some(ENEB), None)
+            } else {
+                finish(ERR, Some(EDVR), Some(EINVAL))
+            };
+        };
+        let mut d = slot.lock().unwrap_or_else(|p| p.into_inner());
+        d.timed_out = false;
+        let r = if (want == Want::Board && !d.is_board) || (want == Want::Device && d.is_board) {
+            Err(Fail::code(EARG))
+        } else if io && d.pending.is_some() {
+            Err(Fail::code(EOIP))
+        } else {
+            f(lib, &mut d)
+        };
+        let (err, cnt) = match r {
+            Ok(c) => (None, c),
+            Err(fail) => {
+                if fail.timo {
+                    d.timed_out = true;
+                }
+                (Some(fail.iberr), fail.count)
+            }
+        };
+        let mut sta = lib.status(&d);
+        if err.is_some() {
+            sta |= ERR;
+        }
+        drop(d);
+        lib.trace_flush();
+        finish(sta, err, cnt)
+    })
+}
+
+/// Like [`call`], for the waits: `f` gets the descriptor's lock itself, and takes it
+/// only while it looks at the descriptor.
+fn call_unlocked(
+    ud: c_int,
+    want: Want,
+    f: impl FnOnce(&Library, &std::sync::Mutex<Desc>) -> Res,
+) -> c_int {
+    guard(ERR, || {
+        let lib = library();
+        let Some(slot) = lib.get(ud) else {
+            return if (0..MAX_BOARDS as c_int).contains(&ud) {
+                finish(ERR, Some(ENEB), None)
+            } else {
+                finish(ERR, Some(EDVR), Some(EINVAL))
+            };
+        };
+        let wrong = {
+            let mut d = engine::lock_desc(&slot);
+            d.timed_out = false;
+            (want == Want::Board && !d.is_board) || (want == Want::Device && d.is_board)
+        };
+        let r = if wrong {
+            Err(Fail::code(EARG))
+        } else {
+            f(lib, &slot)
+        };
+        let mut d = engine::lock_desc(&slot);
+        let (err, cnt) = match r {
+            Ok(c) => (None, c),
+            Err(fail) => {
+                if fail.timo {
+                    d.timed_out = true;
+                }
+                (Some(fail.iberr), fail.count)
+            }
+        };
+        let mut sta = lib.status(&d);
+        if err.is_some() {
+            sta |= ERR;
+        }
+        drop(d);
+        lib.trace_flush();
+        finish(sta, err, cnt)
+    })
+}
+
+/// An IEEE 488.2 call on board descriptor `board`.
+fn call4882(board: c_int, f: impl FnOnce(&Library, &mut Desc) -> Res) {
+    call(board, Want::Board, true, f);
+}
+
+/// Runs an asynchronous I/O to completion and keeps its result for ibwait/ibstop; the
+/// call itself reports the I/O as in progress (no CMPL).
+fn call_async(ud: c_int, want: Want, f: impl FnOnce(&Library, &mut Desc) -> Res) -> c_int {
+    call(ud, want, true, |lib, d| {
+        let r = f(lib, d);
+        let mut sta = lib.status(d);
+        let v = match r {
+            Ok(c) => Values {
+                sta,
+                err: 0,
+                cntl: c.unwrap_or(0),
+            },
+            Err(fail) => {
+                sta |= ERR;
+                if fail.timo {
+                    sta |= TIMO;
+                }
+                Values {
+                    sta,
+                    err: fail.iberr,
+                    cntl: fail.count.unwrap_or(0),
+                }
+            }
+        };
+        d.pending = Some(v);
+        Ok(None)
+    })
+}
+
+/// The `count` bytes at `p` (EARG: null with a count, or a negative count).
+///
+/// # Safety
+/// `p` must point to `count` readable bytes when it is not null and `count > 0`.
+unsafe fn bytes<'a>(p: *const c_void, count: c_long) -> Res<&'a [u8]> {
+    match usize::try_from(count) {
+        Ok(0) => Ok(&[]),
+        Ok(n) if !p.is_null() && n <= isize::MAX as usize => {
+            // SAFETY: non-null, and the caller promises `n` readable bytes at `p`.
+            Ok(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) })
+        }
+        _ => Err(Fail::code(EARG)),
+    }
+}
+
+/// The `count` writable bytes at `p`.
+///
+/// # Safety
+/// `p` must point to `count` writable bytes, used by nothing else during the call,
+/// when it is not null and `count > 0`.
+unsafe fn bytes_mut<'a>(p: *mut c_void, count: c_long) -> Res<&'a mut [u8]> {
+    match usize::try_from(count) {
+        Ok(0) => Ok(&mut []),
+        Ok(n) if !p.is_null() && n <= isize::MAX as usize => {
+            // SAFETY: non-null, and the caller promises `n` writable bytes at `p`
+            // that nothing else uses while the call runs.
+            Ok(unsafe { std::slice::from_raw_parts_mut(p.cast::<u8>(), n) })
+        }
+        _ => Err(Fail::code(EARG)),
+    }
+}
+
+/// The NUL-terminated UTF-8 string at `p`.
+///
+/// # Safety
+/// `p` must be null or point to a NUL-terminated string.
+unsafe fn text<'a>(p: *const c_char) -> Res<&'a str> {
+    if p.is_null() {
+        return Err(Fail::code(EARG));
+    }
+    // SAFETY: non-null and NUL-terminated by the caller's contract.
+    let s = unsafe { CStr::from_ptr(p) };
+    s.to_str().map_err(|_| Fail::code(EARG))
+}
+
+/// The address list at `p`, up to (not including) NOADDR; null is an empty list.
+///
+/// # Safety
+/// `p` must be null or point to an array ending with NOADDR.
+unsafe fn raw_list(p: *const Addr4882_t) -> Res<Vec<u16>> {
+    let mut out = Vec::new();
+    if p.is_null() {
+        return Ok(out);
+    }
+    for i in 0..MAX_LIST {
+        // SAFETY: the array ends with NOADDR, and we stop there: elements up to it exist.
+        let a = unsafe { p.add(i).read() };
+        if a == NOADDR {
+            return Ok(out);
+        }
+        out.push(a);
+    }
+    Err(Fail::code(EARG))
+}
+
+/// The address list at `p`, decoded (EARG with the index of a bad entry in ibcnt).
+///
+/// # Safety
+/// As [`raw_list`].
+unsafe fn list(p: *const Addr4882_t) -> Res<Vec<gpib_sim::Address>> {
+    // SAFETY: forwarded contract.
+    decode_list(&unsafe { raw_list(p) }?)
+}
+
+/// Stores `v` at `p` (EARG for null).
+///
+/// # Safety
+/// `p` must be null or valid for a write of one `T`.
+unsafe fn store<T>(p: *mut T, v: T) -> Res<()> {
+    if p.is_null() {
+        return Err(Fail::code(EARG));
+    }
+    // SAFETY: non-null and writable by the caller's contract.
+    unsafe { p.write(v) };
+    Ok(())
+}
+
+fn one_address(a: Addr4882_t) -> Res<gpib_sim::Address> {
+    decode_addr(a).ok_or(Fail::code(EARG))
+}
+
+// ---------------------------------------------------------------------------------
+// Status of the last call.
+// ---------------------------------------------------------------------------------
+
+/// The calling thread's `ibsta`.
+#[no_mangle]
+pub extern "C" fn ThreadIbsta() -> c_int {
+    status::thread().sta
+}
+
+/// The calling thread's `iberr`.
+#[no_mangle]
+pub extern "C" fn ThreadIberr() -> c_int {
+    status::thread().err
+}
+
+/// The calling thread's `ibcnt`.
+#[no_mangle]
+pub extern "C" fn ThreadIbcnt() -> c_int {
+    status::thread().cntl as c_int
+}
+
+/// The calling thread's `ibcntl`.
+#[no_mangle]
+pub extern "C" fn ThreadIbcntl() -> c_long {
+    status::thread().cntl as c_long
+}
+
+/// `ibsta` of the last asynchronous I/O resynchronized in this thread.
+#[no_mangle]
+pub extern "C" fn AsyncIbsta() -> c_int {
+    status::asynchronous().sta
+}
+
+/// `iberr` of the last asynchronous I/O resynchronized in this thread.
+#[no_mangle]
+pub extern "C" fn AsyncIberr() -> c_int {
+    status::asynchronous().err
+}
+
+/// `ibcnt` of the last asynchronous I/O resynchronized in this thread.
+#[no_mangle]
+pub extern "C" fn AsyncIbcnt() -> c_int {
+    status::asynchronous().cntl as c_int
+}
+
+/// `ibcntl` of the last asynchronous I/O resynchronized in this thread.
+#[no_mangle]
+pub extern "C" fn AsyncIbcntl() -> c_long {
+    status::asynchronous().cntl as c_long
+}
+
+// ---------------------------------------------------------------------------------
+// Traditional API.
+// ---------------------------------------------------------------------------------
+
+/// Opens a device descriptor on board `board_index` (no bus traffic).
+#[no_mangle]
+pub extern "C" fn ibdev(
+    board_index: c_int,
+    pad: c_int,
+    sad: c_int,
+    timo: c_int,
+    send_eoi: c_int,
+    eosmode: c_int,
+) -> c_int {
+    guard(-1, || {
+        let lib = library();
+        open_result(
+            lib,
+            engine::dev(lib, board_index, pad, sad, timo, send_eoi, eosmode),
+        )
+    })
+}
+
+/// Opens a board descriptor for the board with this name in the configuration.
+///
+/// # Safety
+/// `dev` must be null or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn ibfind(dev: *const c_char) -> c_int {
+    guard(-1, || {
+        let lib = library();
+        // SAFETY: forwarded contract.
+        let r = unsafe { text(dev) }.and_then(|name| engine::find(lib, name));
+        open_result(lib, r)
+    })
+}
+
+fn open_result(lib: &Library, r: Res<i32>) -> c_int {
+    match r {
+        Ok(ud) => {
+            let sta = lib.get(ud).map_or(CMPL, |d| {
+                lib.status(&d.lock().unwrap_or_else(|p| p.into_inner()))
+            });
+            finish(sta, None, None);
+            ud
+        }
+        Err(f) => {
+            finish(ERR, Some(f.iberr), f.count);
+            -1
+        }
+    }
+}
+
+/// Closes (0) or resets (non-zero) a descriptor.
+#[no_mangle]
+pub extern "C" fn ibonl(ud: c_int, onl: c_int) -> c_int {
+    call(ud, Want::Any, false, |lib, d| engine::onl(lib, ud, d, onl))
+}
+
+/// Reads up to `count` bytes.
+///
+/// # Safety
+/// `buf` must point to `count` writable bytes (or be null with `count` 0).
+#[no_mangle]
+pub unsafe extern "C" fn ibrd(ud: c_int, buf: *mut c_void, count: c_long) -> c_int {
+    call(ud, Want::Any, true, |lib, d| {
+        // SAFETY: forwarded contract.
+        let b = unsafe { bytes_mut(buf, count) }?;
+        engine::rd(lib, d, b)
+    })
+}
+
+/// Reads asynchronously (completed at once; resynchronize with ibwait or ibstop).
+///
+/// # Safety
+/// As [`ibrd`].
+#[no_mangle]
+pub unsafe extern "C" fn ibrda(ud: c_int, buf: *mut c_void, count: c_long) -> c_int {
+    // SAFETY: forwarded contract; the transfer completes before this call returns.
+    let b = match unsafe { bytes_mut(buf, count) } {
+        Ok(b) => b,
+        Err(f) => return call(ud, Want::Any, true, |_, _| Err(f)),
+    };
+    call_async(ud, Want::Any, |lib, d| engine::rd(lib, d, b))
+}
+
+/// Reads until END into a file.
+///
+/// # Safety
+/// `file_path` must be null or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn ibrdf(ud: c_int, file_path: *const c_char) -> c_int {
+    call(ud, Want::Any, true, |lib, d| {
+        // SAFETY: forwarded contract.
+        let p = unsafe { text(file_path) }?;
+        engine::rdf(lib, d, p)
+    })
+}
+
+/// Writes `count` bytes.
+///
+/// # Safety
+/// `buf` must point to `count` readable bytes (or be null with `count` 0).
+#[no_mangle]
+pub unsafe extern "C" fn ibwrt(ud: c_int, buf: *const c_void, count: c_long) -> c_int {
+    call(ud, Want::Any, true, |lib, d| {
+        // SAFETY: forwarded contract.
+        let b = unsafe { bytes(buf, count) }?;
+        engine::wrt(lib, d, b)
+    })
+}
+
+/// Writes asynchronously (completed at once; resynchronize with ibwait or ibstop).
+///
+/// # Safety
+/// As [`ibwrt`].
+#[no_mangle]
+pub unsafe extern "C" fn ibwrta(ud: c_int, buf: *const c_void, count: c_long) -> c_int {
+    // SAFETY: forwarded contract; the transfer completes before this call returns.
+    let b = match unsafe { bytes(buf, count) } {
+        Ok(b) => b,
+        Err(f) => return call(ud, Want::Any, true, |_, _| Err(f)),
+    };
+    call_async(ud, Want::Any, |lib, d| engine::wrt(lib, d, b))
+}
+
+/// Writes a file's contents.
+///
+/// # Safety
+/// `file_path` must be null or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn ibwrtf(ud: c_int, file_path: *const c_char) -> c_int {
+    call(ud, Want::Any, true, |lib, d| {
+        // SAFETY: forwarded contract.
+        let p = unsafe { text(file_path) }?;
+        engine::wrtf(lib, d, p)
+    })
+}
+
+/// Sends command bytes with ATN (board descriptors).
+///
+/// # Safety
+/// `cmd` must point to `cnt` readable bytes (or be null with `cnt` 0).
+#[no_mangle]
+pub unsafe extern "C" fn ibcmd(ud: c_int, cmd: *const c_void, cnt: c_long) -> c_int {
+    call(ud, Want::Board, true, |lib, d| {
+        // SAFETY: forwarded contract.
+        let b = unsafe { bytes(cmd, cnt) }?;
+        engine::cmd(lib, d, b)
+    })
+}
+
+/// Sends command bytes asynchronously (completed at once).
+///
+/// # Safety
+/// As [`ibcmd`].
+#[no_mangle]
+pub unsafe extern "C" fn ibcmda(ud: c_int, cmd: *const c_void, cnt: c_long) -> c_int {
+    // SAFETY: forwarded contract; the transfer completes before this call returns.
+    let b = match unsafe { bytes(cmd, cnt) } {
+        Ok(b) => b,
+        Err(f) => return call(ud, Want::Board, true, |_, _| Err(f)),
+    };
+    call_async(ud, Want::Board, |lib, d| engine::cmd(lib, d, b))
+}
+
+/// Queries a setting.
+///
+/// # Safety
+/// `value` must be null or valid for writing an `int`.
+#[no_mangle]
+pub unsafe extern "C" fn ibask(ud: c_int, option: c_int, value: *mut c_int) -> c_int {
+    call(ud, Want::Any, false, |lib, d| {
+        let v = engine::ask(lib, d, option)?;
+        // SAFETY: forwarded contract.
+        unsafe { store(value, v) }?;
+        Ok(None)
+    })
+}
+
+/// Changes a setting.
+#[no_mangle]
+pub extern "C" fn ibconfig(ud: c_int, option: c_int, value: c_int) -> c_int {
+    call(ud, Want::Any, false, |lib, d| {
+        engine::config(lib, d, option, value)
+    })
+}
+
+/// Moves a device descriptor to the board with this name.
+///
+/// # Safety
+/// `board_name` must be null or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn ibbna(ud: c_int, board_name: *mut c_char) -> c_int {
+    call(ud, Want::Device, true, |lib, d| {
+        // SAFETY: forwarded contract.
+        let name = unsafe { text(board_name) }?;
+        engine::bna(lib, d, name)
+    })
+}
+
+/// Becomes active controller (the simulated board always is).
+#[no_mangle]
+pub extern "C" fn ibcac(ud: c_int, synchronous: c_int) -> c_int {
+    let _ = synchronous;
+    call(ud, Want::Board, true, |_, _| Ok(None))
+}
+
+/// Goes to standby, releasing ATN (implicit in the simulated board).
+#[no_mangle]
+pub extern "C" fn ibgts(ud: c_int, shadow_handshake: c_int) -> c_int {
+    let _ = shadow_handshake;
+    call(ud, Want::Board, true, |_, _| Ok(None))
+}
+
+/// SDC to the device.
+#[no_mangle]
+pub extern "C" fn ibclr(ud: c_int) -> c_int {
+    call(ud, Want::Device, true, engine::clr)
+}
+
+/// GET to the device.
+#[no_mangle]
+pub extern "C" fn ibtrg(ud: c_int) -> c_int {
+    call(ud, Want::Device, true, engine::trg)
+}
+
+/// GTL to the device.
+#[no_mangle]
+pub extern "C" fn ibloc(ud: c_int) -> c_int {
+    call(ud, Want::Any, true, engine::loc)
+}
+
+/// Enables DMA (a setting only).
+#[no_mangle]
+pub extern "C" fn ibdma(ud: c_int, v: c_int) -> c_int {
+    call(ud, Want::Board, false, |lib, d| {
+        engine::config(lib, d, OPT_DMA, v)
+    })
+}
+
+/// EOI with the last byte of writes.
+#[no_mangle]
+pub extern "C" fn ibeot(ud: c_int, v: c_int) -> c_int {
+    call(ud, Want::Any, false, |_, d| {
+        d.s.eot = v != 0;
+        Ok(None)
+    })
+}
+
+/// End-of-string mode.
+#[no_mangle]
+pub extern "C" fn ibeos(ud: c_int, v: c_int) -> c_int {
+    call(ud, Want::Any, false, |_, d| engine::eos(d, v))
+}
+
+/// The oldest board event (the simulated board, always controller, has none).
+///
+/// # Safety
+/// `event` must be null or valid for writing a `short`.
+#[no_mangle]
+pub unsafe extern "C" fn ibevent(ud: c_int, event: *mut c_short) -> c_int {
+    call(ud, Want::Board, true, |_, _| {
+        // SAFETY: forwarded contract.
+        unsafe { store(event, 0) }?;
+        Ok(None)
+    })
+}
+
+/// Sets the individual status bit.
+#[no_mangle]
+pub extern "C" fn ibist(ud: c_int, ist: c_int) -> c_int {
+    call(ud, Want::Board, false, |lib, d| {
+        engine::config(lib, d, OPT_IST, ist)
+    })
+}
+
+/// The state of the bus lines.
+///
+/// # Safety
+/// `line_status` must be null or valid for writing a `short`.
+#[no_mangle]
+pub unsafe extern "C" fn iblines(ud: c_int, line_status: *mut c_short) -> c_int {
+    call(ud, Want::Any, true, |lib, d| {
+        let v = engine::lines(lib, d)?;
+        // SAFETY: forwarded contract.
+        unsafe { store(line_status, v) }?;
+        Ok(None)
+    })
+}
+
+/// Whether a listener answers at `pad`/`sad`.
+///
+/// # Safety
+/// `found_listener` must be null or valid for writing a `short`.
+#[no_mangle]
+pub unsafe extern "C" fn ibln(
+    ud: c_int,
+    pad: c_int,
+    sad: c_int,
+    found_listener: *mut c_short,
+) -> c_int {
+    call(ud, Want::Any, true, |lib, d| {
+        if found_listener.is_null() {
+            return Err(Fail::code(EARG));
+        }
+        let v = engine::ln(lib, d, pad, sad)?;
+        // SAFETY: forwarded contract.
+        unsafe { store(found_listener, c_short::from(v)) }?;
+        Ok(None)
+    })
+}
+
+/// Sets the primary address.
+#[no_mangle]
+pub extern "C" fn ibpad(ud: c_int, v: c_int) -> c_int {
+    call(ud, Want::Any, true, |_, d| engine::pad(d, v))
+}
+
+/// Sets the secondary address.
+#[no_mangle]
+pub extern "C" fn ibsad(ud: c_int, v: c_int) -> c_int {
+    call(ud, Want::Any, true, |_, d| engine::sad(d, v))
+}
+
+/// Passes control: not possible on the simulated bus (ECAP).
+#[no_mangle]
+pub extern "C" fn ibpct(ud: c_int) -> c_int {
+    call(ud, Want::Device, true, |_, _| Err(Fail::code(ECAP)))
+}
+
+/// Parallel poll configuration.
+#[no_mangle]
+pub extern "C" fn ibppc(ud: c_int, v: c_int) -> c_int {
+    call(ud, Want::Any, true, |lib, d| engine::ppc(lib, d, v))
+}
+
+/// Conducts a parallel poll.
+///
+/// # Safety
+/// `ppr` must be null or valid for writing a `char`.
+#[no_mangle]
+pub unsafe extern "C" fn ibrpp(ud: c_int, ppr: *mut c_char) -> c_int {
+    call(ud, Want::Any, true, |lib, d| {
+        if ppr.is_null() {
+            return Err(Fail::code(EARG));
+        }
+        let v = engine::rpp(lib, d)?;
+        // SAFETY: forwarded contract.
+        unsafe { store(ppr, v as c_char) }?;
+        Ok(None)
+    })
+}
+
+/// Requests (1) or releases (0, not possible here: ECAP) system control.
+#[no_mangle]
+pub extern "C" fn ibrsc(ud: c_int, v: c_int) -> c_int {
+    call(ud, Want::Board, true, |lib, d| {
+        engine::config(lib, d, OPT_SC, v)
+    })
+}
+
+/// Serial-polls the device.
+///
+/// # Safety
+/// `spr` must be null or valid for writing a `char`.
+#[no_mangle]
+pub unsafe extern "C" fn ibrsp(ud: c_int, spr: *mut c_char) -> c_int {
+    call(ud, Want::Device, true, |lib, d| {
+        if spr.is_null() {
+            return Err(Fail::code(EARG));
+        }
+        let v = engine::rsp(lib, d)?;
+        // SAFETY: forwarded contract.
+        unsafe { store(spr, v as c_char) }?;
+        Ok(None)
+    })
+}
+
+/// Sets the status byte the board answers serial polls with.
+#[no_mangle]
+pub extern "C" fn ibrsv(ud: c_int, status_byte: c_int) -> c_int {
+    call(ud, Want::Board, true, |lib, d| {
+        engine::config(lib, d, OPT_RSV, status_byte)
+    })
+}
+
+/// Sets the status byte and whether to request service anew.
+#[no_mangle]
+pub extern "C" fn ibrsv2(ud: c_int, status_byte: c_int, new_reason_for_service: c_int) -> c_int {
+    let _ = new_reason_for_service;
+    call(ud, Want::Board, true, |lib, d| {
+        engine::config(lib, d, OPT_RSV, status_byte)
+    })
+}
+
+/// Pulses IFC.
+#[no_mangle]
+pub extern "C" fn ibsic(ud: c_int) -> c_int {
+    call(ud, Want::Board, true, engine::sic)
+}
+
+/// Status bytes queued by automatic serial polling for the device.
+///
+/// # Safety
+/// `sp_bytes` must be null or valid for writing a `short`.
+#[no_mangle]
+pub unsafe extern "C" fn ibspb(ud: c_int, sp_bytes: *mut c_short) -> c_int {
+    call(ud, Want::Device, true, |lib, d| {
+        let n = engine::spb(lib, d);
+        // SAFETY: forwarded contract.
+        unsafe { store(sp_bytes, n) }?;
+        Ok(None)
+    })
+}
+
+/// Asserts (non-zero) or releases REN.
+#[no_mangle]
+pub extern "C" fn ibsre(ud: c_int, v: c_int) -> c_int {
+    call(ud, Want::Board, true, |lib, d| engine::sre(lib, d, v != 0))
+}
+
+/// Ends (resynchronizes) a pending asynchronous I/O.
+#[no_mangle]
+pub extern "C" fn ibstop(ud: c_int) -> c_int {
+    call(ud, Want::Any, false, |_, d| engine::stop(d))
+}
+
+/// Sets the I/O timeout (0..=17).
+#[no_mangle]
+pub extern "C" fn ibtmo(ud: c_int, v: c_int) -> c_int {
+    call(ud, Want::Any, false, |_, d| engine::tmo(d, v))
+}
+
+/// The library's version string.
+///
+/// # Safety
+/// `version` must be null or valid for writing a pointer.
+#[no_mangle]
+pub unsafe extern "C" fn ibvers(version: *mut *mut c_char) {
+    if !version.is_null() {
+        // SAFETY: non-null and writable by the caller's contract; the string is static.
+        unsafe { version.write(VERSION.as_ptr().cast_mut()) };
+    }
+}
+
+/// Waits for a status condition (see `engine::wait`).
+#[no_mangle]
+pub extern "C" fn ibwait(ud: c_int, mask: c_int) -> c_int {
+    call_unlocked(ud, Want::Any, |lib, slot| engine::wait(lib, slot, mask))
+}
+
+/// The text of an error code (static).
+#[no_mangle]
+pub extern "C" fn gpib_error_string(iberr: c_int) -> *const c_char {
+    error_text(iberr).as_ptr()
+}
+
+// ---------------------------------------------------------------------------------
+// IEEE 488.2 API: board descriptor first, results through ibsta/iberr/ibcnt.
+// ---------------------------------------------------------------------------------
+
+/// Serial-polls the listed devices.
+///
+/// # Safety
+/// `address_list` must end with NOADDR; `result_list` must hold as many `short`s.
+#[no_mangle]
+pub unsafe extern "C" fn AllSPoll(
+    board_desc: c_int,
+    address_list: *const Addr4882_t,
+    result_list: *mut c_short,
+) {
+    call4882(board_desc, |lib, d| {
+        // SAFETY: forwarded contract.
+        let l = unsafe { list(address_list) }?;
+        if result_list.is_null() {
+            return Err(Fail::code(EARG));
+        }
+        let r = engine::all_spoll(lib, d, &l)?;
+        for (i, v) in r.iter().enumerate() {
+            // SAFETY: the result list has one element per address.
+            unsafe { result_list.add(i).write(c_short::from(*v)) };
+        }
+        Ok(None)
+    })
+}
+
+/// Same as [`AllSPoll`] (linux-gpib exports both spellings).
+///
+/// # Safety
+/// As [`AllSPoll`].
+#[no_mangle]
+pub unsafe extern "C" fn AllSpoll(
+    board_desc: c_int,
+    address_list: *const Addr4882_t,
+    result_list: *mut c_short,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { AllSPoll(board_desc, address_list, result_list) }
+}
+
+/// SDC to one device (NOADDR: DCL to all).
+#[no_mangle]
+pub extern "C" fn DevClear(board_desc: c_int, address: Addr4882_t) {
+    call4882(board_desc, |lib, d| {
+        let l = if address == NOADDR {
+            vec![]
+        } else {
+            vec![one_address(address)?]
+        };
+        engine::dev_clear_list(lib, d, &l)
+    })
+}
+
+/// SDC to the listed devices (empty list: DCL to all).
+///
+/// # Safety
+/// `address_list` must be null or end with NOADDR.
+#[no_mangle]
+pub unsafe extern "C" fn DevClearList(board_desc: c_int, address_list: *const Addr4882_t) {
+    call4882(board_desc, |lib, d| {
+        // SAFETY: forwarded contract.
+        let l = unsafe { list(address_list) }?;
+        engine::dev_clear_list(lib, d, &l)
+    })
+}
+
+/// GTL to the listed devices (empty list: REN off).
+///
+/// # Safety
+/// `address_list` must be null or end with NOADDR.
+#[no_mangle]
+pub unsafe extern "C" fn EnableLocal(board_desc: c_int, address_list: *const Addr4882_t) {
+    call4882(board_desc, |lib, d| {
+        // SAFETY: forwarded contract.
+        let l = unsafe { list(address_list) }?;
+        engine::enable_local(lib, d, &l)
+    })
+}
+
+/// REN on, and the listed devices to remote.
+///
+/// # Safety
+/// `address_list` must be null or end with NOADDR.
+#[no_mangle]
+pub unsafe extern "C" fn EnableRemote(board_desc: c_int, address_list: *const Addr4882_t) {
+    call4882(board_desc, |lib, d| {
+        // SAFETY: forwarded contract.
+        let l = unsafe { list(address_list) }?;
+        engine::enable_remote(lib, d, &l)
+    })
+}
+
+/// Finds the listeners among the primary addresses of `pad_list`; their count in ibcnt.
+///
+/// # Safety
+/// `pad_list` must end with NOADDR; `result_list` must hold `max_num_results` entries.
+#[no_mangle]
+pub unsafe extern "C" fn FindLstn(
+    board_desc: c_int,
+    pad_list: *const Addr4882_t,
+    result_list: *mut Addr4882_t,
+    max_num_results: c_int,
+) {
+    call4882(board_desc, |lib, d| {
+        if pad_list.is_null() || result_list.is_null() || max_num_results < 0 {
+            return Err(Fail::code(EARG));
+        }
+        // SAFETY: forwarded contract.
+        let pads = unsafe { raw_list(pad_list) }?;
+        let max = max_num_results as usize;
+        let mut found = engine::find_lstn(lib, d, &pads)?;
+        // More listeners than room: the ones that fit are stored, and ETAB reported.
+        let overflow = found.len() > max;
+        found.truncate(max);
+        for (i, a) in found.iter().enumerate() {
+            // SAFETY: at most `max_num_results` entries are written.
+            unsafe { result_list.add(i).write(*a) };
+        }
+        let r: Res<()> = if overflow {
+            Err(Fail {
+                iberr: ETAB,
+                count: Some(max as i64),
+                timo: false,
+            })
+        } else {
+            Ok(())
+        };
+        r?;
+        Ok(Some(found.len() as i64))
+    })
+}
+
+/// Polls the listed devices until one requests service: its status byte, its index in
+/// ibcnt (ETAB when none does).
+///
+/// # Safety
+/// `address_list` must end with NOADDR; `result` must be null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn FindRQS(
+    board_desc: c_int,
+    address_list: *const Addr4882_t,
+    result: *mut c_short,
+) {
+    call4882(board_desc, |lib, d| {
+        // SAFETY: forwarded contract.
+        let l = unsafe { list(address_list) }?;
+        if result.is_null() {
+            return Err(Fail::code(EARG));
+        }
+        let (i, stb) = engine::find_rqs(lib, d, &l)?;
+        // SAFETY: forwarded contract.
+        unsafe { store(result, c_short::from(stb)) }?;
+        Ok(Some(i as i64))
+    })
+}
+
+/// Passes control: not possible on the simulated bus (ECAP).
+#[no_mangle]
+pub extern "C" fn PassControl(board_desc: c_int, address: Addr4882_t) {
+    let _ = address;
+    call4882(board_desc, |_, _| Err(Fail::code(ECAP)));
+}
+
+/// Conducts a parallel poll.
+///
+/// # Safety
+/// `result` must be null or valid for writing a `short`.
+#[no_mangle]
+pub unsafe extern "C" fn PPoll(board_desc: c_int, result: *mut c_short) {
+    call4882(board_desc, |lib, d| {
+        if result.is_null() {
+            return Err(Fail::code(EARG));
+        }
+        let v = engine::rpp(lib, d)?;
+        // SAFETY: forwarded contract.
+        unsafe { store(result, c_short::from(v)) }?;
+        Ok(None)
+    })
+}
+
+/// Configures a device's parallel poll response: DIO `data_line` (1..=8), `line_sense`.
+#[no_mangle]
+pub extern "C" fn PPollConfig(
+    board_desc: c_int,
+    address: Addr4882_t,
+    data_line: c_int,
+    line_sense: c_int,
+) {
+    call4882(board_desc, |lib, d| {
+        let a = one_address(address)?;
+        engine::ppoll_config(lib, d, a, data_line, line_sense)
+    })
+}
+
+/// Unconfigures parallel poll of the listed devices (empty list: PPU to all).
+///
+/// # Safety
+/// `address_list` must be null or end with NOADDR.
+#[no_mangle]
+pub unsafe extern "C" fn PPollUnconfig(board_desc: c_int, address_list: *const Addr4882_t) {
+    call4882(board_desc, |lib, d| {
+        // SAFETY: forwarded contract.
+        let l = unsafe { list(address_list) }?;
+        engine::ppoll_unconfig(lib, d, &l)
+    })
+}
+
+/// Reads from the talker already addressed, until END or byte `termination`.
+///
+/// # Safety
+/// `buffer` must point to `count` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn RcvRespMsg(
+    board_desc: c_int,
+    buffer: *mut c_void,
+    count: c_long,
+    termination: c_int,
+) {
+    call4882(board_desc, |lib, d| {
+        // SAFETY: forwarded contract.
+        let b = unsafe { bytes_mut(buffer, count) }?;
+        engine::rcv_resp_msg(lib, d, b, termination)
+    })
+}
+
+/// Serial-polls one device.
+///
+/// # Safety
+/// `result` must be null or valid for writing a `short`.
+#[no_mangle]
+pub unsafe extern "C" fn ReadStatusByte(
+    board_desc: c_int,
+    address: Addr4882_t,
+    result: *mut c_short,
+) {
+    call4882(board_desc, |lib, d| {
+        let a = one_address(address)?;
+        if result.is_null() {
+            return Err(Fail::code(EARG));
+        }
+        let v = engine::read_status_byte(lib, d, a)?;
+        // SAFETY: forwarded contract.
+        unsafe { store(result, c_short::from(v)) }?;
+        Ok(None)
+    })
+}
+
+/// Addresses the device to talk and reads until END or byte `termination`.
+///
+/// # Safety
+/// `buffer` must point to `count` writable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn Receive(
+    board_desc: c_int,
+    address: Addr4882_t,
+    buffer: *mut c_void,
+    count: c_long,
+    termination: c_int,
+) {
+    call4882(board_desc, |lib, d| {
+        let a = one_address(address)?;
+        // SAFETY: forwarded contract.
+        let b = unsafe { bytes_mut(buffer, count) }?;
+        engine::receive(lib, d, a, b, termination)
+    })
+}
+
+/// Addresses the device to talk and the board to listen.
+#[no_mangle]
+pub extern "C" fn ReceiveSetup(board_desc: c_int, address: Addr4882_t) {
+    call4882(board_desc, |lib, d| {
+        let a = one_address(address)?;
+        engine::receive_setup(lib, d, a)
+    })
+}
+
+/// REN, IFC, DCL, then `*RST` to the listed devices.
+///
+/// # Safety
+/// `address_list` must be null or end with NOADDR.
+#[no_mangle]
+pub unsafe extern "C" fn ResetSys(board_desc: c_int, address_list: *const Addr4882_t) {
+    call4882(board_desc, |lib, d| {
+        // SAFETY: forwarded contract.
+        let l = unsafe { list(address_list) }?;
+        engine::reset_sys(lib, d, &l)
+    })
+}
+
+/// Addresses one device and writes to it.
+///
+/// # Safety
+/// `buffer` must point to `count` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn Send(
+    board_desc: c_int,
+    address: Addr4882_t,
+    buffer: *const c_void,
+    count: c_long,
+    eot_mode: c_int,
+) {
+    call4882(board_desc, |lib, d| {
+        let a = one_address(address)?;
+        // SAFETY: forwarded contract.
+        let b = unsafe { bytes(buffer, count) }?;
+        engine::send_list(lib, d, &[a], b, eot_mode)
+    })
+}
+
+/// Sends command bytes (as [`ibcmd`]).
+///
+/// # Safety
+/// `cmds` must point to `count` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn SendCmds(board_desc: c_int, cmds: *const c_void, count: c_long) {
+    call4882(board_desc, |lib, d| {
+        // SAFETY: forwarded contract.
+        let b = unsafe { bytes(cmds, count) }?;
+        engine::cmd(lib, d, b)
+    })
+}
+
+/// Writes to the listeners already addressed.
+///
+/// # Safety
+/// `buffer` must point to `count` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn SendDataBytes(
+    board_desc: c_int,
+    buffer: *const c_void,
+    count: c_long,
+    eotmode: c_int,
+) {
+    call4882(board_desc, |lib, d| {
+        // SAFETY: forwarded contract.
+        let b = unsafe { bytes(buffer, count) }?;
+        engine::send_data_bytes(lib, d, b, eotmode)
+    })
+}
+
+/// Pulses IFC.
+#[no_mangle]
+pub extern "C" fn SendIFC(board_desc: c_int) {
+    call4882(board_desc, engine::sic);
+}
+
+/// LLO to all devices.
+#[no_mangle]
+pub extern "C" fn SendLLO(board_desc: c_int) {
+    call4882(board_desc, engine::send_llo);
+}
+
+/// Addresses the listed devices and writes to them.
+///
+/// # Safety
+/// `address_list` must end with NOADDR; `buffer` must point to `count` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn SendList(
+    board_desc: c_int,
+    address_list: *const Addr4882_t,
+    buffer: *const c_void,
+    count: c_long,
+    eotmode: c_int,
+) {
+    call4882(board_desc, |lib, d| {
+        // SAFETY: forwarded contract.
+        let l = unsafe { list(address_list) }?;
+        // SAFETY: forwarded contract.
+        let b = unsafe { bytes(buffer, count) }?;
+        engine::send_list(lib, d, &l, b, eotmode)
+    })
+}
+
+/// Addresses the listed devices to listen and the board to talk.
+///
+/// # Safety
+/// `address_list` must end with NOADDR.
+#[no_mangle]
+pub unsafe extern "C" fn SendSetup(board_desc: c_int, address_list: *const Addr4882_t) {
+    call4882(board_desc, |lib, d| {
+        // SAFETY: forwarded contract.
+        let l = unsafe { list(address_list) }?;
+        engine::send_setup(lib, d, &l)
+    })
+}
+
+/// The listed devices in remote with lockout.
+///
+/// # Safety
+/// `address_list` must be null or end with NOADDR.
+#[no_mangle]
+pub unsafe extern "C" fn SetRWLS(board_desc: c_int, address_list: *const Addr4882_t) {
+    call4882(board_desc, |lib, d| {
+        // SAFETY: forwarded contract.
+        let l = unsafe { list(address_list) }?;
+        engine::set_rwls(lib, d, &l)
+    })
+}
+
+/// Whether SRQ is asserted: 1 or 0.
+///
+/// # Safety
+/// `result` must be null or valid for writing a `short`.
+#[no_mangle]
+pub unsafe extern "C" fn TestSRQ(board_desc: c_int, result: *mut c_short) {
+    call4882(board_desc, |lib, d| {
+        let v = engine::test_srq(lib, d);
+        // SAFETY: forwarded contract.
+        unsafe { store(result, c_short::from(v)) }?;
+        Ok(None)
+    })
+}
+
+/// `*TST?` to the listed devices; their answers, and how many are not 0 in ibcnt.
+///
+/// # Safety
+/// `address_list` must end with NOADDR; `result_list` must hold as many `short`s.
+#[no_mangle]
+pub unsafe extern "C" fn TestSys(
+    board_desc: c_int,
+    address_list: *const Addr4882_t,
+    result_list: *mut c_short,
+) {
+    call4882(board_desc, |lib, d| {
+        // SAFETY: forwarded contract.
+        let l = unsafe { list(address_list) }?;
+        if result_list.is_null() {
+            return Err(Fail::code(EARG));
+        }
+        let (r, failing) = engine::test_sys(lib, d, &l)?;
+        for (i, v) in r.iter().enumerate() {
+            // SAFETY: the result list has one element per address.
+            unsafe { result_list.add(i).write(*v) };
+        }
+        Ok(Some(failing as i64))
+    })
+}
+
+/// GET to one device (NOADDR: to whoever listens).
+#[no_mangle]
+pub extern "C" fn Trigger(board_desc: c_int, address: Addr4882_t) {
+    call4882(board_desc, |lib, d| {
+        let l = if address == NOADDR {
+            vec![]
+        } else {
+            vec![one_address(address)?]
+        };
+        engine::trigger_list(lib, d, &l)
+    })
+}
+
+/// GET to the listed devices together (empty list: to whoever listens).
+///
+/// # Safety
+/// `address_list` must be null or end with NOADDR.
+#[no_mangle]
+pub unsafe extern "C" fn TriggerList(board_desc: c_int, address_list: *const Addr4882_t) {
+    call4882(board_desc, |lib, d| {
+        // SAFETY: forwarded contract.
+        let l = unsafe { list(address_list) }?;
+        engine::trigger_list(lib, d, &l)
+    })
+}
+
+/// Waits for SRQ up to the board's timeout: 1 when it came, else 0.
+///
+/// # Safety
+/// `result` must be null or valid for writing a `short`.
+#[no_mangle]
+pub unsafe extern "C" fn WaitSRQ(board_desc: c_int, result: *mut c_short) {
+    call_unlocked(board_desc, Want::Board, |lib, slot| {
+        if result.is_null() {
+            return Err(Fail::code(EARG));
+        }
+        let v = engine::wait_srq(lib, slot)?;
+        // SAFETY: forwarded contract.
+        unsafe { store(result, c_short::from(v)) }?;
+        Ok(None)
+    });
+}

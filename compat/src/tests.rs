@@ -1,0 +1,457 @@
+//! The exported functions called as a C program would, on the default `bench`
+//! configuration (HP3565 at 11, SCPI instrument at 22, board 0 at address 0).
+
+use std::ffi::{c_char, c_int, c_long, c_short, c_void, CStr};
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+
+use crate::consts::*;
+use crate::ffi::*;
+use crate::status::{self, ibcnt};
+
+/// The library is one per process: one test at a time uses it.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    let g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    // A known bus: IFC, REN off, DCL, the SCPI instrument's status cleared.
+    SendIFC(0);
+    assert_eq!(ThreadIbsta() & ERR, 0, "SendIFC: {}", ThreadIberr());
+    ibsre(0, 0);
+    DevClear(0, NOADDR);
+    let ud = dev(22);
+    write(ud, b"*CLS;*ESE 0;*SRE 0\n");
+    ibonl(ud, 0);
+    g
+}
+
+fn dev(pad: c_int) -> c_int {
+    let ud = ibdev(0, pad, 0, 12, 1, 0);
+    assert!(ud >= 16, "ibdev: iberr {}", ThreadIberr());
+    ud
+}
+
+fn write(ud: c_int, data: &[u8]) -> c_int {
+    // SAFETY: `data` is valid for its length.
+    unsafe { ibwrt(ud, data.as_ptr().cast(), data.len() as c_long) }
+}
+
+fn read(ud: c_int, buf: &mut [u8]) -> (c_int, Vec<u8>) {
+    // SAFETY: `buf` is valid and writable for its length.
+    let sta = unsafe { ibrd(ud, buf.as_mut_ptr().cast(), buf.len() as c_long) };
+    let n = ThreadIbcntl() as usize;
+    assert!(n <= buf.len());
+    (sta, buf[..n].to_vec())
+}
+
+#[test]
+fn find_listeners_identify_and_poll() {
+    let _g = serial();
+    let pads: Vec<u16> = (1..=30).chain([NOADDR]).collect();
+    let mut found = [NOADDR; 31];
+    // SAFETY: the list ends with NOADDR; the result array holds 30 entries.
+    unsafe { FindLstn(0, pads.as_ptr(), found.as_mut_ptr(), 30) };
+    assert_eq!(ThreadIbsta() & ERR, 0);
+    assert_eq!(ThreadIbcnt(), 2);
+    assert_eq!(&found[..3], &[11, 22, NOADDR]);
+    // The globals say the same (this thread made the last call).
+    assert_eq!(ibcnt.load(Ordering::SeqCst), 2);
+
+    let ud = dev(22);
+    assert_eq!(write(ud, b"*IDN?\n") & ERR, 0);
+    assert_eq!(ThreadIbcntl(), 6);
+    let (sta, answer) = read(ud, &mut [0u8; 256]);
+    assert_eq!(sta & (ERR | END | CMPL), END | CMPL);
+    assert_eq!(answer, b"SIMULATED,SCPI-DMM,0,1.0\n");
+    let mut stb: c_char = 1;
+    // SAFETY: `stb` is writable.
+    unsafe { ibrsp(ud, &mut stb) };
+    assert_eq!((ThreadIbsta() & ERR, stb), (0, 0));
+    assert_eq!(ibonl(ud, 0) & ERR, 0);
+    // Closed: now an unknown descriptor.
+    assert_eq!(ibonl(ud, 0) & ERR, ERR);
+    assert_eq!(ThreadIberr(), EDVR);
+    // Too small a result array: the first ones, and ETAB.
+    let mut one = [NOADDR; 1];
+    // SAFETY: as above, with room for one result.
+    unsafe { FindLstn(0, pads.as_ptr(), one.as_mut_ptr(), 1) };
+    assert_eq!(
+        (ThreadIbsta() & ERR, ThreadIberr(), one[0]),
+        (ERR, ETAB, 11)
+    );
+    // A bad entry: EARG, its index in ibcnt.
+    let bad = [5u16, 31, NOADDR];
+    // SAFETY: as above.
+    unsafe { FindLstn(0, bad.as_ptr(), found.as_mut_ptr(), 30) };
+    assert_eq!((ThreadIberr(), ThreadIbcnt()), (EARG, 1));
+}
+
+#[test]
+fn bad_descriptors_and_arguments_never_crash() {
+    let _g = serial();
+    assert_eq!(write(999, b"x"), ERR);
+    assert_eq!(ThreadIberr(), EDVR);
+    assert_eq!(write(-1, b"x"), ERR);
+    assert_eq!(ThreadIberr(), EDVR);
+    // A board index without a board.
+    assert_eq!(write(5, b"x"), ERR);
+    assert_eq!(ThreadIberr(), ENEB);
+    let ud = dev(22);
+    // SAFETY: null pointers and bad counts are what is being tested.
+    unsafe {
+        assert_eq!(ibrd(ud, std::ptr::null_mut(), 10) & ERR, ERR);
+        assert_eq!(ThreadIberr(), EARG);
+        assert_eq!(ibwrt(ud, b"x".as_ptr().cast(), -1) & ERR, ERR);
+        assert_eq!(ThreadIberr(), EARG);
+        assert_eq!(ibask(ud, OPT_PAD, std::ptr::null_mut()) & ERR, ERR);
+        assert_eq!(ibfind(std::ptr::null()), -1);
+        assert_eq!(ThreadIberr(), EARG);
+        assert_eq!(
+            ibcmd(ud, b"?".as_ptr().cast(), 1) & ERR,
+            ERR,
+            "ibcmd on a device"
+        );
+        assert_eq!(ThreadIberr(), EARG);
+        let mut c: c_char = 0;
+        assert_eq!(ibrsp(0, &mut c) & ERR, ERR, "ibrsp on a board");
+        assert_eq!(ibrsp(ud, std::ptr::null_mut()) & ERR, ERR);
+        ReadStatusByte(0, 22, std::ptr::null_mut());
+        assert_eq!(ThreadIberr(), EARG);
+        FindLstn(0, std::ptr::null(), std::ptr::null_mut(), 5);
+        assert_eq!(ThreadIberr(), EARG);
+        // A zero-length write with a null pointer is fine.
+        assert_eq!(ibwrt(ud, std::ptr::null(), 0) & ERR, 0);
+    }
+    assert_eq!(ibdev(0, 31, 0, 11, 1, 0), -1);
+    assert_eq!((ThreadIbsta() & ERR, ThreadIberr()), (ERR, EARG));
+    assert_eq!(ibdev(7, 1, 0, 11, 1, 0), -1);
+    assert_eq!(ThreadIberr(), ENEB);
+    assert_eq!(ibtmo(ud, 18) & ERR, ERR);
+    assert_eq!(ibconfig(ud, 0x7777, 1) & ERR, ERR);
+    assert_eq!(ThreadIberr(), EARG);
+    ibonl(ud, 0);
+}
+
+#[test]
+fn unsupported_operations_are_ecap() {
+    let _g = serial();
+    let ud = dev(22);
+    assert_eq!(ibpct(ud), ERR | CMPL);
+    assert_eq!(ThreadIberr(), ECAP);
+    PassControl(0, 22);
+    assert_eq!(ThreadIberr(), ECAP);
+    assert_eq!(ibrsc(0, 0) & ERR, ERR);
+    assert_eq!(ThreadIberr(), ECAP);
+    assert_eq!(ibconfig(0, OPT_READ_ADJUST, 1) & ERR, ERR);
+    assert_eq!(ThreadIberr(), ECAP);
+    assert_eq!(ibpad(0, 5) & ERR, ERR);
+    assert_eq!(ThreadIberr(), ECAP);
+    // Setting what already holds is fine.
+    assert_eq!(ibrsc(0, 1) & ERR, 0);
+    ibonl(ud, 0);
+}
+
+#[test]
+fn settings_round_trip_through_ibask() {
+    let _g = serial();
+    let ud = ibdev(0, 22, 0x60 + 3, 13, 1, REOS | 0x0a);
+    let ask = |ud, opt| {
+        let mut v: c_int = -1;
+        // SAFETY: `v` is writable.
+        let sta = unsafe { ibask(ud, opt, &mut v) };
+        assert_eq!(sta & ERR, 0, "ibask {opt:#x}: iberr {}", ThreadIberr());
+        v
+    };
+    assert_eq!(ask(ud, OPT_PAD), 22);
+    assert_eq!(ask(ud, OPT_SAD), 0x63);
+    assert_eq!(ask(ud, OPT_TMO), 13);
+    assert_eq!(ask(ud, OPT_EOT), 1);
+    assert_eq!(ask(ud, OPT_EOS_RD), REOS);
+    assert_eq!(ask(ud, OPT_EOS_CHAR), 0x0a);
+    assert_eq!(ask(ud, OPT_BNA), 0);
+    assert_eq!(ask(ud, OPT_SPOLL_TIME), T1S);
+    ibtmo(ud, 5);
+    ibeot(ud, 0);
+    ibeos(ud, BIN | XEOS | 0x0d);
+    ibsad(ud, 0);
+    assert_eq!(ask(ud, OPT_TMO), 5);
+    assert_eq!(ask(ud, OPT_EOT), 0);
+    assert_eq!(ask(ud, OPT_EOS_RD), 0);
+    assert_eq!(ask(ud, OPT_EOS_WRT), XEOS);
+    assert_eq!(ask(ud, OPT_EOS_CMP), BIN);
+    assert_eq!(ask(ud, OPT_SAD), 0);
+    // Board-only options on a device, and the other way round: EARG.
+    let mut v = 0;
+    // SAFETY: `v` is writable.
+    assert_eq!(unsafe { ibask(ud, OPT_SC, &mut v) } & ERR, ERR);
+    // SAFETY: `v` is writable.
+    assert_eq!(unsafe { ibask(0, OPT_SPOLL_TIME, &mut v) } & ERR, ERR);
+    assert_eq!(ask(0, OPT_SC), 1);
+    assert_eq!(ask(0, OPT_PAD), 0);
+    // The bench board's 10 s timeout is T10s.
+    assert_eq!(ask(0, OPT_TMO), 13);
+    // ibonl(ud, 1) restores the settings of ibdev.
+    ibonl(ud, 1);
+    assert_eq!(ask(ud, OPT_TMO), 13);
+    assert_eq!(ask(ud, OPT_EOS_CHAR), 0x0a);
+    ibonl(ud, 0);
+    // ibfind: a new board descriptor for the board's name.
+    let name = c"gpib0";
+    // SAFETY: a NUL-terminated string.
+    let b = unsafe { ibfind(name.as_ptr()) };
+    assert!(b >= 16);
+    assert_eq!(ask(b, OPT_SC), 1);
+    ibonl(b, 0);
+    // SAFETY: a NUL-terminated string.
+    assert_eq!(unsafe { ibfind(c"nosuch".as_ptr()) }, -1);
+    assert_eq!(ThreadIberr(), EDVR);
+}
+
+#[test]
+fn reads_end_on_eoi_eos_or_a_full_buffer_and_time_out() {
+    let _g = serial();
+    let ud = dev(22);
+    write(ud, b"*IDN?\n");
+    let (sta, part) = read(ud, &mut [0u8; 10]);
+    assert_eq!(
+        (sta & (END | ERR), part.as_slice()),
+        (0, &b"SIMULATED,"[..])
+    );
+    let (sta, rest) = read(ud, &mut [0u8; 64]);
+    assert_eq!(
+        (sta & END, rest.as_slice()),
+        (END, &b"SCPI-DMM,0,1.0\n"[..])
+    );
+    // EOS: a read stops after ',' with END.
+    ibeos(ud, REOS | BIN | i32::from(b','));
+    write(ud, b"*IDN?\n");
+    let (sta, part) = read(ud, &mut [0u8; 64]);
+    assert_eq!((sta & END, part.as_slice()), (END, &b"SIMULATED,"[..]));
+    // Nothing to say: EABO with TIMO, no bytes; the 3 s passed in virtual time.
+    ibeos(ud, 0);
+    DevClear(0, 22);
+    let t = std::time::Instant::now();
+    let (sta, got) = read(ud, &mut [0u8; 16]);
+    assert_eq!(
+        (sta & (ERR | TIMO), ThreadIberr(), got.len()),
+        (ERR | TIMO, EABO, 0)
+    );
+    assert!(t.elapsed() < std::time::Duration::from_secs(2));
+    // The next call clears TIMO.
+    assert_eq!(write(ud, b"*OPC?\n") & (TIMO | ERR), 0);
+    let (_, ok) = read(ud, &mut [0u8; 16]);
+    assert_eq!(ok, b"1\n");
+    ibonl(ud, 0);
+}
+
+#[test]
+fn no_listener_and_board_level_io() {
+    let _g = serial();
+    // Nobody at 5: ENOL on the write.
+    let ud = dev(5);
+    assert_eq!(write(ud, b"x") & ERR, ERR);
+    assert_eq!(ThreadIberr(), ENOL);
+    ibonl(ud, 0);
+    // Board level: address by hand, then write and read on the board descriptor.
+    let cmd = [0x3fu8, 0x40, 0x20 + 22]; // UNL, MTA0, MLA22
+                                         // SAFETY: valid buffers for their lengths.
+    unsafe {
+        assert_eq!(ibcmd(0, cmd.as_ptr().cast(), 3) & (ERR | TACS), TACS);
+        assert_eq!(
+            ibwrt(0, b"*IDN?\n".as_ptr().cast(), 6) & ERR,
+            0,
+            "iberr {}",
+            ThreadIberr()
+        );
+        let cmd = [0x3fu8, 0x40 + 22, 0x20]; // UNL, MTA22, MLA0
+        assert_eq!(ibcmd(0, cmd.as_ptr().cast(), 3) & (ERR | LACS), LACS);
+    }
+    let (sta, got) = read(0, &mut [0u8; 64]);
+    assert_eq!((sta & (ERR | END), got.len()), (END, 25));
+    // Reading while the board is not a listener: EADR.
+    SendIFC(0);
+    let (sta, _) = read(0, &mut [0u8; 4]);
+    assert_eq!((sta & ERR, ThreadIberr()), (ERR, EADR));
+}
+
+#[test]
+fn async_io_completes_at_ibwait() {
+    let _g = serial();
+    let ud = dev(22);
+    write(ud, b"*IDN?\n");
+    let mut buf = [0u8; 64];
+    // SAFETY: `buf` outlives the asynchronous read (which completes at once anyway).
+    let sta = unsafe { ibrda(ud, buf.as_mut_ptr().cast(), 64) };
+    assert_eq!(sta & (ERR | CMPL), 0, "in progress");
+    // Another I/O before resynchronizing: EOIP.
+    assert_eq!(write(ud, b"*OPC?\n") & ERR, ERR);
+    assert_eq!(ThreadIberr(), EOIP);
+    let sta = ibwait(ud, TIMO | CMPL | END);
+    assert_eq!(sta & (ERR | CMPL | END), CMPL | END);
+    assert_eq!(AsyncIbcntl(), 25);
+    assert_eq!(AsyncIbsta() & END, END);
+    assert_eq!(&buf[..25], b"SIMULATED,SCPI-DMM,0,1.0\n");
+    // An asynchronous write, then ibstop.
+    // SAFETY: a static buffer.
+    unsafe { ibwrta(ud, b"*OPC?\n".as_ptr().cast(), 6) };
+    assert_eq!(ibstop(ud) & ERR, 0);
+    assert_eq!(AsyncIbcntl(), 6);
+    ibonl(ud, 0);
+}
+
+#[test]
+fn srq_lines_and_listeners() {
+    let _g = serial();
+    let ud = dev(22);
+    let mut r: c_short = 10;
+    // SAFETY: `r` is writable.
+    unsafe { TestSRQ(0, &mut r) };
+    assert_eq!(r, 0);
+    write(ud, b"*SRE 16\n");
+    assert_eq!(ibtrg(ud) & ERR, 0);
+    // SAFETY: `r` is writable.
+    unsafe { TestSRQ(0, &mut r) };
+    assert_eq!(r, 1);
+    assert_eq!(ibwait(0, SRQI | TIMO) & (SRQI | TIMO), SRQI);
+    // SAFETY: `r` is writable.
+    unsafe { WaitSRQ(0, &mut r) };
+    assert_eq!(r, 1);
+    let mut lines: c_short = 0;
+    // SAFETY: `lines` is writable.
+    unsafe { iblines(0, &mut lines) };
+    assert_eq!(
+        i32::from(lines) & (VALID_ALL | BUS_SRQ),
+        VALID_ALL | BUS_SRQ
+    );
+    // FindRQS: the HP3565 does not ask, the SCPI instrument does (index 1).
+    let list = [11u16, 22, NOADDR];
+    let mut stb: c_short = 0;
+    // SAFETY: the list ends with NOADDR; `stb` is writable.
+    unsafe { FindRQS(0, list.as_ptr(), &mut stb) };
+    assert_eq!(
+        (ThreadIbsta() & ERR, ThreadIbcnt(), stb & 0x40),
+        (0, 1, 0x40)
+    );
+    // SAFETY: `r` is writable.
+    unsafe { TestSRQ(0, &mut r) };
+    assert_eq!(r, 0);
+    // Nobody asks now: ETAB.
+    // SAFETY: as above.
+    unsafe { FindRQS(0, list.as_ptr(), &mut stb) };
+    assert_eq!(ThreadIberr(), ETAB);
+    // ibln: who listens.
+    let mut found: c_short = 0;
+    // SAFETY: `found` is writable.
+    unsafe {
+        ibln(0, 22, NO_SAD, &mut found);
+        assert_eq!(found, 1);
+        ibln(0, 23, ALL_SAD, &mut found);
+        assert_eq!(found, 0);
+        assert_eq!(ibln(0, 23, 7, &mut found) & ERR, ERR);
+    }
+    // A wait that times out: TIMO after the descriptor's timeout, in wall time.
+    ibtmo(0, 9); // T100ms
+    let t = std::time::Instant::now();
+    assert_eq!(ibwait(0, SRQI | TIMO) & (SRQI | TIMO), TIMO);
+    assert!(t.elapsed() >= std::time::Duration::from_millis(100));
+    ibonl(0, 1);
+    // SAFETY: `r` is writable.
+    unsafe { TestSRQ(0, &mut r) };
+    assert_eq!(r, 0);
+    ibonl(ud, 0);
+}
+
+#[test]
+fn multidevice_send_and_receive() {
+    let _g = serial();
+    let list = [22u16, NOADDR];
+    // SAFETY: valid buffers and a NOADDR-terminated list.
+    unsafe {
+        SendList(0, list.as_ptr(), b"*IDN?".as_ptr().cast(), 5, NLEND);
+        assert_eq!(ThreadIbsta() & ERR, 0);
+        assert_eq!(ThreadIbcntl(), 6);
+        let mut buf = [0u8; 64];
+        Receive(0, 22, buf.as_mut_ptr().cast(), 64, STOPEND);
+        assert_eq!(ThreadIbsta() & (ERR | END), END);
+        assert_eq!(
+            &buf[..ThreadIbcntl() as usize],
+            b"SIMULATED,SCPI-DMM,0,1.0\n"
+        );
+        Send(0, 22, b"*IDN?\n".as_ptr().cast(), 6, DABEND);
+        Receive(0, 22, buf.as_mut_ptr().cast(), 64, i32::from(b','));
+        assert_eq!(&buf[..ThreadIbcntl() as usize], b"SIMULATED,");
+        DevClearList(0, list.as_ptr());
+        assert_eq!(ThreadIbsta() & ERR, 0);
+        Send(0, 22, b"x".as_ptr().cast(), 1, 7);
+        assert_eq!(ThreadIberr(), EARG);
+        let mut res = [0i16; 2];
+        AllSPoll(0, [11u16, 22, NOADDR].as_ptr(), res.as_mut_ptr());
+        assert_eq!((ThreadIbsta() & ERR, res), (0, [0, 0]));
+        EnableRemote(0, list.as_ptr());
+        let mut lines: c_short = 0;
+        iblines(0, &mut lines);
+        assert_eq!(i32::from(lines) & BUS_REN, BUS_REN);
+        EnableLocal(0, std::ptr::null());
+        iblines(0, &mut lines);
+        assert_eq!(i32::from(lines) & BUS_REN, 0);
+    }
+}
+
+#[test]
+fn version_and_error_strings() {
+    let mut p: *mut c_char = std::ptr::null_mut();
+    // SAFETY: `p` is writable; a null argument is tolerated.
+    unsafe {
+        ibvers(&mut p);
+        ibvers(std::ptr::null_mut());
+        assert_eq!(CStr::from_ptr(p).to_str().unwrap(), "4.3.7");
+        let s = CStr::from_ptr(gpib_error_string(EABO)).to_str().unwrap();
+        assert!(s.contains("aborted"), "{s}");
+        assert!(!gpib_error_string(-5).is_null());
+    }
+}
+
+#[test]
+fn each_thread_sees_its_own_status() {
+    let _g = serial();
+    let ud = dev(22);
+    let bad = std::thread::spawn(|| {
+        write(999, b"x");
+        (ThreadIbsta(), ThreadIberr())
+    });
+    let good = std::thread::spawn(move || {
+        write(ud, b"*OPC?\n");
+        (ThreadIbsta(), ThreadIbcntl())
+    });
+    let (bs, be) = bad.join().unwrap();
+    let (gs, gc) = good.join().unwrap();
+    assert_eq!((bs & ERR, be), (ERR, EDVR));
+    assert_eq!((gs & ERR, gc), (0, 6));
+    let _ = status::thread();
+    let _: *const c_void = std::ptr::null();
+    ibonl(ud, 0);
+}
+
+#[test]
+fn another_thread_can_bring_the_srq_a_waiter_waits_for() {
+    let _g = serial();
+    ibtmo(0, 12); // T3s
+    let waiter = std::thread::spawn(|| {
+        let t = std::time::Instant::now();
+        let mut r: c_short = 7;
+        // SAFETY: `r` is writable.
+        unsafe { WaitSRQ(0, &mut r) };
+        (r, ThreadIbsta(), t.elapsed())
+    });
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    // The same board descriptor, from this thread, while the other one waits on it.
+    // SAFETY: valid buffers.
+    unsafe { Send(0, 22, b"*SRE 16".as_ptr().cast(), 7, NLEND) };
+    assert_eq!(ThreadIbsta() & ERR, 0);
+    Trigger(0, 22);
+    assert_eq!(ThreadIbsta() & ERR, 0);
+    let (r, sta, waited) = waiter.join().unwrap();
+    assert_eq!((r, sta & (SRQI | TIMO | ERR)), (1, SRQI));
+    assert!(waited < std::time::Duration::from_secs(2), "{waited:?}");
+    ibonl(0, 1);
+}
