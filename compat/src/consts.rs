@@ -51,37 +51,12 @@ pub const EIO: i64 = 5;
 
 /// Timeout codes TNONE (0) ... T1000s (17) and the duration each stands for
 /// (TNONE: no timeout, shown as zero, which is also the simulator's "none").
-pub const TIMEOUTS: [Duration; 18] = [
-    Duration::ZERO,
-    Duration::from_micros(10),
-    Duration::from_micros(30),
-    Duration::from_micros(100),
-    Duration::from_micros(300),
-    Duration::from_millis(1),
-    Duration::from_millis(3),
-    Duration::from_millis(10),
-    Duration::from_millis(30),
-    Duration::from_millis(100),
-    Duration::from_millis(300),
-    Duration::from_secs(1),
-    Duration::from_secs(3),
-    Duration::from_secs(10),
-    Duration::from_secs(30),
-    Duration::from_secs(100),
-    Duration::from_secs(300),
-    Duration::from_secs(1000),
-];
+pub use gpib_sim::backend::timeout_steps::TIMEOUT_STEPS as TIMEOUTS;
 pub const T1S: i32 = 11;
 
 /// The code of the shortest step not shorter than `d` (TNONE for zero or > 1000 s).
 pub fn timeout_code(d: Duration) -> i32 {
-    if d.is_zero() {
-        return 0;
-    }
-    TIMEOUTS
-        .iter()
-        .position(|&t| !t.is_zero() && t >= d)
-        .map_or(0, |i| i as i32)
+    gpib_sim::backend::timeout_steps::timeout_code(d).0
 }
 
 /// The duration of timeout code `code` (0..=17).

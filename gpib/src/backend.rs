@@ -17,6 +17,7 @@ use crate::status::{BusLines, StatusByte};
 
 #[cfg(feature = "linux-gpib")]
 pub mod linux_gpib;
+pub mod timeout_steps;
 
 /// The end-of-string byte that stops a read, and how it is compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -56,53 +56,7 @@ use crate::status::{BusLines, StatusByte};
 /// The backend's name in messages.
 const NAME: &str = "linux-gpib";
 
-/// linux-gpib's timeout steps, indexed by their code (`TNONE` = 0 = no timeout, then
-/// `T10us` = 1 ... `T1000s` = 17). Code 0 is shown as [`Duration::ZERO`].
-pub const TIMEOUT_STEPS: [Duration; 18] = [
-    Duration::ZERO,
-    Duration::from_micros(10),
-    Duration::from_micros(30),
-    Duration::from_micros(100),
-    Duration::from_micros(300),
-    Duration::from_millis(1),
-    Duration::from_millis(3),
-    Duration::from_millis(10),
-    Duration::from_millis(30),
-    Duration::from_millis(100),
-    Duration::from_millis(300),
-    Duration::from_secs(1),
-    Duration::from_secs(3),
-    Duration::from_secs(10),
-    Duration::from_secs(30),
-    Duration::from_secs(100),
-    Duration::from_secs(300),
-    Duration::from_secs(1000),
-];
-
-/// The linux-gpib timeout code for `requested` and the duration it stands for.
-///
-/// The step is the shortest one not shorter than asked; [`Duration::ZERO`] (no
-/// timeout) and anything above 1000 s become `TNONE` (code 0, never time out), the
-/// only setting that is not shorter than asked.
-///
-/// ```
-/// use std::time::Duration;
-/// use gpib::backend::linux_gpib::timeout_code;
-/// assert_eq!(timeout_code(Duration::from_millis(1500)), (12, Duration::from_secs(3)));
-/// assert_eq!(timeout_code(Duration::from_secs(1)), (11, Duration::from_secs(1)));
-/// assert_eq!(timeout_code(Duration::ZERO), (0, Duration::ZERO));
-/// ```
-pub fn timeout_code(requested: Duration) -> (i32, Duration) {
-    if requested.is_zero() {
-        return (0, Duration::ZERO);
-    }
-    TIMEOUT_STEPS
-        .iter()
-        .enumerate()
-        .skip(1)
-        .find(|(_, &d)| d >= requested)
-        .map_or((0, Duration::ZERO), |(i, &d)| (i as i32, d))
-}
+pub use super::timeout_steps::{timeout_code, TIMEOUT_STEPS};
 
 fn ib_timeout(code: i32) -> IbTimeout {
     use IbTimeout::*;
