@@ -7,6 +7,11 @@
 //! cannot express (SRQ line, parallel poll, line snapshot, listener check).
 //!
 //! The trait is object safe: `Box<dyn Backend>` picks a backend at run time.
+//!
+//! Errors are described by their [`ErrorKind`](crate::ErrorKind): the simulator returns
+//! the matching [`Error`] variants, a hardware backend may return
+//! [`Error::Backend`] with that kind and the driver's own error as its source. Either
+//! way [`Error::transferred`] gives the bytes moved before the error.
 
 use std::time::Duration;
 
@@ -106,21 +111,21 @@ pub trait Backend: Send {
 
     /// Sends `bytes` with ATN asserted (interface messages).
     ///
-    /// Errors: [`Error::CommandTimeout`] when no device accepts them (no device on the
-    /// bus), [`Error::NotControllerInCharge`].
+    /// Errors: kind `CommandTimeout` when a device does not accept them (one holds NRFD),
+    /// `NoListener` when there is no device on the bus, `NotControllerInCharge`.
     fn command(&mut self, bytes: &[u8]) -> Result<()>;
 
     /// Sends data bytes to the addressed listeners, with EOI on the last byte when `eoi`.
     ///
-    /// Returns the count sent. Errors: [`Error::NoListener`] when nothing is addressed
-    /// to listen, [`Error::Timeout`] (with the count sent) when a listener stalls the
+    /// Returns the count sent. Errors: kind `NoListener` when nothing is addressed
+    /// to listen, `Timeout` (with the count sent) when a listener stalls the
     /// handshake past the timeout.
     fn write(&mut self, data: &[u8], eoi: bool) -> Result<usize>;
 
     /// Reads from the addressed talker into `buf` until EOI, the EOS byte (when
     /// `eos` is given), or `buf` is full.
     ///
-    /// Errors: [`Error::Timeout`] when the talker stops sending before an end; its
+    /// Errors: kind `Timeout` when the talker stops sending before an end; its
     /// `transferred` count of bytes is already at the start of `buf`.
     fn read(&mut self, buf: &mut [u8], eos: Option<Eos>) -> Result<ReadStatus>;
 
