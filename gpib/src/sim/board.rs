@@ -35,8 +35,10 @@ impl SimBoard {
         self.index
     }
 
-    fn settle(&self, spent: Spent) {
-        if !spent.0.is_zero() && self.host.lock().realtime {
+    /// In real-time mode, sleeps for what the operation cost in virtual time (with the
+    /// host unlocked, so other boards go on).
+    fn settle(realtime: bool, spent: Spent) {
+        if realtime && !spent.0.is_zero() {
             std::thread::sleep(spent.0);
         }
     }
@@ -45,12 +47,12 @@ impl SimBoard {
         &self,
         f: impl FnOnce(&mut crate::sim::host::HostInner) -> Result<(T, Spent)>,
     ) -> Result<T> {
-        let out = {
+        let (out, realtime) = {
             let mut g = self.host.lock();
-            f(&mut g)
+            (f(&mut g), g.realtime)
         };
         let (v, spent) = out?;
-        self.settle(spent);
+        Self::settle(realtime, spent);
         Ok(v)
     }
 }
@@ -107,8 +109,11 @@ impl Backend for SimBoard {
     }
 
     fn delay(&mut self, duration: Duration) {
-        let spent = self.host.lock().delay(duration);
-        self.settle(spent);
+        let (spent, realtime) = {
+            let mut g = self.host.lock();
+            (g.delay(duration), g.realtime)
+        };
+        Self::settle(realtime, spent);
     }
 
     fn modelled_host_cpu(&self) -> Option<Duration> {
