@@ -109,7 +109,8 @@ pub struct RunArgs {
     /// Most runs --confidence may take (netperf's -i).
     #[arg(long, default_value_t = 30)]
     pub max_repeat: u32,
-    /// Timeout per I/O call in seconds (0 = none); default: the board's.
+    /// Timeout per I/O call in seconds (0 = none). Default: the board's, raised to
+    /// 10 s + 1 s per 10 kB of the largest transfer (a board with none keeps none).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<f64>,
 }

@@ -119,11 +119,23 @@ impl Session {
             p => p,
         };
         let mut device = target.bus.device(address)?;
-        if let Some(t) = timeout {
-            if !t.is_finite() || t < 0.0 {
-                return Err(DiagError::Usage(format!("--timeout must be >= 0, got {t}")));
+        match timeout {
+            Some(t) => {
+                if !t.is_finite() || t < 0.0 {
+                    return Err(DiagError::Usage(format!("--timeout must be >= 0, got {t}")));
+                }
+                device.set_timeout(Some(Duration::from_secs_f64(t)));
             }
-            device.set_timeout(Some(Duration::from_secs_f64(t)));
+            None => {
+                // A board with a timeout gets one long enough for the largest transfer
+                // at 10 kB/s; a board with none keeps none (HP-UX's raw HP-IB).
+                let board = target.bus.timeout();
+                if !board.is_zero() {
+                    let needed =
+                        Duration::from_secs(10) + Duration::from_secs_f64(max_size as f64 / 10e3);
+                    device.set_timeout(Some(board.max(needed)));
+                }
+            }
         }
         let size =
             usize::try_from(max_size).map_err(|_| DiagError::Usage("size too large".into()))?;

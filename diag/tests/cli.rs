@@ -243,6 +243,29 @@ fn sweep_table_and_plot() {
 }
 
 #[test]
+fn large_transfers_get_a_long_enough_timeout() {
+    // 16 MiB at the bench's 1 MB/s takes 17 s: longer than the board's 10 s timeout,
+    // so the tool raises it unless told otherwise.
+    let (rt, _, size, wt, _) =
+        seed_figures(&ok(&["io-test", "--bus", "bench", "--device", "22", "16M"]));
+    assert_eq!(size, 16 << 20);
+    assert!(rt > 16.0 && wt > 16.0, "{rt} {wt}");
+    let out = diag(&[
+        "io-test",
+        "--bus",
+        "bench",
+        "--device",
+        "22",
+        "--timeout",
+        "10",
+        "16M",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("timed out after 10s with 99999"), "{err}");
+}
+
+#[test]
 fn scan_finds_the_bench() {
     let out = ok(&["scan", "--bus", "bench"]);
     let rows: Vec<Vec<&str>> = out
