@@ -10,7 +10,9 @@
 #   4. build the `linux-gpib` feature against the library (linux-gpib-sys with
 #      NO_LOCAL_LIB=1 in its own target dir, the link added by RUSTFLAGS), lint it, and
 #      run the gpib unit tests, the hardware tests (on the simulated bench) and the
-#      shared integration tests on both backends.
+#      shared integration tests on both backends;
+#   5. print what Device over LinuxGpibBoard costs beside raw ibwrt/ibrd calls through the
+#      same library (cargo bench --bench linux_gpib_overhead; informational).
 #
 # Needs only the Rust toolchain (with clippy), gcc and python3 (no libclang: bindgen
 # is never run). Target dirs: target-compat (library, C program) and target-linux-gpib
@@ -139,5 +141,10 @@ GPIB_HW_BOARD=gpib0 GPIB_HW_ADDRESS=22 cargo test -p gpib --features linux-gpib 
 
 section "shared integration tests on both backends (cargo test --test tests --features linux-gpib)"
 cargo test --test tests --features linux-gpib
+
+section "wrapper overhead: Device over LinuxGpibBoard vs raw ibwrt/ibrd, both through this libgpib (informational)"
+# Prints the table (ratio = our time per op / raw time per op); nothing is asserted
+# about the ratios. About 15 s of timed runs.
+cargo bench -p gpib --features linux-gpib --bench linux_gpib_overhead -- --json "$OUT/linux_gpib_overhead.json"
 
 section "done"

@@ -117,8 +117,22 @@ fn transcript_is_binary_safe_and_clipped() {
             _ => None,
         })
         .collect();
-    // Header read (11 bytes: "#3300" and 6 body bytes), the rest of the body, the NL.
-    assert_eq!(reads, [(4, 11), (4, 294), (1, 1)]);
+    // Header read (11 bytes: "#3300" and 6 body bytes), then the rest of the body and
+    // the final NL in one read: two reads per block.
+    assert_eq!(reads, [(4, 11), (4, 295)]);
+    // Into a buffer of exactly the block's size, the NL needs a read of its own.
+    host.record(4);
+    let mut exact = [0u8; 300];
+    dmm.query_block_into("BLOCK? 300", &mut exact).unwrap();
+    let lens: Vec<usize> = host
+        .stop_recording()
+        .iter()
+        .filter_map(|e| match &e.kind {
+            EventKind::Read { len, .. } => Some(*len),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lens, [11, 294, 1]);
     let text: Vec<String> = ev.iter().map(|e| e.to_string()).collect();
     assert!(
         text.iter().any(|t| t.contains("ATN UNL MTA0 MLA22")),

@@ -493,6 +493,10 @@ fn read_block(tx: &mut Transaction<'_>, sink: &mut dyn Sink) -> Result<BlockInfo
                     len,
                 });
             }
+            // The body goes straight into the caller's buffer. When the buffer has a
+            // byte to spare past the body, the same read also takes the NL that ends
+            // the response (one call less per block).
+            let mut terminator = None;
             while filled < len {
                 if last_had_end {
                     return Err(Error::MalformedBlock {
@@ -502,18 +506,22 @@ fn read_block(tx: &mut Transaction<'_>, sink: &mut dyn Sink) -> Result<BlockInfo
                         read: hl + filled,
                     });
                 }
-                let room = sink.room(filled, Some(len));
+                let room = sink.room(filled, Some(len.saturating_add(1)));
                 if room.is_empty() {
                     return Err(too_large(want_end, filled, hl));
                 }
                 let st = tx
                     .read(room, None)
-                    .map_err(|e| e.offset_transferred(hl + filled))?;
+                    .map_err(|e| e.offset_transferred(hl + filled.min(len)))?;
                 filled += st.count;
                 last_had_end = st.end == ReadEnd::Eoi;
+                if filled > len {
+                    terminator = sink.room(len, Some(len + 1)).first().copied();
+                    filled = len;
+                }
             }
             sink.finish(len);
-            if !last_had_end {
+            if terminator.is_none() && !last_had_end {
                 // IEEE 488.2 ends the response with NL+END after the body; accept NL
                 // without END too (some devices drop EOI there).
                 let mut t = [0u8; 1];
@@ -527,12 +535,19 @@ fn read_block(tx: &mut Transaction<'_>, sink: &mut dyn Sink) -> Result<BlockInfo
                         e.offset_transferred(hl + len)
                     }
                 })?;
-                if st.count != 1 || t[0] != b'\n' {
-                    return Err(Error::MalformedBlock {
-                        reason: format!("expected NL+END after the block body, got 0x{:02X}", t[0]),
-                        read: hl + len + st.count,
-                    });
-                }
+                terminator = (st.count == 1).then_some(t[0]);
+            }
+            if let Some(t) = terminator.filter(|&t| t != b'\n') {
+                return Err(Error::MalformedBlock {
+                    reason: format!("expected NL+END after the block body, got 0x{t:02X}"),
+                    read: hl + len + 1,
+                });
+            }
+            if terminator.is_none() && !last_had_end {
+                return Err(Error::MalformedBlock {
+                    reason: "expected NL+END after the block body, got nothing".into(),
+                    read: hl + len,
+                });
             }
             Ok(BlockInfo {
                 format: header.format,

@@ -193,6 +193,11 @@ pub struct LinuxGpibBoard {
     /// The timeout applied to the descriptor (a linux-gpib step).
     timeout: Duration,
     opened: Instant,
+    /// The EOS mode last applied with `ibeos` (`None`: not known yet). Reads pass their
+    /// EOS every time; the call to libgpib is made only when it changes.
+    eos_applied: Option<Option<Eos>>,
+    /// The EOI-on-write setting last applied with `ibeot` (`None`: not known yet).
+    eot_applied: Option<bool>,
 }
 
 impl std::fmt::Debug for LinuxGpibBoard {
@@ -299,6 +304,8 @@ impl LinuxGpibBoard {
             address,
             timeout,
             opened: Instant::now(),
+            eos_applied: None,
+            eot_applied: None,
         };
         log::debug!("opened {board:?}");
         Ok(board)
@@ -316,8 +323,14 @@ impl LinuxGpibBoard {
     /// Sets the EOS mode for the next read: REOS (and BIN for 8-bit compares) with the
     /// byte, or nothing at all; never XEOS.
     fn apply_eos(&mut self, eos: Option<Eos>) -> Result<()> {
+        if self.eos_applied == Some(eos) {
+            return Ok(());
+        }
+        self.eos_applied = None;
         traditional::ibeos(self.ud, eos_mode(eos))
-            .map_err(|e| self.error("ibeos", Call::Other, e, None))
+            .map_err(|e| self.error("ibeos", Call::Other, e, None))?;
+        self.eos_applied = Some(eos);
+        Ok(())
     }
 
     /// Sets whether the next write asserts EOI with its last byte.
@@ -327,7 +340,13 @@ impl LinuxGpibBoard {
         } else {
             IbSendEOI::Disabled
         };
-        traditional::ibeot(self.ud, mode).map_err(|e| self.error("ibeot", Call::Other, e, None))
+        if self.eot_applied == Some(eoi) {
+            return Ok(());
+        }
+        self.eot_applied = None;
+        traditional::ibeot(self.ud, mode).map_err(|e| self.error("ibeot", Call::Other, e, None))?;
+        self.eot_applied = Some(eoi);
+        Ok(())
     }
 }
 
