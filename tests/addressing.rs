@@ -89,7 +89,13 @@ fn clear_trigger_local_and_lockout_bytes() {
             Talk(pa(0)),
             Listen(pa(22)),
             SelectedDeviceClear,
+            Unlisten,
+            Talk(pa(0)),
+            Listen(pa(22)),
             GroupExecuteTrigger,
+            Unlisten,
+            Talk(pa(0)),
+            Listen(pa(22)),
             GoToLocal,
             LocalLockout,
             DeviceClear,
@@ -99,6 +105,31 @@ fn clear_trigger_local_and_lockout_bytes() {
             GroupExecuteTrigger,
         ]
     );
+}
+
+#[test]
+fn readdress_sends_addressing_every_time() {
+    let fx = Fixture::sim_bench();
+    let host = fx.host.unwrap();
+    let dmm = fx.bus.device(SCPI).unwrap();
+    let count_commands = |host: &gpib::sim::SimHost| {
+        host.take_events()
+            .iter()
+            .filter(|e| !e.messages().is_empty())
+            .count()
+    };
+    host.record(8);
+    dmm.write_str("*CLS").unwrap();
+    dmm.write_str("*CLS").unwrap();
+    assert_eq!(
+        count_commands(&host),
+        1,
+        "the second write reuses the addressing"
+    );
+    fx.bus.set_readdress(true);
+    dmm.write_str("*CLS").unwrap();
+    dmm.write_str("*CLS").unwrap();
+    assert_eq!(count_commands(&host), 2);
 }
 
 #[test]

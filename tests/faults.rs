@@ -4,10 +4,12 @@ use gpib::sim::Fault;
 use gpib::{Eos, ErrorKind};
 use gpib_suite::{Fixture, HP3565, SCPI};
 
-/// After the fault is removed, the same device answers again.
+/// After the fault is removed and the bus is reset (IFC, as a program recovering would),
+/// the same device answers again.
 fn still_usable(fx: &Fixture) {
     let host = fx.host.as_ref().unwrap();
     host.clear_faults(0, Fixture::addr(SCPI)).unwrap();
+    fx.bus.interface_clear().unwrap();
     let dmm = fx.bus.device(SCPI).unwrap();
     dmm.clear().unwrap();
     assert_eq!(dmm.query("*IDN?").unwrap(), "SIMULATED,SCPI-DMM,0,1.0");
@@ -138,4 +140,61 @@ fn no_device_at_all_means_no_listener_for_commands() {
     let bus = gpib::Bus::new(host.board(0).unwrap());
     let e = bus.device(5).unwrap().write_str("X").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NoListener);
+}
+
+/// Every fault x every operation: a typed result (never a panic or a hang), and once
+/// the fault is removed the bus answers again.
+#[test]
+fn every_fault_times_every_operation() {
+    use gpib::block::BlockFormat;
+    use std::time::Duration;
+    type Op = fn(&Fixture) -> gpib::Result<()>;
+    let ops: [(&str, Op); 11] = [
+        ("write", |fx| fx.bus.device(SCPI)?.write_str("*CLS")),
+        ("query", |fx| fx.bus.device(SCPI)?.query("*IDN?").map(drop)),
+        ("read", |fx| fx.bus.device(SCPI)?.read_to_end().map(drop)),
+        ("block read", |fx| {
+            fx.bus.device(SCPI)?.query_block("BLOCK? 5000").map(drop)
+        }),
+        ("block write", |fx| {
+            fx.bus
+                .device(SCPI)?
+                .write_block(b"DATA ", BlockFormat::Definite, &[b'\n'; 3000])
+        }),
+        ("serial poll", |fx| {
+            fx.bus.device(SCPI)?.serial_poll().map(drop)
+        }),
+        ("clear", |fx| fx.bus.device(SCPI)?.clear()),
+        ("trigger", |fx| fx.bus.device(SCPI)?.trigger()),
+        ("find listeners", |fx| fx.bus.find_listeners().map(drop)),
+        ("wait for service", |fx| {
+            fx.bus
+                .wait_for_service(
+                    &[Fixture::addr(HP3565), Fixture::addr(SCPI)],
+                    Duration::from_millis(100),
+                )
+                .map(drop)
+        }),
+        ("interface clear", |fx| fx.bus.interface_clear()),
+    ];
+    let faults = [
+        Fault::Absent,
+        Fault::NeverTalks,
+        Fault::StopsAfter(10),
+        Fault::SrqStuck,
+        Fault::HoldsNrfd,
+        Fault::SecondTalker,
+        Fault::DropsEoi,
+    ];
+    for fault in faults {
+        for (name, op) in ops {
+            let fx = with_fault(fault);
+            if let Err(e) = op(&fx) {
+                // A typed error with its bus meaning, and a message.
+                assert!(!e.to_string().is_empty(), "{fault:?} x {name}");
+                let _ = e.kind();
+            }
+            still_usable(&fx);
+        }
+    }
 }

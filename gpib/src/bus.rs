@@ -33,6 +33,8 @@ pub(crate) struct BusState {
     applied_timeout: Duration,
     /// The timeout devices get unless they set their own.
     default_timeout: Duration,
+    /// Send the addressing before every transfer, even when it is in place.
+    readdress: bool,
 }
 
 struct Shared {
@@ -78,6 +80,7 @@ impl Bus {
                     addressed: Addressed::Nothing,
                     applied_timeout: timeout,
                     default_timeout: timeout,
+                    readdress: false,
                 }),
                 name,
             }),
@@ -157,6 +160,19 @@ impl Bus {
     /// The default timeout.
     pub fn timeout(&self) -> Duration {
         self.lock().default_timeout
+    }
+
+    /// Whether to send the addressing (UNL, MTA, MLA) before every read and write even
+    /// when the same device was last addressed the same way (NI-488.2's `IbcREADDR`).
+    ///
+    /// Off by default, as in NI-488.2: a second read from the same talker goes straight
+    /// to the data. Turn it on when something else may change the addressing behind
+    /// the bus's back (a device powered on after it was addressed, another controller);
+    /// [`Bus::interface_clear`] also makes the next transfer address again.
+    pub fn set_readdress(&self, on: bool) {
+        let mut g = self.lock();
+        g.readdress = on;
+        g.addressed = Addressed::Nothing;
     }
 
     /// Pulses IFC: all devices unaddressed, the board is controller-in-charge.
@@ -344,7 +360,7 @@ impl Transaction<'_> {
     /// Addresses `device` to listen and the board to talk (UNL, MTA board, MLA device
     /// \[MSA\]), unless that addressing is already in place.
     pub fn address_to_device(&mut self, device: Address) -> Result<()> {
-        if self.state.addressed == Addressed::ToDevice(device) {
+        if !self.state.readdress && self.state.addressed == Addressed::ToDevice(device) {
             return Ok(());
         }
         let mut cmd = CommandBuf::new();
@@ -363,7 +379,7 @@ impl Transaction<'_> {
     /// MLA board), unless that addressing is already in place. This is the seed
     /// program's `listencmd`.
     pub fn address_from_device(&mut self, device: Address) -> Result<()> {
-        if self.state.addressed == Addressed::FromDevice(device) {
+        if !self.state.readdress && self.state.addressed == Addressed::FromDevice(device) {
             return Ok(());
         }
         let mut cmd = CommandBuf::new();
@@ -378,11 +394,21 @@ impl Transaction<'_> {
         Ok(())
     }
 
-    /// Sends one addressed command (SDC, GET, GTL...) to `device`, addressing it to
-    /// listen first if needed. The addressing stays in place.
+    /// Sends one addressed command (SDC, GET, GTL...) to `device`: always with its
+    /// addressing (UNL, MTA board, MLA device \[MSA\], command) in one command call, so
+    /// it reaches the device whatever the bus state was. The addressing stays in place.
     pub fn addressed_command(&mut self, device: Address, m: InterfaceMessage) -> Result<()> {
-        self.address_to_device(device)?;
-        self.state.backend.command(&[m.byte()])
+        let mut cmd = CommandBuf::new();
+        cmd.push(InterfaceMessage::Unlisten)
+            .push(InterfaceMessage::Talk(self.board_address()))
+            .push(InterfaceMessage::Listen(device.primary));
+        if let Some(s) = device.secondary {
+            cmd.push(InterfaceMessage::Secondary(s));
+        }
+        cmd.push(m);
+        self.command(cmd.as_bytes())?;
+        self.state.addressed = Addressed::ToDevice(device);
+        Ok(())
     }
 
     /// Writes data to the addressed listeners (EOI on the last byte when `eoi`).
