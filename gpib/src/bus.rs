@@ -357,12 +357,8 @@ impl Transaction<'_> {
         Ok(())
     }
 
-    /// Addresses `device` to listen and the board to talk (UNL, MTA board, MLA device
-    /// \[MSA\]), unless that addressing is already in place.
-    pub fn address_to_device(&mut self, device: Address) -> Result<()> {
-        if !self.state.readdress && self.state.addressed == Addressed::ToDevice(device) {
-            return Ok(());
-        }
+    /// UNL, MTA board, MLA device \[MSA\].
+    fn to_device_bytes(&self, device: Address) -> CommandBuf {
         let mut cmd = CommandBuf::new();
         cmd.push(InterfaceMessage::Unlisten)
             .push(InterfaceMessage::Talk(self.board_address()))
@@ -370,7 +366,16 @@ impl Transaction<'_> {
         if let Some(s) = device.secondary {
             cmd.push(InterfaceMessage::Secondary(s));
         }
-        self.command(cmd.as_bytes())?;
+        cmd
+    }
+
+    /// Addresses `device` to listen and the board to talk (UNL, MTA board, MLA device
+    /// \[MSA\]), unless that addressing is already in place.
+    pub fn address_to_device(&mut self, device: Address) -> Result<()> {
+        if !self.state.readdress && self.state.addressed == Addressed::ToDevice(device) {
+            return Ok(());
+        }
+        self.command(self.to_device_bytes(device).as_bytes())?;
         self.state.addressed = Addressed::ToDevice(device);
         Ok(())
     }
@@ -398,13 +403,7 @@ impl Transaction<'_> {
     /// addressing (UNL, MTA board, MLA device \[MSA\], command) in one command call, so
     /// it reaches the device whatever the bus state was. The addressing stays in place.
     pub fn addressed_command(&mut self, device: Address, m: InterfaceMessage) -> Result<()> {
-        let mut cmd = CommandBuf::new();
-        cmd.push(InterfaceMessage::Unlisten)
-            .push(InterfaceMessage::Talk(self.board_address()))
-            .push(InterfaceMessage::Listen(device.primary));
-        if let Some(s) = device.secondary {
-            cmd.push(InterfaceMessage::Secondary(s));
-        }
+        let mut cmd = self.to_device_bytes(device);
         cmd.push(m);
         self.command(cmd.as_bytes())?;
         self.state.addressed = Addressed::ToDevice(device);
