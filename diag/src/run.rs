@@ -6,15 +6,16 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cli::{Protocol, RunArgs};
+use crate::cli::{OutputArgs, Protocol, RunArgs};
 use crate::error::Result;
 use crate::measure::{Direction, Sample, Session};
 use crate::record::{Context, Record};
 use crate::stats;
 use crate::target::Target;
 
-/// A progress bar that appears only after a second of wall time, only on a terminal,
-/// and never with `--quiet`.
+/// A progress bar on stderr that appears only after a second of wall time, only when
+/// stderr is a terminal and the results are not piped (stdout is a terminal, or they go
+/// to a file), and never with `--quiet`.
 pub struct Progress {
     bar: ProgressBar,
     start: Instant,
@@ -24,7 +25,7 @@ pub struct Progress {
 
 impl Progress {
     /// A bar for `total` steps.
-    pub fn new(total: u64, quiet: bool, what: &str) -> Self {
+    pub fn new(total: u64, out: &OutputArgs, what: &str) -> Self {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({elapsed})")
         {
@@ -35,7 +36,9 @@ impl Progress {
             bar,
             start: Instant::now(),
             shown: false,
-            allowed: !quiet && std::io::stderr().is_terminal(),
+            allowed: !out.quiet
+                && std::io::stderr().is_terminal()
+                && (out.output != "-" || std::io::stdout().is_terminal()),
         }
     }
 

@@ -24,7 +24,7 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     let mut records = Vec::new();
     let mut progress = Progress::new(
         run::planned(&args.run) * specs.len() as u64,
-        args.out.quiet,
+        &args.out,
         "compare",
     );
     for spec in &specs {

@@ -42,7 +42,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     }
     let mut progress = Progress::new(
         run::planned(&args.run) * list.len() as u64,
-        args.out.quiet,
+        &args.out,
         "sweep",
     );
     let mut records = Vec::new();
