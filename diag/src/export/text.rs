@@ -75,21 +75,29 @@ pub fn details(records: &[Record]) -> String {
     out
 }
 
-/// "read 58.4x slower with hp9000-350 than with hp9000-350:unmount=/disc".
+/// "read 58.4x faster with hp9000-350:unmount=/disc than with hp9000-350, CPU 58.4x less".
 pub fn ratio_lines(records: &[Record], ratios: &[Ratio]) -> Vec<String> {
     let reference = records.first().map_or("", |r| r.config.as_str());
+    let factor = |ratio: f64, up: &'static str, down: &'static str| {
+        if ratio >= 1.0 {
+            (ratio, up)
+        } else {
+            (1.0 / ratio, down)
+        }
+    };
     ratios
         .iter()
         .map(|q| {
-            let (factor, word) = if q.seconds_ratio >= 1.0 {
-                (q.seconds_ratio, "slower")
-            } else {
-                (1.0 / q.seconds_ratio, "faster")
-            };
-            format!(
-                "{} {factor:.1}x {word} with {} than with {reference}",
+            let (f, word) = factor(q.seconds_ratio, "slower", "faster");
+            let mut line = format!(
+                "{} {f:.1}x {word} with {} than with {reference}",
                 q.direction, q.config
-            )
+            );
+            if let Some(c) = q.cpu_ratio.filter(|c| c.is_finite() && *c > 0.0) {
+                let (f, word) = factor(c, "more", "less");
+                line.push_str(&format!(", CPU {f:.1}x {word}"));
+            }
+            line
         })
         .collect()
 }
