@@ -620,33 +620,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn timeouts_round_up_to_a_step() {
-        let ms = Duration::from_millis;
-        assert_eq!(timeout_code(Duration::ZERO), (0, Duration::ZERO));
-        assert_eq!(
-            timeout_code(Duration::from_nanos(1)),
-            (1, Duration::from_micros(10))
-        );
-        assert_eq!(timeout_code(ms(1)), (5, ms(1)));
-        assert_eq!(timeout_code(ms(150)), (10, ms(300)));
-        assert_eq!(timeout_code(ms(1500)), (12, ms(3000)));
-        assert_eq!(
-            timeout_code(Duration::from_secs(60)),
-            (15, Duration::from_secs(100))
-        );
-        assert_eq!(
-            timeout_code(Duration::from_secs(1000)),
-            (17, Duration::from_secs(1000))
-        );
-        // Longer than the longest step: only "never" is not shorter.
-        assert_eq!(timeout_code(Duration::from_secs(1001)), (0, Duration::ZERO));
-        for (code, &d) in TIMEOUT_STEPS.iter().enumerate().skip(1) {
-            assert_eq!(timeout_code(d), (code as i32, d));
-            assert!(code == 1 || TIMEOUT_STEPS[code - 1] < d);
-        }
-    }
-
-    #[test]
     fn iberr_codes_map_to_kinds() {
         use ErrorKind as K;
         let cases = [
