@@ -6,6 +6,7 @@ mod blocks;
 mod clock;
 mod faults;
 mod queries;
+mod regressions;
 mod robustness;
 mod seed;
 mod srq;

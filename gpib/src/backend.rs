@@ -97,6 +97,31 @@ pub enum ClockKind {
     Virtual,
 }
 
+/// Which board a backend drives, for backends of which several handles can drive the
+/// same board (a simulated board handed out twice by [`crate::sim::SimHost::board`]).
+///
+/// A board has one addressing state and carries one transaction at a time, whoever
+/// holds a handle to it: every [`crate::Bus`] made on backends with equal ids shares
+/// one lock and one record of who is addressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BoardId {
+    backend: &'static str,
+    instance: usize,
+    board: usize,
+}
+
+impl BoardId {
+    /// The board `board` of backend `backend`'s `instance` (e.g. a simulated host's
+    /// identity), unique while any handle to it is alive.
+    pub fn new(backend: &'static str, instance: usize, board: usize) -> Self {
+        Self {
+            backend,
+            instance,
+            board,
+        }
+    }
+}
+
 /// One interface board acting as system controller-in-charge.
 ///
 /// Each method's contract is stated at the bus level: what goes on the wire, and which
@@ -161,6 +186,20 @@ pub trait Backend: Send {
     /// `None` when CPU time must be measured from the operating system instead.
     fn modelled_host_cpu(&self) -> Option<Duration> {
         None
+    }
+
+    /// The board this backend drives, when another handle may drive it too (see
+    /// [`BoardId`]). `None` by default: this backend is the board's only handle.
+    fn board_id(&self) -> Option<BoardId> {
+        None
+    }
+
+    /// Whether waiting (for SRQ, or a delay) takes wall time: true on hardware and on
+    /// the simulator in real-time mode. [`crate::Bus::wait_srq`] then waits with the
+    /// bus unlocked, so other threads' transactions go on during the wait. The default
+    /// is `clock_kind() == ClockKind::Wall`.
+    fn waits_in_wall_time(&self) -> bool {
+        self.clock_kind() == ClockKind::Wall
     }
 
     /// Serial-polls one device: UNL, MLA(board), SPE, MTA(device) \[MSA\], read one
@@ -275,6 +314,12 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     }
     fn modelled_host_cpu(&self) -> Option<Duration> {
         (**self).modelled_host_cpu()
+    }
+    fn board_id(&self) -> Option<BoardId> {
+        (**self).board_id()
+    }
+    fn waits_in_wall_time(&self) -> bool {
+        (**self).waits_in_wall_time()
     }
     fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
         (**self).serial_poll(device)

@@ -111,6 +111,7 @@ pub fn parse_header(bytes: &[u8]) -> Result<HeaderParse, Error> {
                         n,
                     ));
                 }
+                // At most 9 digits: under 10^9, no overflow.
                 len = len * 10 + u64::from(d - b'0');
             }
             Ok(HeaderParse::Complete(BlockHeader {
@@ -156,7 +157,15 @@ pub fn parse_header(bytes: &[u8]) -> Result<HeaderParse, Error> {
                 if i >= MAX_HEADER_LEN - 1 {
                     return Err(malformed("#(len) header longer than 20 digits", n));
                 }
-                len = len * 10 + u64::from(d - b'0');
+                len = len
+                    .checked_mul(10)
+                    .and_then(|l| l.checked_add(u64::from(d - b'0')))
+                    .ok_or_else(|| {
+                        malformed(
+                            format!("#(len) length does not fit 64 bits (over {})", u64::MAX),
+                            n,
+                        )
+                    })?;
             }
             Ok(HeaderParse::NeedAtLeast(n + 1))
         }
@@ -446,6 +455,23 @@ mod tests {
         assert!(m.contains("truncated"), "{m}");
         let (m, _) = err(b"#(123456789012345678901)", true);
         assert!(m.contains("longer than 20"), "{m}");
+    }
+
+    #[test]
+    fn parenthesised_lengths_that_overflow_are_malformed() {
+        // 2^64 + 5 wrapped to 5 in release builds and decoded "hello".
+        let (m, _) = err(b"#(18446744073709551621)hello", true);
+        assert!(m.contains("does not fit 64 bits"), "{m}");
+        let (m, _) = err(b"#(99999999999999999999)", true);
+        assert!(m.contains("does not fit 64 bits"), "{m}");
+        let h = parse_header(b"#(18446744073709551615)").unwrap();
+        assert!(matches!(
+            h,
+            HeaderParse::Complete(BlockHeader {
+                body_len: Some(u64::MAX),
+                ..
+            })
+        ));
     }
 
     #[test]

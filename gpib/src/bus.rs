@@ -5,11 +5,11 @@
 //! from start to end, so threads sharing a bus never interleave their bytes and never
 //! read each other's responses.
 
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::{Duration, Instant};
 
 use crate::address::{Address, PrimaryAddress};
-use crate::backend::{Backend, ClockKind, Eos, ReadStatus};
+use crate::backend::{Backend, BoardId, ClockKind, Eos, ReadStatus};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::message::{CommandBuf, InterfaceMessage};
@@ -42,6 +42,13 @@ struct Shared {
     name: String,
 }
 
+/// The buses on boards that several backend handles can reach, by board (see
+/// [`BoardId`]); entries die with their last `Bus` handle.
+static SHARED_BOARDS: Mutex<Vec<(BoardId, Weak<Shared>)>> = Mutex::new(Vec::new());
+
+/// While waiting for SRQ in wall time, the bus is locked for at most this long at a time.
+const SRQ_WAIT_SLICE: Duration = Duration::from_millis(5);
+
 /// A GPIB board used as system controller, shared by device handles and threads.
 ///
 /// ```
@@ -70,7 +77,31 @@ impl Bus {
     }
 
     /// Wraps a backend chosen at run time.
+    ///
+    /// When a `Bus` already drives the same board (a backend with the same
+    /// [`Backend::board_id`], e.g. a simulated board handed out twice), the new handle
+    /// shares that bus (its lock, its addressing state, its default timeout) and
+    /// `backend` is dropped: a board carries one transaction at a time and has one
+    /// addressing state, whoever holds a handle to it.
     pub fn from_box(backend: Box<dyn Backend>) -> Self {
+        let Some(id) = backend.board_id() else {
+            return Self::alone(backend);
+        };
+        let mut boards = SHARED_BOARDS.lock().unwrap_or_else(PoisonError::into_inner);
+        boards.retain(|(_, bus)| bus.strong_count() > 0);
+        if let Some(shared) = boards
+            .iter()
+            .find(|(i, _)| *i == id)
+            .and_then(|(_, bus)| bus.upgrade())
+        {
+            return Self { shared };
+        }
+        let bus = Self::alone(backend);
+        boards.push((id, Arc::downgrade(&bus.shared)));
+        bus
+    }
+
+    fn alone(backend: Box<dyn Backend>) -> Self {
         let name = backend.name().to_string();
         let timeout = backend.timeout();
         Self {
@@ -230,8 +261,27 @@ impl Bus {
     }
 
     /// Waits up to `timeout` for SRQ; returns whether it came.
+    ///
+    /// The wait does not hold the bus: where waiting takes wall time (hardware, the
+    /// simulator in real-time mode) the bus is locked only for slices of at most 5 ms,
+    /// so other threads' transactions, such as the one that makes a device request
+    /// service, go on meanwhile. In virtual time the wait costs no wall time.
     pub fn wait_srq(&self, timeout: Duration) -> Result<bool> {
-        self.transaction(|tx| tx.state.backend.wait_srq(timeout))
+        if !self.lock().backend.waits_in_wall_time() {
+            return self.transaction(|tx| tx.state.backend.wait_srq(timeout));
+        }
+        let start = Instant::now();
+        loop {
+            let slice = timeout.saturating_sub(start.elapsed()).min(SRQ_WAIT_SLICE);
+            if self.transaction(|tx| tx.state.backend.wait_srq(slice))? {
+                return Ok(true);
+            }
+            if start.elapsed() >= timeout {
+                return Ok(false);
+            }
+            // Unlocked: a thread waiting for the bus takes it now.
+            std::thread::sleep(Duration::from_micros(200));
+        }
     }
 
     /// Serial-polls one device.

@@ -393,6 +393,8 @@ trait Sink {
     fn room(&mut self, filled: usize, want_end: Option<usize>) -> &mut [u8];
     /// The final length.
     fn finish(&mut self, len: usize);
+    /// The byte at `i`, already filled.
+    fn byte_at(&self, i: usize) -> Option<u8>;
 }
 
 struct SliceSink<'a>(&'a mut [u8]);
@@ -403,6 +405,9 @@ impl Sink for SliceSink<'_> {
         &mut self.0[filled.min(end)..end]
     }
     fn finish(&mut self, _len: usize) {}
+    fn byte_at(&self, i: usize) -> Option<u8> {
+        self.0.get(i).copied()
+    }
 }
 
 struct VecSink<'a>(&'a mut Vec<u8>);
@@ -421,6 +426,9 @@ impl Sink for VecSink<'_> {
     fn finish(&mut self, len: usize) {
         self.0.truncate(len);
     }
+    fn byte_at(&self, i: usize) -> Option<u8> {
+        self.0.get(i).copied()
+    }
 }
 
 /// Reads one block from the addressed talker into `sink`; the bus is already addressed.
@@ -432,9 +440,13 @@ fn read_block(tx: &mut Transaction<'_>, sink: &mut dyn Sink) -> Result<BlockInfo
     let mut want = 11usize;
     let header = loop {
         if have < want && !ended {
-            let st = tx
-                .read(&mut head[have..want], None)
-                .map_err(|e| e.offset_transferred(have))?;
+            let st = match tx.read(&mut head[have..want], None) {
+                Ok(st) => st,
+                Err(e) => {
+                    let got = have + e.transferred().unwrap_or(0).min(want - have);
+                    return Err(header_read_failed(e, &head[..got], have));
+                }
+            };
             have += st.count;
             ended = st.end == ReadEnd::Eoi;
         }
@@ -563,18 +575,8 @@ fn read_block(tx: &mut Transaction<'_>, sink: &mut dyn Sink) -> Result<BlockInfo
                 }
                 let st = tx.read(room, None).map_err(|e| {
                     if e.kind() == crate::ErrorKind::Timeout {
-                        Error::MalformedBlock {
-                            reason: format!(
-                                "missing END: timed out after {} body byte(s) of an {} block",
-                                filled + e.transferred().unwrap_or(0),
-                                if header.format == BlockFormat::HpI {
-                                    "#I"
-                                } else {
-                                    "#0"
-                                }
-                            ),
-                            read: hl + filled + e.transferred().unwrap_or(0),
-                        }
+                        let body = filled + e.transferred().unwrap_or(0);
+                        missing_end(header.format, body, hl + body)
                     } else {
                         e.offset_transferred(hl + filled)
                     }
@@ -584,7 +586,8 @@ fn read_block(tx: &mut Transaction<'_>, sink: &mut dyn Sink) -> Result<BlockInfo
             }
             let mut len = filled;
             if header.format == BlockFormat::Indefinite {
-                let ok = len > 0 && sink.room(0, Some(len)).last() == Some(&b'\n');
+                // (Not through `room`: a Vec's room is a window of at most 1 MiB.)
+                let ok = len > 0 && sink.byte_at(len - 1) == Some(b'\n');
                 if !ok {
                     sink.finish(len);
                     return Err(Error::MalformedBlock {
@@ -600,6 +603,35 @@ fn read_block(tx: &mut Transaction<'_>, sink: &mut dyn Sink) -> Result<BlockInfo
                 len,
             })
         }
+    }
+}
+
+/// A read of a block's header failed after `got` bytes (`have` before this read). A
+/// timeout after a complete `#0` or `#I` header is the missing END of that block, as
+/// it is when the body has started: `MalformedBlock` whatever the length.
+fn header_read_failed(e: Error, got: &[u8], have: usize) -> Error {
+    if e.kind() == crate::ErrorKind::Timeout {
+        if let Ok(HeaderParse::Complete(h)) = block::parse_header(got) {
+            if h.body_len.is_none() {
+                return missing_end(h.format, got.len() - h.header_len, got.len());
+            }
+        }
+    }
+    e.offset_transferred(have)
+}
+
+/// An `#0` or `#I` block whose talker stopped before END.
+fn missing_end(format: BlockFormat, body: usize, read: usize) -> Error {
+    Error::MalformedBlock {
+        reason: format!(
+            "missing END: timed out after {body} body byte(s) of an {} block",
+            if format == BlockFormat::HpI {
+                "#I"
+            } else {
+                "#0"
+            }
+        ),
+        read,
     }
 }
 

@@ -49,7 +49,10 @@ pub enum ErrorKind {
 #[non_exhaustive]
 pub enum Error {
     /// The operation timed out.
-    #[error("{operation} timed out after {timeout:?} with {transferred} byte(s) transferred")]
+    ///
+    /// A `timeout` of zero means none was set: the operation would have waited
+    /// forever on a real bus (the simulator reports it instead of hanging).
+    #[error("{operation} {} with {transferred} byte(s) transferred", timed_out(.timeout))]
     Timeout {
         /// Which operation ("read", "write", "command", "wait for SRQ"...).
         operation: &'static str,
@@ -164,6 +167,15 @@ pub enum Error {
     },
 }
 
+/// "timed out after 3s", or for no timeout, why there is no end.
+fn timed_out(timeout: &Duration) -> String {
+    if timeout.is_zero() {
+        "would wait forever (no timeout is set, and nothing will come)".to_string()
+    } else {
+        format!("timed out after {timeout:?}")
+    }
+}
+
 impl Error {
     /// The kind of error, keeping its bus meaning.
     pub fn kind(&self) -> ErrorKind {
@@ -210,11 +222,11 @@ impl Error {
             | Error::BusConflict { transferred, .. }
             | Error::MalformedBlock {
                 read: transferred, ..
-            } => *transferred += offset,
+            } => *transferred = transferred.saturating_add(offset),
             Error::Backend {
                 transferred: Some(transferred),
                 ..
-            } => *transferred += offset,
+            } => *transferred = transferred.saturating_add(offset),
             _ => {}
         }
         self

@@ -40,7 +40,7 @@ mod status;
 pub use address::{Address, PrimaryAddress, SecondaryAddress, MAX_ADDRESS};
 #[cfg(feature = "linux-gpib")]
 pub use backend::linux_gpib::LinuxGpibBoard;
-pub use backend::{Backend, ClockKind, Eos, ReadEnd, ReadStatus};
+pub use backend::{Backend, BoardId, ClockKind, Eos, ReadEnd, ReadStatus};
 pub use bus::{Bus, Transaction};
 pub use device::{BlockInfo, Device};
 pub use error::{Error, ErrorKind, Result};

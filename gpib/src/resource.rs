@@ -73,10 +73,11 @@ impl FromStr for Resource {
         let trimmed = text.trim();
         let parts: Vec<&str> = trimmed.split("::").collect();
         let first = parts[0];
-        if first.len() < 4 || !first[..4].eq_ignore_ascii_case("GPIB") {
-            return Err(bad(text, "must start with GPIB (e.g. GPIB0::22::INSTR)"));
-        }
-        let board_text = &first[4..];
+        // `get` and `strip_prefix`-style slicing: never inside a multi-byte character.
+        let board_text = match (first.get(..4), first.get(4..)) {
+            (Some(gpib), Some(rest)) if gpib.eq_ignore_ascii_case("GPIB") => rest,
+            _ => return Err(bad(text, "must start with GPIB (e.g. GPIB0::22::INSTR)")),
+        };
         let board = if board_text.is_empty() {
             0
         } else {
@@ -189,6 +190,11 @@ mod tests {
             ("GPIB0::5::6::7::INSTR", "too many"),
             ("GPIB0::5::SOCKET", "unknown resource class"),
             ("GPIB0::99999999::INSTR", "primary address"),
+            // Non-ASCII text (byte slicing inside a character panicked).
+            ("GPI€::22::INSTR", "must start with GPIB"),
+            ("ＧＰＩＢ0::22::INSTR", "must start with GPIB"),
+            ("GPIB€::22::INSTR", "board number"),
+            ("GPIB0::２２::INSTR", "primary address"),
         ];
         for (s, why) in cases {
             let e = s.parse::<Resource>().unwrap_err();

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::address::{Address, PrimaryAddress};
-use crate::backend::{Backend, ClockKind, Eos, ReadStatus};
+use crate::backend::{Backend, BoardId, ClockKind, Eos, ReadStatus};
 use crate::error::Result;
 use crate::sim::host::{SimHost, Spent};
 use crate::status::BusLines;
@@ -43,17 +43,21 @@ impl SimBoard {
         }
     }
 
+    /// Runs one operation with the host locked. In real-time mode it then sleeps for
+    /// the virtual time the operation took, whether it succeeded or failed (a read
+    /// that times out takes its timeout).
     fn run<T>(
         &self,
         f: impl FnOnce(&mut crate::sim::host::HostInner) -> Result<(T, Spent)>,
     ) -> Result<T> {
-        let (out, realtime) = {
+        let (out, realtime, spent) = {
             let mut g = self.host.lock();
-            (f(&mut g), g.realtime)
+            let t0 = g.now;
+            let out = f(&mut g);
+            (out, g.realtime, Spent(g.now.saturating_sub(t0)))
         };
-        let (v, spent) = out?;
         Self::settle(realtime, spent);
-        Ok(v)
+        out.map(|(v, _)| v)
     }
 }
 
@@ -114,6 +118,15 @@ impl Backend for SimBoard {
             (g.delay(duration), g.realtime)
         };
         Self::settle(realtime, spent);
+    }
+
+    fn board_id(&self) -> Option<BoardId> {
+        // The host's allocation identifies it while this handle keeps it alive.
+        Some(BoardId::new("sim", self.host.identity(), self.index))
+    }
+
+    fn waits_in_wall_time(&self) -> bool {
+        self.host.lock().realtime
     }
 
     fn modelled_host_cpu(&self) -> Option<Duration> {

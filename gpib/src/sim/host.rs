@@ -76,7 +76,7 @@ impl DeviceSlot {
         let (inst, mut io) = self.io(now);
         f(inst, &mut io);
         if io.executed {
-            self.ready_at = self.ready_at.max(now + latency);
+            self.ready_at = self.ready_at.max(now.saturating_add(latency));
         }
     }
     fn status(&mut self, now: Duration) -> StatusByte {
@@ -189,6 +189,11 @@ impl SimHost {
             Ok(g) => g,
             Err(p) => p.into_inner(),
         }
+    }
+
+    /// A number that identifies this host (all its handles) while any handle is alive.
+    pub(crate) fn identity(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
     }
 
     /// The host's name (its configuration's).
@@ -477,9 +482,11 @@ fn timeout_error(operation: &'static str, timeout: Duration, transferred: usize)
 }
 
 impl HostInner {
+    /// Moves virtual time on. Time saturates at `Duration::MAX` (about 584 billion
+    /// years) instead of overflowing: a timeout of `Duration::MAX` ends there.
     fn advance(&mut self, elapsed: Duration, cpu: Duration) -> Spent {
-        self.now += elapsed;
-        self.cpu += cpu;
+        self.now = self.now.saturating_add(elapsed);
+        self.cpu = self.cpu.saturating_add(cpu);
         Spent(elapsed)
     }
 
@@ -495,9 +502,11 @@ impl HostInner {
                     .iter()
                     .filter(|d| d.mount.is_some() && d.mounted)
                     .count() as u64;
-                discs * b.timing.poll_cost.as_nanos() as u64
+                discs.saturating_mul(
+                    u64::try_from(b.timing.poll_cost.as_nanos()).unwrap_or(u64::MAX),
+                )
             })
-            .sum()
+            .fold(0u64, u64::saturating_add)
     }
 
     fn note_srq(&mut self, board: usize) {
@@ -542,7 +551,10 @@ impl HostInner {
                 total: bytes.len(),
             });
         }
-        let elapsed = b.timing.call_overhead + b.timing.command_byte * bytes.len() as u32;
+        let elapsed = b
+            .timing
+            .call_overhead
+            .saturating_add(timing::times(b.timing.command_byte, bytes.len() as u64));
         let me = b.address.get();
         for &byte in bytes {
             let m = b.decoder.next_message(byte);
@@ -589,7 +601,7 @@ impl HostInner {
         let mut n = data.len();
         let mut timed_out = false;
         if !timeout.is_zero() {
-            let full = wait + timing::call_cost(&b.timing, per, n as u64).elapsed;
+            let full = wait.saturating_add(timing::call_cost(&b.timing, per, n as u64).elapsed);
             if full > timeout {
                 timed_out = true;
                 let budget = timeout
@@ -600,7 +612,7 @@ impl HostInner {
         }
         let cost = timing::call_cost(&b.timing, per, n as u64);
         let end_flag = eoi && !timed_out;
-        let deliver_at = start + wait + cost.elapsed;
+        let deliver_at = start.saturating_add(wait).saturating_add(cost.elapsed);
         for d in b.devices.iter_mut().filter(|d| is_listener(d)) {
             d.call(deliver_at, |inst, io| inst.listen(&data[..n], end_flag, io));
         }
@@ -617,9 +629,9 @@ impl HostInner {
             );
         }
         let (elapsed, cpu) = if timed_out {
-            (timeout, timeout.min(cost.cpu + wait))
+            (timeout, timeout.min(cost.cpu.saturating_add(wait)))
         } else {
-            (wait + cost.elapsed, cost.cpu)
+            (wait.saturating_add(cost.elapsed), cost.cpu)
         };
         let spent = self.advance(elapsed, cpu);
         self.note_srq(board);
@@ -779,13 +791,13 @@ impl HostInner {
         }
         match end {
             Some(end) => {
-                let spent = self.advance(wait + cost.elapsed, cost.cpu);
+                let spent = self.advance(wait.saturating_add(cost.elapsed), cost.cpu);
                 self.note_srq(board);
                 Ok((ReadStatus { count: n, end }, spent))
             }
             None => {
                 let elapsed = if timeout.is_zero() {
-                    wait + cost.elapsed
+                    wait.saturating_add(cost.elapsed)
                 } else {
                     timeout
                 };
@@ -856,7 +868,10 @@ impl HostInner {
             .slot_at(a.primary.get(), a.secondary.map(|s| s.get()))
             .is_some();
         // UNL, MLA [MSA], then sensing NDAC: a few command-byte times.
-        let t = b.timing.call_overhead + b.timing.command_byte * 3;
+        let t = b
+            .timing
+            .call_overhead
+            .saturating_add(timing::times(b.timing.command_byte, 3));
         (present, self.advance(t, t))
     }
 
@@ -870,7 +885,10 @@ impl HostInner {
                 }
             }
         }
-        let t = self.boards[board].timing.call_overhead + Duration::from_micros(2);
+        let t = self.boards[board]
+            .timing
+            .call_overhead
+            .saturating_add(Duration::from_micros(2));
         (dio, self.advance(t, t))
     }
 

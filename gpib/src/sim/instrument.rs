@@ -134,6 +134,10 @@ impl Output {
     pub fn push_shared(&mut self, buf: Arc<[u8]>, range: std::ops::Range<usize>) {
         let end = range.end.min(buf.len());
         let start = range.start.min(end);
+        self.end = false;
+        if start == end {
+            return; // nothing to queue (an empty block body)
+        }
         if let Some((old, p, e)) = self.shared.take() {
             // Flatten what is queued into the head, then queue the new buffer.
             self.head.drain(..self.head_pos);
@@ -143,7 +147,6 @@ impl Output {
             self.head.extend_from_slice(&tail);
         }
         self.shared = Some((buf, start, end));
-        self.end = false;
     }
 
     /// Marks the end of a message: EOI goes with the last queued byte.
@@ -202,7 +205,8 @@ impl Output {
                 n -= s;
             }
         }
-        if matches!(self.shared, Some((_, p, e)) if p == e) {
+        // The shared buffer is used up only once everything before it was taken.
+        if self.head_pos == self.head.len() && matches!(self.shared, Some((_, p, e)) if p == e) {
             self.shared = None;
             // What waited behind the shared buffer moves to the head.
             std::mem::swap(&mut self.head, &mut self.tail);

@@ -140,7 +140,16 @@ pub fn handshake_ns(talker_t1_ns: u64, slowest_accept_ns: u64, hs488: bool) -> u
     } else {
         IEEE488_MIN_BYTE_NS
     };
-    (talker_t1_ns + slowest_accept_ns).max(floor)
+    talker_t1_ns.saturating_add(slowest_accept_ns).max(floor)
+}
+
+/// `d` times `n`, saturating at `Duration::MAX` instead of overflowing.
+pub fn times(d: Duration, n: u64) -> Duration {
+    let nanos = d.as_nanos().saturating_mul(u128::from(n));
+    match u64::try_from(nanos / 1_000_000_000) {
+        Ok(secs) => Duration::new(secs, (nanos % 1_000_000_000) as u32),
+        Err(_) => Duration::MAX,
+    }
 }
 
 /// The cost of moving `bytes` data bytes in one call.
@@ -180,11 +189,11 @@ pub fn byte_cost(
                 Direction::Write => board.pio_write_byte_ns,
             };
             let polling = if poll_ns > 0 {
-                poll_ns + recovery_ns
+                poll_ns.saturating_add(recovery_ns)
             } else {
                 0
             };
-            let t = handshake + cpu + polling;
+            let t = handshake.saturating_add(cpu).saturating_add(polling);
             // The CPU spins through the handshake and the polls: busy for all of it.
             ByteCost {
                 elapsed_ns: t,
@@ -203,14 +212,16 @@ pub fn call_cost(board: &BoardTiming, per_byte: ByteCost, bytes: u64) -> Transfe
     let body_ns = per_byte.elapsed_ns.saturating_mul(bytes);
     let overhead = board.call_overhead;
     let cpu = match board.mode {
-        TransferMode::Pio => overhead + ns(per_byte.cpu_ns.saturating_mul(bytes)),
+        TransferMode::Pio => overhead.saturating_add(ns(per_byte.cpu_ns.saturating_mul(bytes))),
         TransferMode::Dma => {
             let interrupts = bytes.div_ceil(board.dma_block.max(1)).max(1);
-            overhead + board.dma_setup + board.interrupt_cpu * interrupts as u32
+            overhead
+                .saturating_add(board.dma_setup)
+                .saturating_add(times(board.interrupt_cpu, interrupts))
         }
     };
     TransferCost {
-        elapsed: overhead + ns(body_ns),
+        elapsed: overhead.saturating_add(ns(body_ns)),
         cpu,
         byte_ns: per_byte.elapsed_ns,
     }
@@ -224,6 +235,16 @@ pub fn ns(n: u64) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn products_saturate() {
+        assert_eq!(times(Duration::from_micros(2), 3), Duration::from_micros(6));
+        assert_eq!(times(Duration::from_secs(u64::MAX / 2), 3), Duration::MAX);
+        assert_eq!(
+            times(Duration::from_nanos(1), u64::MAX),
+            Duration::from_nanos(u64::MAX)
+        );
+    }
 
     #[test]
     fn handshake_never_beats_the_standard() {

@@ -20,6 +20,9 @@ use crate::status::StatusByte;
 pub const MAX_BLOCK_WORDS: usize = 16 << 20;
 /// Block memory in all, in words (64 MiB): `NEW` past it fails, as on the real box.
 pub const MAX_TOTAL_WORDS: usize = 32 << 20;
+/// Longest command text held (bytes): a longer command is one error, and its text is
+/// dropped up to its terminator (`;`, NL or END).
+pub const MAX_INPUT: usize = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -39,6 +42,8 @@ enum Mode {
 pub struct Hp3565 {
     blocks: Vec<Arc<[u8]>>,
     input: Vec<u8>,
+    /// The command being received is longer than [`MAX_INPUT`].
+    overlong: bool,
     mode: Mode,
     errors: u32,
     overflow: u64,
@@ -56,6 +61,7 @@ impl Hp3565 {
         Self {
             blocks: Vec::new(),
             input: Vec::with_capacity(64),
+            overlong: false,
             mode: Mode::Text,
             errors: 0,
             overflow: 0,
@@ -77,14 +83,35 @@ impl Hp3565 {
         self.errors
     }
 
+    /// Bytes of command text received and not yet executed (at most [`MAX_INPUT`]).
+    pub fn pending_input(&self) -> usize {
+        self.input.len()
+    }
+
+    /// Holds command text, up to [`MAX_INPUT`] bytes.
+    fn hold(&mut self, text: &[u8]) {
+        if self.overlong || self.input.len() + text.len() > MAX_INPUT {
+            self.overlong = true;
+            self.input.clear();
+        } else {
+            self.input.extend_from_slice(text);
+        }
+    }
+
     fn execute(&mut self, io: &mut DeviceIo<'_>) {
+        if std::mem::take(&mut self.overlong) {
+            log::debug!("HP3565: command longer than {MAX_INPUT} bytes dropped");
+            self.errors = self.errors.saturating_add(1);
+            self.input.clear();
+            return;
+        }
         let text = std::mem::take(&mut self.input);
         let cmd = String::from_utf8_lossy(&text);
         let cmd = cmd.trim();
         if !cmd.is_empty() {
             if !self.run(cmd, io) {
                 log::debug!("HP3565: cannot execute {cmd:?}");
-                self.errors += 1;
+                self.errors = self.errors.saturating_add(1);
             }
             io.executed();
         }
@@ -124,10 +151,10 @@ impl Hp3565 {
                 self.errors = 0;
                 true
             }
-            ("RBLD", [Some(id), Some(last)]) => match self.block(*id) {
-                Some(b) if (last + 1) * 2 <= b.len() => {
+            ("RBLD", [Some(id), Some(last)]) => match (self.block(*id), words_to_bytes(*last, 1)) {
+                (Some(b), Some(n)) if n <= b.len() => {
                     let arc = self.blocks[id - 1].clone();
-                    io.output.push_shared(arc, 0..(last + 1) * 2);
+                    io.output.push_shared(arc, 0..n);
                     io.output.finish_message();
                     true
                 }
@@ -160,7 +187,7 @@ impl Hp3565 {
         self.mode = Mode::Binary {
             block: id - 1,
             pos: 0,
-            limit: (count * 2).min(len),
+            limit: count.saturating_mul(2).min(len),
         };
         true
     }
@@ -179,9 +206,14 @@ impl Hp3565 {
                 }
                 *pos += take;
             }
-            self.overflow += (data.len() - take) as u64;
+            self.overflow = self.overflow.saturating_add((data.len() - take) as u64);
         }
     }
+}
+
+/// Bytes in words `0..=last` (plus `extra` words), when that does not overflow.
+fn words_to_bytes(last: usize, extra: usize) -> Option<usize> {
+    last.checked_add(extra)?.checked_mul(2)
 }
 
 impl Instrument for Hp3565 {
@@ -202,10 +234,12 @@ impl Instrument for Hp3565 {
                     i = data.len();
                 }
                 Mode::Hash => {
-                    if data[i] == b'I' && self.start_binary() {
+                    if data[i] == b'I' && !self.overlong && self.start_binary() {
                         io.executed();
                     } else {
-                        self.errors += 1;
+                        self.overlong = false;
+                        self.input.clear();
+                        self.errors = self.errors.saturating_add(1);
                         self.mode = Mode::Text;
                     }
                     if self.mode == Mode::Hash {
@@ -217,11 +251,11 @@ impl Instrument for Hp3565 {
                     let rest = &data[i..];
                     match rest.iter().position(|&b| matches!(b, b';' | b'\n' | b'#')) {
                         None => {
-                            self.input.extend_from_slice(rest);
+                            self.hold(rest);
                             i = data.len();
                         }
                         Some(j) => {
-                            self.input.extend_from_slice(&rest[..j]);
+                            self.hold(&rest[..j]);
                             if rest[j] == b'#' {
                                 self.mode = Mode::Hash;
                             } else {
@@ -241,7 +275,7 @@ impl Instrument for Hp3565 {
                     io.executed();
                 }
                 Mode::Hash => {
-                    self.errors += 1;
+                    self.errors = self.errors.saturating_add(1);
                     self.mode = Mode::Text;
                 }
             }
@@ -251,6 +285,7 @@ impl Instrument for Hp3565 {
     fn clear(&mut self, io: &mut DeviceIo<'_>) {
         io.output.clear();
         self.input.clear();
+        self.overlong = false;
         self.mode = Mode::Text;
     }
 

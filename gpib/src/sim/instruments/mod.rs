@@ -1,8 +1,8 @@
 //! Built-in simulated instruments.
 
 mod disc;
-mod hp3565;
-mod scpi;
+pub mod hp3565;
+pub mod scpi;
 
 pub use disc::Disc;
 pub use hp3565::Hp3565;

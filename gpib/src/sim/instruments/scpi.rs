@@ -21,12 +21,16 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::block::{self, HeaderParse};
+use crate::block::{self, BlockFormat, HeaderParse};
 use crate::sim::instrument::{DeviceIo, Instrument};
 use crate::status::StatusByte;
 
 /// Largest block `BLOCK?` or `WAV:POIN` produce, and `DATA` stores (bytes).
 pub const MAX_BLOCK: usize = 64 << 20;
+/// Largest program message held while it arrives: a block of [`MAX_BLOCK`] and 4 KiB
+/// of commands. Past it the instrument reports -223 "Too much data" and drops the rest
+/// of the message, up to its END.
+pub const MAX_INPUT: usize = MAX_BLOCK + 4096;
 const ERROR_QUEUE: usize = 10;
 
 const ESR_OPC: u8 = 0x01;
@@ -40,6 +44,10 @@ const STB_EAV: u8 = 0x04;
 pub struct ScpiInstrument {
     idn: String,
     input: Vec<u8>,
+    /// How far `input` was scanned for a message end (no block starts before it).
+    scanned: usize,
+    /// Dropping the rest of a message that exceeded [`MAX_INPUT`], up to its END.
+    discarding: bool,
     esr: u8,
     ese: u8,
     sre: u8,
@@ -66,6 +74,8 @@ impl ScpiInstrument {
         Self {
             idn: idn.into(),
             input: Vec::with_capacity(256),
+            scanned: 0,
+            discarding: false,
             esr: 0,
             ese: 0,
             sre: 0,
@@ -249,7 +259,7 @@ impl ScpiInstrument {
             self.respond(io, &sci(v));
         } else if eq(h, b"WAV:POIN") || eq(h, b"WAVEFORM:POINTS") {
             match num() {
-                Some(n) if n * 4 <= MAX_BLOCK => self.points = n,
+                Some(n) if n.checked_mul(4).is_some_and(|b| b <= MAX_BLOCK) => self.points = n,
                 _ => self.push_error(-222, "Data out of range"),
             }
         } else if eq(h, b"WAV:POIN?") || eq(h, b"WAVEFORM:POINTS?") {
@@ -294,9 +304,14 @@ impl ScpiInstrument {
         io.output.finish_message();
     }
 
-    /// Parses and runs a whole program message (units separated by `;`, blocks inside).
-    fn run_message(&mut self, io: &mut DeviceIo<'_>) {
-        let msg = std::mem::take(&mut self.input);
+    /// Parses and runs one whole program message (units separated by `;`, blocks
+    /// inside). A new message discards an unread answer (IEEE 488.2 "query
+    /// interrupted").
+    fn run_message(&mut self, msg: &[u8], io: &mut DeviceIo<'_>) {
+        if !io.output.is_empty() {
+            io.output.clear();
+            self.push_error(-410, "Query INTERRUPTED");
+        }
         self.responses = 0;
         let mut i = 0;
         let mut start = 0;
@@ -304,35 +319,17 @@ impl ScpiInstrument {
             match msg[i] {
                 b';' | b'\n' => {
                     self.unit(&msg[start..i], None, io);
-                    start = i + 1;
                     i += 1;
+                    start = i;
                 }
-                b'#' => match block::parse_header(&msg[i..]) {
-                    Ok(HeaderParse::Complete(h)) => {
-                        let body_start = i + h.header_len;
-                        let body_end = match h.body_len {
-                            Some(l) => body_start.saturating_add(l as usize).min(msg.len()),
-                            None => msg.len(),
-                        };
-                        let mut body = &msg[body_start..body_end];
-                        if h.body_len.is_none() && body.last() == Some(&b'\n') {
-                            body = &body[..body.len() - 1];
-                        }
+                b'#' => {
+                    let (body, next) = self.block_parameter(msg, i);
+                    if let Some(body) = body {
                         self.unit(&msg[start..i], Some(body), io);
-                        i = body_end;
-                        // Skip to the end of this unit.
-                        while i < msg.len() && !matches!(msg[i], b';' | b'\n') {
-                            i += 1;
-                        }
-                        i += 1;
-                        start = i;
                     }
-                    _ => {
-                        self.push_error(-161, "Invalid block data");
-                        i = msg.len();
-                        start = i;
-                    }
-                },
+                    i = next;
+                    start = next;
+                }
                 _ => i += 1,
             }
         }
@@ -344,30 +341,95 @@ impl ScpiInstrument {
             io.output.finish_message();
             io.executed();
         }
-        self.input = msg;
-        self.input.clear();
     }
 
-    /// True when the buffered input holds a complete message that ends at `nl_at`:
-    /// a NL outside any block (blocks may contain NL bytes).
-    fn ends_outside_block(&self) -> bool {
-        let msg = &self.input;
-        let mut i = 0;
-        while i < msg.len() {
-            match msg[i] {
-                b'\n' => return i + 1 == msg.len(),
-                b'#' => match block::parse_header(&msg[i..]) {
-                    Ok(HeaderParse::Complete(h)) => match h.body_len {
-                        Some(l) => i = i.saturating_add(h.header_len + l as usize),
-                        None => return false,
-                    },
-                    _ => return false,
-                },
-                _ => i += 1,
+    /// The block parameter starting at `msg[at]` (a `#`): its body when it is valid,
+    /// and where the next unit starts. An invalid block pushes its error and skips the
+    /// rest of its unit: a body shorter than announced, a length over [`MAX_BLOCK`], or
+    /// bytes other than white space between the body and the `;` or NL that follows.
+    fn block_parameter<'m>(&mut self, msg: &'m [u8], at: usize) -> (Option<&'m [u8]>, usize) {
+        let unit_end = |from: usize| {
+            msg[from.min(msg.len())..]
+                .iter()
+                .position(|&b| matches!(b, b';' | b'\n'))
+                .map_or(msg.len(), |k| from + k + 1)
+        };
+        let h = match block::parse_header(&msg[at..]) {
+            Ok(HeaderParse::Complete(h)) => h,
+            _ => {
+                self.push_error(-161, "Invalid block data");
+                return (None, unit_end(at));
             }
+        };
+        let body_start = at + h.header_len;
+        let Some(len) = h.body_len else {
+            // `#0` (and `#I`): the body runs to the END that ended the message.
+            let mut body = &msg[body_start..];
+            if h.format == BlockFormat::Indefinite {
+                match body.split_last() {
+                    Some((b'\n', rest)) => body = rest,
+                    _ => {
+                        self.push_error(-161, "Invalid block data");
+                        return (None, msg.len());
+                    }
+                }
+            }
+            return (Some(body), msg.len());
+        };
+        let body_end = match usize::try_from(len) {
+            Ok(l) if l <= MAX_BLOCK => body_start + l,
+            _ => {
+                self.push_error(-223, "Too much data");
+                return (None, unit_end(body_start));
+            }
+        };
+        if body_end > msg.len() {
+            self.push_error(-161, "Invalid block data");
+            return (None, msg.len());
         }
-        false
+        let mut j = body_end;
+        while j < msg.len() && matches!(msg[j], b' ' | b'\t' | b'\r') {
+            j += 1;
+        }
+        if j < msg.len() && !matches!(msg[j], b';' | b'\n') {
+            self.push_error(-161, "Invalid block data");
+            return (None, unit_end(j));
+        }
+        (Some(&msg[body_start..body_end]), (j + 1).min(msg.len()))
     }
+}
+
+/// Where the program message at the start of `msg` ends, as far as the bytes so far
+/// tell: `Ok(n)` when a NL outside any block ends it after `n` bytes, `Err(k)` when
+/// more bytes are needed (scanning may resume at `k`: no block starts before it).
+///
+/// A block whose length cannot be held (over [`MAX_BLOCK`], or overflowing) is not
+/// waited for: the next NL or END ends its message, whose unit then reports the error.
+fn message_end(msg: &[u8], from: usize) -> Result<usize, usize> {
+    let mut i = from;
+    while i < msg.len() {
+        match msg[i] {
+            b'\n' => return Ok(i + 1),
+            b'#' => match block::parse_header(&msg[i..]) {
+                Ok(HeaderParse::Complete(h)) => match h.body_len.map(usize::try_from) {
+                    Some(Ok(l)) if l <= MAX_BLOCK => {
+                        let end = i + h.header_len + l;
+                        if end > msg.len() {
+                            return Err(i);
+                        }
+                        i = end;
+                    }
+                    Some(_) => i += h.header_len,
+                    // `#0` and `#I` end only with END.
+                    None => return Err(i),
+                },
+                Ok(HeaderParse::NeedAtLeast(_)) => return Err(i),
+                Err(_) => i += 1,
+            },
+            _ => i += 1,
+        }
+    }
+    Err(msg.len())
 }
 
 /// A reading in SCPI's NR3 form: `+1.23456789E+00`.
@@ -409,19 +471,39 @@ impl Instrument for ScpiInstrument {
 
     fn listen(&mut self, data: &[u8], end: bool, io: &mut DeviceIo<'_>) {
         let before = self.service_wanted(!io.output.is_empty());
-        if self.input.len() + data.len() > MAX_BLOCK + 4096 {
+        if self.discarding {
+            // The rest of a message that did not fit: dropped up to its END.
+            self.discarding = !end;
+        } else if self.input.len().saturating_add(data.len()) > MAX_INPUT {
             self.input.clear();
+            self.scanned = 0;
+            self.discarding = !end;
             self.push_error(-223, "Too much data");
-            return;
-        }
-        self.input.extend_from_slice(data);
-        if end || (data.last() == Some(&b'\n') && self.ends_outside_block()) {
-            // A new command discards an unread answer (IEEE 488.2 "query interrupted").
-            if !io.output.is_empty() {
-                io.output.clear();
-                self.push_error(-410, "Query INTERRUPTED");
+        } else {
+            self.input.extend_from_slice(data);
+            // Every message a NL (outside blocks) completes runs as it arrives.
+            let input = std::mem::take(&mut self.input);
+            let mut start = 0;
+            loop {
+                match message_end(&input[start..], self.scanned) {
+                    Ok(n) => {
+                        self.run_message(&input[start..start + n], io);
+                        start += n;
+                        self.scanned = 0;
+                    }
+                    Err(resume) => {
+                        self.scanned = resume;
+                        break;
+                    }
+                }
             }
-            self.run_message(io);
+            if end && start < input.len() {
+                self.run_message(&input[start..], io);
+                start = input.len();
+                self.scanned = 0;
+            }
+            self.input = input;
+            self.input.drain(..start);
         }
         self.after(before, io);
     }
@@ -429,6 +511,8 @@ impl Instrument for ScpiInstrument {
     fn clear(&mut self, io: &mut DeviceIo<'_>) {
         io.output.clear();
         self.input.clear();
+        self.scanned = 0;
+        self.discarding = false;
     }
 
     fn trigger(&mut self, io: &mut DeviceIo<'_>) {
