@@ -6,6 +6,38 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::size::parse_size;
 
+/// Longest timeout the options take, in seconds (11.6 days): long enough for any
+/// transfer an instrument holds at 10 B/s, short enough to stay far from overflow.
+pub const MAX_TIMEOUT_S: f64 = 1e6;
+
+/// A number of seconds from 0 to [`MAX_TIMEOUT_S`].
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    let v: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !(0.0..=MAX_TIMEOUT_S).contains(&v) {
+        return Err(format!(
+            "{text} s is out of range: give 0 (no timeout) to {MAX_TIMEOUT_S:.0} seconds"
+        ));
+    }
+    Ok(v)
+}
+
+/// A fraction strictly between 0 and 1.
+fn parse_fraction(text: &str) -> Result<f64, String> {
+    let v: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number"))?;
+    if !(v > 0.0 && v < 1.0) {
+        return Err(format!(
+            "{text} is out of range: give a fraction between 0 and 1, e.g. 0.05 for 5 %"
+        ));
+    }
+    Ok(v)
+}
+
 /// Time GPIB transfers like io_test, measure their CPU cost, compare bus configurations.
 ///
 /// Runs on the simulated bus by default (virtual time: a 53 s transfer returns at once
@@ -90,8 +122,9 @@ pub struct BusArgs {
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Measurement")]
 pub struct RunArgs {
-    /// The instrument's primary address (default: the first instrument on the board).
-    #[arg(long, value_name = "ADDR")]
+    /// The instrument's primary address, 0 to 30 (default: the first instrument on the
+    /// board).
+    #[arg(long, value_name = "ADDR", value_parser = clap::value_parser!(u8).range(0..=30))]
     pub device: Option<u8>,
     /// How to drive the instrument.
     #[arg(long, value_enum, default_value_t = Protocol::Auto)]
@@ -99,19 +132,20 @@ pub struct RunArgs {
     /// Measured runs.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub repeat: u32,
-    /// Unmeasured runs first.
-    #[arg(long, default_value_t = 0)]
+    /// Unmeasured runs first (at most 100,000).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=100_000))]
     pub warmup: u32,
     /// Keep repeating (up to --max-repeat) until the 95 % confidence interval of the mean
-    /// is narrower than this fraction of it (netperf's -I), e.g. 0.05.
-    #[arg(long, value_name = "FRACTION")]
+    /// is narrower than this fraction of it (netperf's -I), e.g. 0.05; between 0 and 1.
+    #[arg(long, value_name = "FRACTION", value_parser = parse_fraction, allow_negative_numbers = true)]
     pub confidence: Option<f64>,
-    /// Most runs --confidence may take (netperf's -i).
-    #[arg(long, default_value_t = 30)]
+    /// Most runs --confidence may take (netperf's -i; at most 100,000).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub max_repeat: u32,
-    /// Timeout per I/O call in seconds (0 = none). Default: the board's, raised to
-    /// 10 s + 1 s per 10 kB of the largest transfer (a board with none keeps none).
-    #[arg(long, value_name = "SECONDS")]
+    /// Timeout per I/O call in seconds, 0 (none) to 1,000,000. Default: the board's,
+    /// raised to 10 s + 1 s per 10 kB of the largest transfer (a board with none keeps
+    /// none).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub timeout: Option<f64>,
 }
 
@@ -136,7 +170,8 @@ pub struct OutputArgs {
 /// `io-test`.
 #[derive(Debug, Clone, Args)]
 pub struct IoTestArgs {
-    /// Transfer size in bytes (suffixes: K = 1024, M = 1024², kB = 1000, MB = 1000²).
+    /// Transfer size in bytes (suffixes: K = 1024, M = 1024², kB = 1000, MB = 1000²;
+    /// `k` and `KB`, read both ways, are refused).
     #[arg(value_parser = parse_size)]
     pub size: u64,
     #[command(flatten)]
@@ -195,8 +230,8 @@ pub struct CompareArgs {
 pub struct ScanArgs {
     #[command(flatten)]
     pub bus: BusArgs,
-    /// Seconds to wait for each `*IDN?` answer.
-    #[arg(long, default_value_t = 0.5)]
+    /// Seconds to wait for each `*IDN?` answer (0 to 1,000,000).
+    #[arg(long, default_value_t = 0.5, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub idn_timeout: f64,
     #[command(flatten)]
     pub out: OutputArgs,

@@ -250,6 +250,22 @@ fn modes(delta: &MachineCpu) -> MachineModes {
     }
 }
 
+/// Memory this machine can still give a process, in bytes (`MemAvailable` of
+/// `/proc/meminfo`); `None` where it cannot be read.
+pub fn memory_available() -> Option<u64> {
+    parse_mem_available(&std::fs::read_to_string("/proc/meminfo").ok()?)
+}
+
+fn parse_mem_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let mut words = line.split_whitespace().skip(1);
+    let kib: u64 = words.next()?.parse().ok()?;
+    match words.next() {
+        Some("kB") | None => kib.checked_mul(1024),
+        Some(_) => None,
+    }
+}
+
 /// Service demand as netperf reports it: CPU microseconds spent per KiB
 /// (1024 bytes) moved.
 ///
@@ -407,6 +423,18 @@ softirq 102866 0 29524 0 2337 0 0 34 0 0 71041
         };
         assert_eq!(
             usage_between(&no_machine, &later, Duration::from_secs(1)).machine,
+            None
+        );
+    }
+
+    #[test]
+    fn memory_available_from_meminfo() {
+        let text = "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   2048 kB\n";
+        assert_eq!(parse_mem_available(text), Some(2 << 20));
+        assert_eq!(parse_mem_available("MemTotal: 5 kB\n"), None);
+        assert_eq!(parse_mem_available("MemAvailable: x kB\n"), None);
+        assert_eq!(
+            parse_mem_available("MemAvailable: 99999999999999999 kB\n"),
             None
         );
     }

@@ -28,12 +28,38 @@ pub enum DiagError {
     /// The data read back differs from the data written.
     #[error("data check failed: {0}")]
     DataMismatch(String),
+    /// A step of a longer run failed, after the steps before it were measured.
+    #[error("{what}: {source}")]
+    Step {
+        /// Which step ("at 4194304 bytes", "with hp9000-350").
+        what: String,
+        /// What went wrong.
+        #[source]
+        source: Box<DiagError>,
+    },
 }
 
 impl DiagError {
+    /// The same error, said to have happened at transfer size `size`.
+    pub fn at_size(self, size: u64) -> Self {
+        DiagError::Step {
+            what: format!("at {size} bytes"),
+            source: Box::new(self),
+        }
+    }
+
+    /// The same error, said to have happened with configuration `label`.
+    pub fn in_config(self, label: &str) -> Self {
+        DiagError::Step {
+            what: format!("with {label}"),
+            source: Box::new(self),
+        }
+    }
+
     /// The process exit code: 2 for usage mistakes, 1 for everything else.
     pub fn exit_code(&self) -> u8 {
         match self {
+            DiagError::Step { source, .. } => source.exit_code(),
             DiagError::Usage(_) | DiagError::NoLinuxGpib => 2,
             DiagError::Gpib(e)
                 if matches!(

@@ -36,10 +36,15 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("gpib-diag: error: {e}");
+            let text = e.to_string();
+            eprintln!("gpib-diag: error: {text}");
+            // Causes the message does not already say (many errors include their cause).
             let mut source = std::error::Error::source(&e);
             while let Some(s) = source {
-                eprintln!("  caused by: {s}");
+                let cause = s.to_string();
+                if !text.contains(&cause) {
+                    eprintln!("  caused by: {cause}");
+                }
                 source = s.source();
             }
             ExitCode::from(e.exit_code())

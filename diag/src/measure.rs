@@ -118,14 +118,27 @@ impl Session {
             },
             p => p,
         };
+        let model = instruments
+            .iter()
+            .find(|(a, _)| *a == address)
+            .map(|(_, m)| m.as_str());
+        if let Some(model) = model {
+            let hp = model.eq_ignore_ascii_case("HP3565");
+            if hp != (protocol == Protocol::Hp3565) {
+                let name = if hp { "scpi" } else { "hp3565" };
+                return Err(DiagError::Usage(format!(
+                    "--protocol {name} does not fit the {model} at {address}: it does not \
+                     understand those commands (use --protocol {} or auto)",
+                    if hp { "hp3565" } else { "scpi" }
+                )));
+            }
+        }
+        check_size(max_size, protocol, model)?;
         let mut device = target.bus.device(address)?;
         match timeout {
-            Some(t) => {
-                if !t.is_finite() || t < 0.0 {
-                    return Err(DiagError::Usage(format!("--timeout must be >= 0, got {t}")));
-                }
-                device.set_timeout(Some(Duration::from_secs_f64(t)));
-            }
+            Some(t) => device.set_timeout(Some(Duration::try_from_secs_f64(t).map_err(|_| {
+                DiagError::Usage(format!("--timeout {t} is not a number of seconds"))
+            })?)),
             None => {
                 // A board with a timeout gets one long enough for the largest transfer
                 // at 10 kB/s; a board with none keeps none (HP-UX's raw HP-IB).
@@ -137,8 +150,9 @@ impl Session {
                 }
             }
         }
-        let size =
-            usize::try_from(max_size).map_err(|_| DiagError::Usage("size too large".into()))?;
+        let size = usize::try_from(max_size).map_err(|_| {
+            DiagError::Usage(format!("{max_size} bytes do not fit this machine's memory"))
+        })?;
         let mut block_id = 0;
         if protocol == Protocol::Hp3565 {
             device.write_str("ABRT;DISA;")?;
@@ -172,9 +186,22 @@ impl Session {
         timed(&self.bus, f)
     }
 
+    /// `size` as an index, when it fits the buffer [`Session::open`] sized.
+    fn fits(&self, size: u64) -> Result<usize> {
+        usize::try_from(size)
+            .ok()
+            .filter(|&n| n <= self.buf.len())
+            .ok_or_else(|| {
+                DiagError::Usage(format!(
+                    "{size} bytes is more than this session was opened for ({} bytes)",
+                    self.buf.len()
+                ))
+            })
+    }
+
     /// Times a read of `size` bytes (at most the size given to [`Session::open`]).
     pub fn read(&mut self, size: u64) -> Result<Sample> {
-        let n = size as usize;
+        let n = self.fits(size)?;
         let dev = self.device.clone();
         match self.protocol {
             Protocol::Hp3565 => {
@@ -206,7 +233,7 @@ impl Session {
 
     /// Times a write of `size` bytes, then reads them back untimed to check them.
     pub fn write(&mut self, size: u64) -> Result<Sample> {
-        let n = size as usize;
+        let n = self.fits(size)?;
         let dev = self.device.clone();
         let data = &self.pattern[..n];
         let s = match self.protocol {
@@ -260,6 +287,50 @@ impl Session {
         }
         Ok(())
     }
+}
+
+/// The largest transfer the instrument takes with `protocol`, and what sets it.
+fn instrument_limit(protocol: Protocol, model: Option<&str>) -> (u64, String) {
+    use gpib::sim::instruments::{hp3565, scpi};
+    match (protocol, model) {
+        (Protocol::Hp3565, _) => (
+            (hp3565::MAX_BLOCK_WORDS * 2) as u64,
+            format!(
+                "the HP3565's largest block ({} words: 32 MiB)",
+                hp3565::MAX_BLOCK_WORDS
+            ),
+        ),
+        (_, Some(model)) => (
+            scpi::MAX_BLOCK as u64,
+            format!("the simulated {model} instrument's block memory (64 MiB)"),
+        ),
+        _ => (
+            999_999_999,
+            "a definite-length block's 9 length digits (999,999,999 bytes)".into(),
+        ),
+    }
+}
+
+/// Refuses sizes over the instrument's limit or over what this machine can hold (a
+/// buffer and a test pattern of the size), before anything is allocated.
+fn check_size(size: u64, protocol: Protocol, model: Option<&str>) -> Result<()> {
+    let (limit, why) = instrument_limit(protocol, model);
+    if size > limit {
+        return Err(DiagError::Usage(format!(
+            "{size} bytes is more than the instrument takes in one transfer: the limit is \
+             {limit} bytes, {why}"
+        )));
+    }
+    if let Some(available) = cpu::memory_available() {
+        let needed = size.saturating_mul(2);
+        if needed > available {
+            return Err(DiagError::Usage(format!(
+                "a {size}-byte transfer needs {needed} bytes of memory (a buffer and a test \
+                 pattern), more than this machine has available ({available} bytes)"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// An instrument that answers `*IDN?` within a second speaks IEEE 488.2 (SCPI);

@@ -13,24 +13,31 @@ pub struct BusSpec {
     pub config: String,
     /// Board name or index.
     pub board: Option<String>,
-    /// Mount points to mount.
-    pub mount: Vec<String>,
-    /// Mount points to unmount.
-    pub unmount: Vec<String>,
+    /// Mount points to mount (`true`) or unmount (`false`), applied in this order.
+    pub mounts: Vec<(String, bool)>,
 }
 
 impl BusSpec {
-    /// From the `--bus/--board/--mount/--unmount` options.
-    pub fn from_args(a: &BusArgs) -> Self {
-        Self {
+    /// From the `--bus/--board/--mount/--unmount` options. A mount point given to both
+    /// `--mount` and `--unmount` is refused (the options carry no order).
+    pub fn from_args(a: &BusArgs) -> Result<Self> {
+        if let Some(m) = a.mount.iter().find(|m| a.unmount.contains(m)) {
+            return Err(DiagError::Usage(format!(
+                "--mount {m} and --unmount {m} contradict each other: give one"
+            )));
+        }
+        let mounts = (a.mount.iter().map(|m| (m.clone(), true)))
+            .chain(a.unmount.iter().map(|m| (m.clone(), false)))
+            .collect();
+        Ok(Self {
             config: a.bus.clone(),
             board: a.board.clone(),
-            mount: a.mount.clone(),
-            unmount: a.unmount.clone(),
-        }
+            mounts,
+        })
     }
 
-    /// Parses `hp9000-350:unmount=/disc,board=hpib7`.
+    /// Parses `hp9000-350:unmount=/disc,board=hpib7`; mounts and unmounts apply in the
+    /// order given.
     pub fn parse(spec: &str) -> Result<Self> {
         let (config, opts) = match spec.split_once(':') {
             Some((c, o)) => (c, Some(o)),
@@ -44,8 +51,7 @@ impl BusSpec {
         let mut s = Self {
             config: config.to_string(),
             board: None,
-            mount: Vec::new(),
-            unmount: Vec::new(),
+            mounts: Vec::new(),
         };
         for kv in opts
             .into_iter()
@@ -53,8 +59,8 @@ impl BusSpec {
             .filter(|k| !k.is_empty())
         {
             match kv.split_once('=') {
-                Some(("mount", v)) => s.mount.push(v.to_string()),
-                Some(("unmount", v)) => s.unmount.push(v.to_string()),
+                Some(("mount", v)) => s.mounts.push((v.to_string(), true)),
+                Some(("unmount", v)) => s.mounts.push((v.to_string(), false)),
                 Some(("board", v)) => s.board = Some(v.to_string()),
                 _ => {
                     return Err(DiagError::Usage(format!(
@@ -72,8 +78,11 @@ impl BusSpec {
         if let Some(b) = &self.board {
             opts.push(format!("board={b}"));
         }
-        opts.extend(self.mount.iter().map(|m| format!("mount={m}")));
-        opts.extend(self.unmount.iter().map(|m| format!("unmount={m}")));
+        opts.extend(
+            self.mounts
+                .iter()
+                .map(|(m, on)| format!("{}={m}", if *on { "mount" } else { "unmount" })),
+        );
         if opts.is_empty() {
             self.config.clone()
         } else {
@@ -107,11 +116,12 @@ impl Target {
 
     fn open_sim(spec: &BusSpec) -> Result<Self> {
         let host = gpib::sim::load(&spec.config)?;
-        for m in &spec.mount {
-            host.mount(m)?;
-        }
-        for m in &spec.unmount {
-            host.unmount(m)?;
+        for (m, on) in &spec.mounts {
+            if *on {
+                host.mount(m)?;
+            } else {
+                host.unmount(m)?;
+            }
         }
         let board = match &spec.board {
             None => host.board(0)?,
@@ -132,7 +142,7 @@ impl Target {
 
     #[cfg(feature = "linux-gpib")]
     fn open_linux_gpib(spec: &BusSpec) -> Result<Self> {
-        if !spec.mount.is_empty() || !spec.unmount.is_empty() {
+        if !spec.mounts.is_empty() {
             return Err(DiagError::Usage(
                 "--mount/--unmount change a simulated host; on linux-gpib mount or unmount the disc on the machine itself".into(),
             ));
@@ -179,8 +189,16 @@ mod tests {
     fn specs() {
         let s = BusSpec::parse("hp9000-350:unmount=/disc").unwrap();
         assert_eq!(s.config, "hp9000-350");
-        assert_eq!(s.unmount, ["/disc"]);
+        assert_eq!(s.mounts, [("/disc".to_string(), false)]);
         assert_eq!(s.label(), "hp9000-350:unmount=/disc");
+        // The order of the options is kept (it was lost: unmount then mount measured
+        // unmounted).
+        let s = BusSpec::parse("hp9000-350:unmount=/disc,mount=/disc").unwrap();
+        assert_eq!(
+            s.mounts,
+            [("/disc".to_string(), false), ("/disc".to_string(), true)]
+        );
+        assert_eq!(s.label(), "hp9000-350:unmount=/disc,mount=/disc");
         let s = BusSpec::parse("x.toml:board=gpib0,mount=/a").unwrap();
         assert_eq!(s.board.as_deref(), Some("gpib0"));
         assert_eq!(s.label(), "x.toml:board=gpib0,mount=/a");

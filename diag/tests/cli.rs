@@ -312,11 +312,7 @@ fn bad_arguments_say_what_is_wrong() {
         2,
         "unknown mount point \"/nowhere\"",
     );
-    fails(
-        &["io-test", "--device", "31", "400000"],
-        2,
-        "invalid GPIB address 31",
-    );
+    fails(&["io-test", "--device", "31", "400000"], 2, "0..=30");
     fails(
         &["io-test", "--device", "5", "400000"],
         2,

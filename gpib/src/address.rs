@@ -46,6 +46,11 @@ impl PrimaryAddress {
 }
 
 impl SecondaryAddress {
+    /// Iterates over every valid secondary address, 0 to 30.
+    pub fn all() -> impl Iterator<Item = SecondaryAddress> {
+        (0..=MAX_ADDRESS).map(SecondaryAddress)
+    }
+
     /// Builds a secondary address (0..=30), panicking in const context on an invalid value.
     ///
     /// Meant for constants; use [`TryFrom`] for input from users.

@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
-use crate::address::{Address, PrimaryAddress};
+use crate::address::{Address, PrimaryAddress, SecondaryAddress};
 use crate::backend::{Backend, BoardId, ClockKind, Eos, ReadStatus};
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -340,6 +340,33 @@ impl Bus {
                 let a = Address::primary(pad);
                 if tx.state.backend.listener_present(a)? {
                     found.push(a);
+                }
+            }
+            Ok(found)
+        })
+    }
+
+    /// Like [`Bus::find_listeners`], and where no device listens at a primary address,
+    /// checks its 31 secondary addresses too: a device that answers only at a
+    /// secondary address (a plug-in of a mainframe, a channel) is found as `pad.sad`.
+    pub fn find_listeners_with_secondaries(&self) -> Result<Vec<Address>> {
+        self.transaction(|tx| {
+            tx.state.addressed = Addressed::Nothing;
+            let me = tx.state.backend.board_address();
+            let mut found = Vec::new();
+            for pad in PrimaryAddress::all().filter(|&p| p != me) {
+                if tx.state.backend.listener_present(Address::primary(pad))? {
+                    found.push(Address::primary(pad));
+                    continue;
+                }
+                for sad in SecondaryAddress::all() {
+                    let a = Address {
+                        primary: pad,
+                        secondary: Some(sad),
+                    };
+                    if tx.state.backend.listener_present(a)? {
+                        found.push(a);
+                    }
                 }
             }
             Ok(found)

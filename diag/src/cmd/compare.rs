@@ -27,21 +27,38 @@ pub fn run(args: &CompareArgs) -> Result<()> {
         &args.out,
         "compare",
     );
+    let mut failed = None;
     for spec in &specs {
-        let target = Target::open(backend, spec)?;
-        let mut session = Session::open(&target, &args.run, args.size)?;
-        let ctx = run::context(&target, &session);
-        let pair = run::measure_pair(&mut session, &ctx, args.size, &args.run, &mut progress)?;
-        records.push(pair.read);
-        records.push(pair.write);
+        let measured = Target::open(backend, spec).and_then(|target| {
+            let mut session = Session::open(&target, &args.run, args.size)?;
+            let ctx = run::context(&target, &session);
+            run::measure_pair(&mut session, &ctx, args.size, &args.run, &mut progress)
+        });
+        match measured {
+            Ok(pair) => {
+                records.push(pair.read);
+                records.push(pair.write);
+            }
+            Err(e) => {
+                failed = Some(e.in_config(&spec.label()));
+                break;
+            }
+        }
     }
     progress.finish();
+    // What was measured is printed, then the error (and a failing exit status).
+    if records.is_empty() {
+        if let Some(e) = failed {
+            return Err(e);
+        }
+    }
     let ratios = ratios(&records);
     let out = match args.out.format {
         Format::Text => text::table(&records, &ratios),
         f => export::render(f, "compare", &records, &ratios)?,
     };
-    export::emit(&args.out, &out)
+    export::emit(&args.out, &out)?;
+    failed.map_or(Ok(()), Err)
 }
 
 /// Ratios of every later configuration's read and write to the first's.

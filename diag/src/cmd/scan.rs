@@ -13,8 +13,8 @@ use crate::target::{BusSpec, Target};
 /// One listener found.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Found {
-    /// Primary address.
-    pub address: u8,
+    /// Address: `22`, or `22.5` for a device found at a secondary address.
+    pub address: String,
     /// VISA resource string.
     pub resource: String,
     /// The `*IDN?` answer, if it answered.
@@ -23,16 +23,11 @@ pub struct Found {
 
 /// Runs the command.
 pub fn run(args: &ScanArgs) -> Result<()> {
-    if !args.idn_timeout.is_finite() || args.idn_timeout < 0.0 {
-        return Err(DiagError::Usage(format!(
-            "--idn-timeout must be >= 0, got {}",
-            args.idn_timeout
-        )));
-    }
-    let target = Target::open(args.bus.backend, &BusSpec::from_args(&args.bus))?;
+    let target = Target::open(args.bus.backend, &BusSpec::from_args(&args.bus)?)?;
     let mut found = Vec::new();
-    for a in target.bus.find_listeners()? {
+    for a in target.bus.find_listeners_with_secondaries()? {
         let mut dev = target.bus.device(a)?;
+        // The option's parser keeps it within 0..=1e6 s.
         dev.set_timeout(Some(Duration::from_secs_f64(args.idn_timeout)));
         let idn = match dev.query("*IDN?") {
             Ok(s) => Some(s),
@@ -43,7 +38,7 @@ pub fn run(args: &ScanArgs) -> Result<()> {
             }
         };
         found.push(Found {
-            address: a.primary.get(),
+            address: a.to_string(),
             resource: gpib::Resource::Instrument {
                 board: target.board as u16,
                 address: a,

@@ -29,8 +29,9 @@ pub fn run(args: &SweepArgs) -> Result<()> {
             args.from, args.to
         )));
     }
-    let target = Target::open(args.bus.backend, &BusSpec::from_args(&args.bus))?;
-    let mut session = Session::open(&target, &args.run, args.to)?;
+    let target = Target::open(args.bus.backend, &BusSpec::from_args(&args.bus)?)?;
+    // Sized for the largest step after rounding to whole 16-bit words (HP3565).
+    let mut session = Session::open(&target, &args.run, args.to.saturating_add(args.to % 2))?;
     let ctx = run::context(&target, &session);
     let mut list = sizes(args.from, args.to, args.factor);
     if session.protocol() == Protocol::Hp3565 {
@@ -46,12 +47,26 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         "sweep",
     );
     let mut records = Vec::new();
+    let mut failed = None;
     for &size in &list {
-        let pair = run::measure_pair(&mut session, &ctx, size, &args.run, &mut progress)?;
-        records.push(pair.read);
-        records.push(pair.write);
+        match run::measure_pair(&mut session, &ctx, size, &args.run, &mut progress) {
+            Ok(pair) => {
+                records.push(pair.read);
+                records.push(pair.write);
+            }
+            Err(e) => {
+                failed = Some(e.at_size(size));
+                break;
+            }
+        }
     }
     progress.finish();
+    // What was measured is printed, then the error (and a failing exit status).
+    if records.is_empty() {
+        if let Some(e) = failed {
+            return Err(e);
+        }
+    }
     if let Some(path) = &args.plot {
         let svg = svg(&records, &ctx.config);
         std::fs::write(path, svg).map_err(|source| DiagError::Output {
@@ -69,7 +84,8 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         }
         f => export::render(f, "sweep", &records, &[])?,
     };
-    export::emit(&args.out, &out)
+    export::emit(&args.out, &out)?;
+    failed.map_or(Ok(()), Err)
 }
 
 fn svg(records: &[Record], config: &str) -> String {
