@@ -10,4 +10,5 @@ mod regressions;
 mod robustness;
 mod seed;
 mod srq;
+mod stress;
 mod threads;
