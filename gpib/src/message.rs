@@ -239,13 +239,17 @@ impl CommandDecoder {
     }
 }
 
-/// Writes command bytes for a sequence of messages into a fixed buffer, returning the filled part.
+/// Writes command bytes for a sequence of messages into a buffer, returning the filled
+/// part.
 ///
-/// Used on hot paths so that addressing costs no allocation.
-#[derive(Debug, Clone, Copy)]
+/// Used on hot paths: up to 8 messages (every addressing sequence) cost no allocation.
+#[derive(Debug, Clone)]
 pub struct CommandBuf {
     bytes: [u8; 8],
     len: usize,
+    /// Where the bytes live once there are more than 8 (no addressing sequence needs
+    /// that many; a group trigger of many devices does).
+    more: Vec<u8>,
 }
 
 impl CommandBuf {
@@ -254,19 +258,31 @@ impl CommandBuf {
         Self {
             bytes: [0; 8],
             len: 0,
+            more: Vec::new(),
         }
     }
 
-    /// Appends one message. Panics past 8 messages, which no addressing sequence needs.
+    /// Appends one message. The first 8 need no allocation.
     pub fn push(&mut self, m: InterfaceMessage) -> &mut Self {
-        self.bytes[self.len] = m.byte();
-        self.len += 1;
+        if self.more.is_empty() && self.len < self.bytes.len() {
+            self.bytes[self.len] = m.byte();
+            self.len += 1;
+        } else {
+            if self.more.is_empty() {
+                self.more.extend_from_slice(&self.bytes[..self.len]);
+            }
+            self.more.push(m.byte());
+        }
         self
     }
 
     /// The bytes pushed so far.
     pub fn as_bytes(&self) -> &[u8] {
-        &self.bytes[..self.len]
+        if self.more.is_empty() {
+            &self.bytes[..self.len]
+        } else {
+            &self.more
+        }
     }
 }
 
@@ -280,6 +296,19 @@ impl Default for CommandBuf {
 mod tests {
     use super::InterfaceMessage::*;
     use super::*;
+
+    #[test]
+    fn command_buffers_grow_past_eight() {
+        // It panicked past 8 messages.
+        let mut c = CommandBuf::new();
+        for _ in 0..20 {
+            c.push(Unlisten);
+        }
+        c.push(Untalk);
+        assert_eq!(c.as_bytes().len(), 21);
+        assert_eq!(c.as_bytes()[0], Unlisten.byte());
+        assert_eq!(c.as_bytes()[20], Untalk.byte());
+    }
 
     fn pa(n: u8) -> PrimaryAddress {
         PrimaryAddress::try_from(n).unwrap()
