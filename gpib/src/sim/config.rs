@@ -26,6 +26,9 @@ use crate::sim::instrument::Instrument;
 use crate::sim::instruments::{Disc, Hp3565, ScpiInstrument};
 use crate::sim::timing::{BoardTiming, DeviceTiming, TransferMode, MIN_T1_NS};
 
+/// The largest configuration file read (1 MiB); a bigger file is refused unread.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 /// The built-in configurations: (name, TOML text).
 pub const BUILTIN: &[(&str, &str)] = &[
     ("hp9000-350", include_str!("../../configs/hp9000-350.toml")),
@@ -116,6 +119,21 @@ impl Config {
     /// Parses TOML text.
     pub fn parse(text: &str) -> Result<Self> {
         toml::from_str(text).map_err(|e| Error::Config(e.to_string()))
+    }
+
+    /// Reads and parses the TOML file at `path` (a regular file of at most
+    /// [`MAX_CONFIG_BYTES`]; see [`read_text_file`]). Errors name the file.
+    pub fn read_file(path: &std::path::Path) -> Result<Self> {
+        let text = read_text_file(path, MAX_CONFIG_BYTES)?;
+        Self::parse(&text).map_err(|e| in_file(path, e))
+    }
+
+    /// A built-in configuration by name, or else the TOML file at `name_or_path`.
+    pub fn from_name_or_path(name_or_path: &str) -> Result<Self> {
+        match BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+            Some((_, text)) => Self::parse(text),
+            None => Self::read_file(std::path::Path::new(name_or_path)),
+        }
     }
 
     /// Builds the host this configuration describes.
@@ -231,21 +249,97 @@ pub fn builtin(name: &str) -> Result<SimHost> {
 }
 
 /// Builds a host from a built-in name or a TOML file path.
+///
+/// A file is read through [`Config::read_file`] (a regular file of at most
+/// [`MAX_CONFIG_BYTES`]); every error about it names the file once.
 pub fn load(name_or_path: &str) -> Result<SimHost> {
     if BUILTIN.iter().any(|(n, _)| *n == name_or_path) {
         return builtin(name_or_path);
     }
     let path = std::path::Path::new(name_or_path);
-    if path.exists() {
-        let text = std::fs::read_to_string(path)?;
-        return Config::parse(&text)
-            .map_err(|e| Error::Config(format!("{}: {e}", path.display())))?
-            .build();
+    Config::read_file(path)?
+        .build()
+        .map_err(|e| in_file(path, e))
+}
+
+/// `e` as a configuration error about `path`: "simulator configuration: PATH: why".
+fn in_file(path: &std::path::Path, e: Error) -> Error {
+    let why = match e {
+        Error::Config(why) => why,
+        other => other.to_string(),
+    };
+    Error::Config(format!("{}: {why}", path.display()))
+}
+
+/// Reads the regular file at `path`, at most `limit` bytes, as UTF-8 text.
+///
+/// The file is opened without blocking (a FIFO with no writer answers at once), its
+/// opened handle is checked to be a regular file (not a folder, device, FIFO or
+/// socket), and at most `limit + 1` bytes are read, so that a file growing meanwhile
+/// is refused too. Errors are [`Error::Config`] naming the file.
+pub fn read_text_file(path: &std::path::Path, limit: u64) -> Result<String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let shown = path.display();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Error::Config(format!(
+                    "unknown configuration {shown:?}: not a built-in ({}) and no such file",
+                    builtin_names().join(", ")
+                ))
+            } else {
+                Error::Config(format!("{shown}: cannot open: {e}"))
+            }
+        })?;
+    let meta = file
+        .metadata()
+        .map_err(|e| Error::Config(format!("{shown}: cannot stat: {e}")))?;
+    let kind = meta.file_type();
+    if kind.is_dir() {
+        return Err(Error::Config(format!(
+            "{shown} is a directory, not a configuration file"
+        )));
     }
-    Err(Error::Config(format!(
-        "unknown configuration {name_or_path:?}: not a built-in ({}) and no such file",
-        builtin_names().join(", ")
-    )))
+    if !kind.is_file() {
+        return Err(Error::Config(format!(
+            "{shown} is not a regular file (a device, FIFO or socket); \
+             configurations are read from regular files only"
+        )));
+    }
+    let too_big = || {
+        Error::Config(format!(
+            "{shown} is larger than {}, the most a configuration file may hold",
+            size_text(limit)
+        ))
+    };
+    if meta.len() > limit {
+        return Err(too_big());
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::Config(format!("{shown}: cannot read: {e}")))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big());
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        Error::Config(format!(
+            "{shown} is not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+fn size_text(bytes: u64) -> String {
+    if bytes % (1 << 20) == 0 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 #[cfg(test)]
@@ -289,5 +383,103 @@ mod tests {
         }
         let e = load("no-such-config").unwrap_err();
         assert!(e.to_string().contains("hp9000-350"), "{e}");
+    }
+
+    /// A scratch folder for one test (removed at the end of the test).
+    struct Scratch(std::path::PathBuf);
+
+    impl Scratch {
+        fn new(test: &str) -> Self {
+            let p = std::env::temp_dir().join(format!("gpib-config-{test}-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&p);
+            std::fs::create_dir_all(&p).unwrap();
+            Self(p)
+        }
+        fn file(&self, name: &str, text: &[u8]) -> String {
+            let p = self.0.join(name);
+            std::fs::write(&p, text).unwrap();
+            p.display().to_string()
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// `load(path)` in a thread, given `secs` to answer (a hang fails the test).
+    fn load_within(path: &str, secs: u64) -> Result<SimHost> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let p = path.to_string();
+        std::thread::spawn(move || {
+            let _ = tx.send(load(&p));
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(secs))
+            .unwrap_or_else(|_| panic!("load({path:?}) did not answer within {secs} s"))
+    }
+
+    fn config_error(path: &str) -> String {
+        let e = load_within(path, 10).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Config, "{path}: {e}");
+        e.to_string()
+    }
+
+    #[test]
+    fn config_files_are_size_capped_and_regular() {
+        let dir = Scratch::new("regular");
+        // A regular file over the cap: refused, with the limit, before parsing.
+        let mut big = b"name = 'x'\n".to_vec();
+        big.resize(MAX_CONFIG_BYTES as usize + 1, b'#');
+        let path = dir.file("big.toml", &big);
+        let e = config_error(&path);
+        assert!(e.contains(&path) && e.contains("larger than 1 MiB"), "{e}");
+        // Exactly at the cap is fine (a comment line of padding).
+        let mut ok = b"name = 'x'\n[[board]]\nname = 'b'\n#".to_vec();
+        ok.resize(MAX_CONFIG_BYTES as usize, b'#');
+        let path = dir.file("ok.toml", &ok);
+        load_within(&path, 10).unwrap();
+        // A folder: named, said once.
+        let folder = dir.0.display().to_string();
+        let e = config_error(&folder);
+        assert!(e.contains(&folder) && e.contains("is a directory"), "{e}");
+        assert_eq!(e.matches("directory").count(), 1, "{e}");
+        // A character device: refused without reading it.
+        let e = config_error("/dev/zero");
+        assert!(
+            e.contains("/dev/zero") && e.contains("not a regular file"),
+            "{e}"
+        );
+        // A FIFO nobody writes to: refused at once, not waited on.
+        let fifo = dir.0.join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let fifo = fifo.display().to_string();
+            let e = config_error(&fifo);
+            assert!(e.contains(&fifo) && e.contains("not a regular file"), "{e}");
+        }
+        // Not UTF-8.
+        let path = dir.file("latin1.toml", b"name = '\xe9'\n");
+        let e = config_error(&path);
+        assert!(e.contains(&path) && e.contains("UTF-8"), "{e}");
+    }
+
+    #[test]
+    fn file_errors_name_the_file_once() {
+        let dir = Scratch::new("once");
+        for (text, why) in [
+            ("name='x'\n[[board]]\nname='b'\nbogus=1", "unknown field"),
+            ("name='x'", "no [[board]]"),
+            (
+                "name='x'\n[[board]]\nname='b'\nt1_ns=100",
+                "below IEEE 488.1",
+            ),
+        ] {
+            let path = dir.file("bad.toml", text.as_bytes());
+            let e = config_error(&path);
+            assert!(e.contains(why), "{e}");
+            assert_eq!(e.matches("simulator configuration").count(), 1, "{e}");
+            assert_eq!(e.matches(path.as_str()).count(), 1, "{e}");
+        }
     }
 }
