@@ -50,45 +50,69 @@ pub struct Config {
 }
 
 /// One board; timing defaults are [`BoardTiming::default`]'s.
+///
+/// Times are checked when the host is built: per-call and per-command-byte times at
+/// most [`MAX_CALL_US`] (1 s), per-byte and settling times at most [`MAX_BYTE_NS`]
+/// (1 s), the timeout at most [`MAX_TIMEOUT_S`] (1000 s); NaN and infinities are
+/// refused. An error names the field and its limit.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
 pub struct BoardConfig {
+    /// The board's name (what `ibfind()` finds); unique on the host.
     pub name: String,
+    /// What it is.
     #[serde(default)]
     pub description: String,
     /// The board's primary address (default 0).
     #[serde(default)]
     pub address: u8,
-    /// I/O timeout in seconds; 0 = none (default 10).
+    /// I/O timeout in seconds, 0 to 1000; 0 = none (default 10).
     pub timeout_s: Option<f64>,
+    /// "pio" or "dma".
     pub transfer: Option<TransferMode>,
+    /// Driver entry and set-up per read or write call, µs (at most 1 s).
     pub call_overhead_us: Option<f64>,
+    /// Time per command byte (with ATN), µs (at most 1 s).
     pub command_byte_us: Option<f64>,
+    /// CPU time per byte read by programmed I/O, ns (at most 1 s).
     pub pio_read_byte_ns: Option<u64>,
+    /// CPU time per byte written by programmed I/O, ns (at most 1 s).
     pub pio_write_byte_ns: Option<u64>,
+    /// Time per byte of the DMA engine, ns (at most 1 s).
     pub dma_byte_ns: Option<u64>,
+    /// CPU time to set up one DMA transfer, µs (at most 1 s).
     pub dma_setup_us: Option<f64>,
+    /// Bytes per DMA interrupt (at most 16 MiB; 0 counts as 1).
     pub dma_block_bytes: Option<u64>,
+    /// CPU time per interrupt, µs (at most 1 s).
     pub interrupt_us: Option<f64>,
+    /// T1 settling time when the board talks, ns (350 ns to 1 s).
     pub t1_ns: Option<u64>,
+    /// Acceptance time when the board listens, ns (at most 1 s).
     pub accept_ns: Option<u64>,
+    /// HS488 is enabled.
     #[serde(default)]
     pub hs488: bool,
     /// The host driver polls mounted discs on this board.
     #[serde(default)]
     pub polled: bool,
+    /// Time one poll of this board takes, µs (at most 1 s).
     pub poll_us: Option<f64>,
+    /// Its devices.
     #[serde(rename = "device", default)]
     pub devices: Vec<DeviceConfig>,
 }
 
 /// One device; timing defaults are [`DeviceTiming::default`]'s.
+///
+/// Per-byte, settling and holdoff times are at most [`MAX_BYTE_NS`] (1 s), the
+/// response latency at most [`MAX_RESPONSE_LATENCY_US`] (1000 s).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-#[allow(missing_docs)]
 pub struct DeviceConfig {
+    /// Primary address, 0..=30.
     pub address: u8,
+    /// Secondary address, 0..=30.
     pub secondary: Option<u8>,
     /// "scpi", "hp3565" or "disc".
     pub model: String,
@@ -96,23 +120,98 @@ pub struct DeviceConfig {
     pub idn: Option<String>,
     /// Disc model ("7958").
     pub disc: Option<String>,
-    /// Mount point of a disc.
+    /// Mount point of a disc (only a disc has one).
     pub mount: Option<String>,
     /// Whether the disc starts mounted (default true when it has a mount point).
     pub mounted: Option<bool>,
+    /// T1 settling time when the device talks, ns (350 ns to 1 s).
     pub t1_ns: Option<u64>,
+    /// Acceptance time when the device listens, ns (at most 1 s).
     pub accept_ns: Option<u64>,
+    /// Time after a command before the device talks or listens again, µs (at most 1000 s).
     pub response_latency_us: Option<f64>,
+    /// Time the firmware needs to resume talking after a held-off handshake, ns (at most 1 s).
     pub holdoff_recovery_talk_ns: Option<u64>,
+    /// Time the firmware needs to resume listening after a held-off handshake, ns (at most 1 s).
     pub holdoff_recovery_listen_ns: Option<u64>,
 }
 
-fn us(v: Option<f64>, default: Duration, what: &str) -> Result<Duration> {
+/// Longest I/O timeout a configuration may give: 1000 s (linux-gpib's longest step,
+/// T1000s). 0 means no timeout.
+pub const MAX_TIMEOUT_S: f64 = 1000.0;
+/// Longest time per call or per command byte (`call_overhead_us`, `command_byte_us`,
+/// `dma_setup_us`, `interrupt_us`, `poll_us`): 1 s, in µs.
+pub const MAX_CALL_US: f64 = 1e6;
+/// Longest time per byte or settling time (every `..._ns` field): 1 s, in ns.
+pub const MAX_BYTE_NS: u64 = 1_000_000_000;
+/// Longest response latency of a device (`response_latency_us`): 1000 s, in µs.
+pub const MAX_RESPONSE_LATENCY_US: f64 = 1e9;
+/// Largest DMA block (`dma_block_bytes`): 16 MiB.
+pub const MAX_DMA_BLOCK_BYTES: u64 = 1 << 24;
+
+/// A time in microseconds from the file: finite, 0..=`max_us`.
+fn us_field(
+    v: Option<f64>,
+    default: Duration,
+    field: &str,
+    max_us: f64,
+    on: &str,
+) -> Result<Duration> {
     match v {
         None => Ok(default),
-        Some(x) if x.is_finite() && x >= 0.0 => Ok(Duration::from_secs_f64(x / 1e6)),
-        Some(x) => Err(Error::Config(format!("{what} must be >= 0, got {x}"))),
+        Some(x) if x.is_finite() && (0.0..=max_us).contains(&x) => {
+            Ok(Duration::from_secs_f64(x / 1e6))
+        }
+        Some(x) => Err(Error::Config(format!(
+            "{on}: {field} = {x} is out of range: 0 to {max_us} us ({})",
+            secs_text(max_us / 1e6)
+        ))),
     }
+}
+
+/// A time in seconds from the file: finite, 0..=`max_s`.
+fn secs_field(
+    v: Option<f64>,
+    default: Duration,
+    field: &str,
+    max_s: f64,
+    on: &str,
+) -> Result<Duration> {
+    match v {
+        None => Ok(default),
+        Some(x) if x.is_finite() && (0.0..=max_s).contains(&x) => Ok(Duration::from_secs_f64(x)),
+        Some(x) => Err(Error::Config(format!(
+            "{on}: {field} = {x} is out of range: 0 to {} (0 = none)",
+            secs_text(max_s)
+        ))),
+    }
+}
+
+/// A whole number from the file: 0..=`max` (`unit` after the limit in the message).
+fn int_field(
+    v: Option<u64>,
+    default: u64,
+    field: &str,
+    max: u64,
+    unit: &str,
+    on: &str,
+) -> Result<u64> {
+    match v {
+        None => Ok(default),
+        Some(x) if x <= max => Ok(x),
+        Some(x) => Err(Error::Config(format!(
+            "{on}: {field} = {x} is out of range: 0 to {max} {unit}"
+        ))),
+    }
+}
+
+/// A per-byte or settling time in ns: 0..=[`MAX_BYTE_NS`].
+fn ns_field(v: Option<u64>, default: u64, field: &str, on: &str) -> Result<u64> {
+    int_field(v, default, field, MAX_BYTE_NS, "ns (1 s)", on)
+}
+
+fn secs_text(s: f64) -> String {
+    format!("{s} s")
 }
 
 impl Config {
@@ -146,50 +245,100 @@ impl Config {
         }
         let host = SimHost::new(self.name.clone());
         for b in &self.boards {
+            let on = format!("board {}", b.name);
+            let on = on.as_str();
             let d = BoardTiming::default();
             let timing = BoardTiming {
                 mode: b.transfer.unwrap_or(d.mode),
-                call_overhead: us(b.call_overhead_us, d.call_overhead, "call_overhead_us")?,
-                command_byte: us(b.command_byte_us, d.command_byte, "command_byte_us")?,
-                pio_read_byte_ns: b.pio_read_byte_ns.unwrap_or(d.pio_read_byte_ns),
-                pio_write_byte_ns: b.pio_write_byte_ns.unwrap_or(d.pio_write_byte_ns),
-                dma_byte_ns: b.dma_byte_ns.unwrap_or(d.dma_byte_ns),
-                dma_setup: us(b.dma_setup_us, d.dma_setup, "dma_setup_us")?,
-                dma_block: b.dma_block_bytes.unwrap_or(d.dma_block).max(1),
-                interrupt_cpu: us(b.interrupt_us, d.interrupt_cpu, "interrupt_us")?,
-                t1_ns: b.t1_ns.unwrap_or(d.t1_ns),
-                accept_ns: b.accept_ns.unwrap_or(d.accept_ns),
+                call_overhead: us_field(
+                    b.call_overhead_us,
+                    d.call_overhead,
+                    "call_overhead_us",
+                    MAX_CALL_US,
+                    on,
+                )?,
+                command_byte: us_field(
+                    b.command_byte_us,
+                    d.command_byte,
+                    "command_byte_us",
+                    MAX_CALL_US,
+                    on,
+                )?,
+                pio_read_byte_ns: ns_field(
+                    b.pio_read_byte_ns,
+                    d.pio_read_byte_ns,
+                    "pio_read_byte_ns",
+                    on,
+                )?,
+                pio_write_byte_ns: ns_field(
+                    b.pio_write_byte_ns,
+                    d.pio_write_byte_ns,
+                    "pio_write_byte_ns",
+                    on,
+                )?,
+                dma_byte_ns: ns_field(b.dma_byte_ns, d.dma_byte_ns, "dma_byte_ns", on)?,
+                dma_setup: us_field(b.dma_setup_us, d.dma_setup, "dma_setup_us", MAX_CALL_US, on)?,
+                dma_block: int_field(
+                    b.dma_block_bytes,
+                    d.dma_block,
+                    "dma_block_bytes",
+                    MAX_DMA_BLOCK_BYTES,
+                    "bytes",
+                    on,
+                )?
+                .max(1),
+                interrupt_cpu: us_field(
+                    b.interrupt_us,
+                    d.interrupt_cpu,
+                    "interrupt_us",
+                    MAX_CALL_US,
+                    on,
+                )?,
+                t1_ns: ns_field(b.t1_ns, d.t1_ns, "t1_ns", on)?,
+                accept_ns: ns_field(b.accept_ns, d.accept_ns, "accept_ns", on)?,
                 hs488: b.hs488,
                 polled: b.polled,
-                poll_cost: us(b.poll_us, d.poll_cost, "poll_us")?,
+                poll_cost: us_field(b.poll_us, d.poll_cost, "poll_us", MAX_CALL_US, on)?,
             };
             check_t1(timing.t1_ns, &b.name)?;
-            let timeout = match b.timeout_s {
-                None => Duration::from_secs(10),
-                Some(t) if t.is_finite() && t >= 0.0 => Duration::from_secs_f64(t),
-                Some(t) => return Err(Error::Config(format!("timeout_s must be >= 0, got {t}"))),
-            };
+            let timeout = secs_field(
+                b.timeout_s,
+                Duration::from_secs(10),
+                "timeout_s",
+                MAX_TIMEOUT_S,
+                on,
+            )?;
             let address = PrimaryAddress::try_from(b.address)
                 .map_err(|e| Error::Config(format!("board {}: {e}", b.name)))?;
             let index = host.add_board(b.name.clone(), address, timing, timeout);
             for dev in &b.devices {
                 let addr = Address::new(dev.address, dev.secondary)
                     .map_err(|e| Error::Config(format!("board {}: {e}", b.name)))?;
+                let on = format!("device {addr} on board {}", b.name);
+                let on = on.as_str();
                 let dd = DeviceTiming::default();
                 let timing = DeviceTiming {
-                    t1_ns: dev.t1_ns.unwrap_or(dd.t1_ns),
-                    accept_ns: dev.accept_ns.unwrap_or(dd.accept_ns),
-                    response_latency: us(
+                    t1_ns: ns_field(dev.t1_ns, dd.t1_ns, "t1_ns", on)?,
+                    accept_ns: ns_field(dev.accept_ns, dd.accept_ns, "accept_ns", on)?,
+                    response_latency: us_field(
                         dev.response_latency_us,
                         dd.response_latency,
                         "response_latency_us",
+                        MAX_RESPONSE_LATENCY_US,
+                        on,
                     )?,
-                    holdoff_recovery_talk_ns: dev
-                        .holdoff_recovery_talk_ns
-                        .unwrap_or(dd.holdoff_recovery_talk_ns),
-                    holdoff_recovery_listen_ns: dev
-                        .holdoff_recovery_listen_ns
-                        .unwrap_or(dd.holdoff_recovery_listen_ns),
+                    holdoff_recovery_talk_ns: ns_field(
+                        dev.holdoff_recovery_talk_ns,
+                        dd.holdoff_recovery_talk_ns,
+                        "holdoff_recovery_talk_ns",
+                        on,
+                    )?,
+                    holdoff_recovery_listen_ns: ns_field(
+                        dev.holdoff_recovery_listen_ns,
+                        dd.holdoff_recovery_listen_ns,
+                        "holdoff_recovery_listen_ns",
+                        on,
+                    )?,
                 };
                 check_t1(timing.t1_ns, &format!("device {addr} on {}", b.name))?;
                 let instrument: Box<dyn Instrument> = match dev.model.to_ascii_lowercase().as_str()
@@ -481,5 +630,126 @@ mod tests {
             assert_eq!(e.matches("simulator configuration").count(), 1, "{e}");
             assert_eq!(e.matches(path.as_str()).count(), 1, "{e}");
         }
+    }
+
+    fn build_error(text: &str) -> String {
+        let r = std::panic::catch_unwind(|| Config::parse(text).and_then(|c| c.build()));
+        let e = r
+            .unwrap_or_else(|_| panic!("building panicked on {text:?}"))
+            .err()
+            .unwrap_or_else(|| panic!("accepted {text:?}"));
+        assert_eq!(e.kind(), ErrorKind::Config, "{text}");
+        e.to_string()
+    }
+
+    #[test]
+    fn numbers_out_of_range_are_refused_with_their_field_and_limit() {
+        let board = "name='x'\n[[board]]\nname='b'\n";
+        let device = "name='x'\n[[board]]\nname='b'\n[[board.device]]\naddress=3\nmodel='scpi'\n";
+        let cases = [
+            (board, "timeout_s = 1e300", "timeout_s", "1000 s"),
+            (board, "timeout_s = 1001", "timeout_s", "1000 s"),
+            (board, "timeout_s = nan", "timeout_s", "1000 s"),
+            (board, "timeout_s = inf", "timeout_s", "1000 s"),
+            (board, "timeout_s = -1", "timeout_s", "1000 s"),
+            (
+                board,
+                "call_overhead_us = 1e300",
+                "call_overhead_us",
+                "1000000 us",
+            ),
+            (
+                board,
+                "command_byte_us = 1e25",
+                "command_byte_us",
+                "1000000 us",
+            ),
+            (board, "interrupt_us = 1e22", "interrupt_us", "1000000 us"),
+            (board, "dma_setup_us = inf", "dma_setup_us", "1000000 us"),
+            (board, "poll_us = 2e6", "poll_us", "1000000 us"),
+            (
+                board,
+                "pio_read_byte_ns = 9223372036854775807",
+                "pio_read_byte_ns",
+                "1000000000 ns",
+            ),
+            (
+                board,
+                "pio_write_byte_ns = 9223372036854775000",
+                "pio_write_byte_ns",
+                "1000000000 ns",
+            ),
+            (
+                board,
+                "dma_byte_ns = 1000000001",
+                "dma_byte_ns",
+                "1000000000 ns",
+            ),
+            (
+                board,
+                "t1_ns = 9223372036854775807",
+                "t1_ns",
+                "1000000000 ns",
+            ),
+            (
+                board,
+                "accept_ns = 9223372036854775807",
+                "accept_ns",
+                "1000000000 ns",
+            ),
+            (
+                board,
+                "dma_block_bytes = 9223372036854775807",
+                "dma_block_bytes",
+                "16777216",
+            ),
+            (
+                device,
+                "t1_ns = 9223372036854775807",
+                "t1_ns",
+                "1000000000 ns",
+            ),
+            (
+                device,
+                "accept_ns = 9223372036854775807",
+                "accept_ns",
+                "1000000000 ns",
+            ),
+            (
+                device,
+                "holdoff_recovery_talk_ns = 9223372036854775807",
+                "holdoff_recovery_talk_ns",
+                "1000000000 ns",
+            ),
+            (
+                device,
+                "holdoff_recovery_listen_ns = 9223372036854775807",
+                "holdoff_recovery_listen_ns",
+                "1000000000 ns",
+            ),
+            (
+                device,
+                "response_latency_us = 1e300",
+                "response_latency_us",
+                "1000000000 us",
+            ),
+            (
+                device,
+                "response_latency_us = nan",
+                "response_latency_us",
+                "1000000000 us",
+            ),
+        ];
+        for (head, line, field, limit) in cases {
+            let text = format!("{head}{line}\n");
+            let e = build_error(&text);
+            assert!(e.contains(field) && e.contains(limit), "{line}: {e}");
+        }
+        // The limits themselves are accepted.
+        let text = format!(
+            "{board}timeout_s = 1000\ncall_overhead_us = 1e6\npio_read_byte_ns = 1000000000\n\
+             [[board.device]]\naddress = 3\nmodel = 'scpi'\nresponse_latency_us = 1e9\n"
+        );
+        Config::parse(&text).unwrap().build().unwrap();
     }
 }
