@@ -243,6 +243,14 @@ impl Config {
                 self.name
             )));
         }
+        for (i, b) in self.boards.iter().enumerate() {
+            if self.boards[..i].iter().any(|o| o.name == b.name) {
+                return Err(Error::Config(format!(
+                    "two boards named {:?}: board names must be unique",
+                    b.name
+                )));
+            }
+        }
         let host = SimHost::new(self.name.clone());
         for b in &self.boards {
             let on = format!("board {}", b.name);
@@ -751,5 +759,38 @@ mod tests {
              [[board.device]]\naddress = 3\nmodel = 'scpi'\nresponse_latency_us = 1e9\n"
         );
         Config::parse(&text).unwrap().build().unwrap();
+    }
+
+    #[test]
+    fn duplicate_board_names_and_mounts_on_non_discs_are_refused() {
+        let e =
+            build_error("name='x'\n[[board]]\nname='gpib0'\n[[board]]\nname='gpib0'\naddress=1\n");
+        assert!(e.contains("two boards named \"gpib0\""), "{e}");
+        let e = build_error(
+            "name='x'\n[[board]]\nname='b'\n[[board.device]]\naddress=3\nmodel='scpi'\nmount='/data'\n",
+        );
+        assert!(
+            e.contains("device 3 on board b") && e.contains("not a disc"),
+            "{e}"
+        );
+        assert!(e.contains("/data"), "{e}");
+        // Through the API too.
+        let host = builtin("bench").unwrap();
+        let at = crate::sim::DeviceRef {
+            board: 0,
+            address: Address::new(22, None).unwrap(),
+        };
+        let e = host.set_mount_point(at, "/x", true).unwrap_err();
+        assert!(e.to_string().contains("not a disc"), "{e}");
+        assert!(host.mounts().is_empty());
+        // Two discs at one mount point: the second would be hidden.
+        let e = build_error(
+            "name='x'\n[[board]]\nname='b'\n[[board.device]]\naddress=3\nmodel='disc'\nmount='/d'\n\
+             [[board.device]]\naddress=4\nmodel='disc'\nmount='/d'\n",
+        );
+        assert!(
+            e.contains("mount point \"/d\"") && e.contains("two discs"),
+            "{e}"
+        );
     }
 }

@@ -265,11 +265,46 @@ impl SimHost {
     }
 
     /// Declares that the device at `at` is a disc mounted (or not) at `mount_point`.
+    ///
+    /// Fails when the device is not a [`Disc`](crate::sim::instruments::Disc) or another
+    /// disc already has that mount point.
     pub fn set_mount_point(&self, at: DeviceRef, mount_point: &str, mounted: bool) -> Result<()> {
+        let (taken, board_name) = {
+            let g = self.lock();
+            let taken = g.boards.iter().enumerate().any(|(i, b)| {
+                b.devices.iter().any(|d| {
+                    !(i == at.board && d.address == at.address)
+                        && d.mount.as_deref() == Some(mount_point)
+                })
+            });
+            let name = g
+                .boards
+                .get(at.board)
+                .map_or_else(|| at.board.to_string(), |b| b.name.clone());
+            (taken, name)
+        };
+        if taken {
+            return Err(Error::Config(format!(
+                "mount point {mount_point:?}: two discs cannot share it (device {} on board {board_name} is the second)",
+                at.address
+            )));
+        }
         self.with_slot(at, |s| {
+            let is_disc = s
+                .instrument
+                .as_any_mut()
+                .is_some_and(|a| a.is::<crate::sim::instruments::Disc>());
+            if !is_disc {
+                return Err(Error::Config(format!(
+                    "device {} on board {board_name} is a {}, not a disc: it cannot be mounted at {mount_point:?}",
+                    at.address,
+                    s.instrument.model()
+                )));
+            }
             s.mount = Some(mount_point.to_string());
             s.mounted = mounted;
-        })
+            Ok(())
+        })?
     }
 
     fn with_slot<T>(&self, at: DeviceRef, f: impl FnOnce(&mut DeviceSlot) -> T) -> Result<T> {
