@@ -10,10 +10,16 @@
 //!   address = 22
 //!   model = "scpi"          # "scpi", "hp3565" or "disc"
 //!   idn = "ACME,DMM,1,2"
+//!   name = "voltmeter"      # optional: what libgpib's ibfind("voltmeter") opens,
+//!   timeout_s = 3           # with these optional settings (gpib.conf's device
+//!   eos = 0x0a              # section: timeout, eos, set-reos, set-bin, set-xeos,
+//!   set_reos = true         # set-eot)
 //! ```
 //!
 //! Every timing field is optional; see [`BoardConfig`] and [`DeviceConfig`] for the
-//! defaults and the units (each field's name ends with its unit).
+//! defaults, the units (each field's name ends with its unit) and the limits. Names
+//! of boards and devices are unique on a host. Files are read by [`load`] and
+//! [`Config::read_file`]: regular files of at most [`MAX_CONFIG_BYTES`] (1 MiB).
 
 use std::time::Duration;
 
@@ -21,7 +27,7 @@ use serde::Deserialize;
 
 use crate::address::{Address, PrimaryAddress};
 use crate::error::{Error, Result};
-use crate::sim::host::SimHost;
+use crate::sim::host::{NamedDevice, SimHost};
 use crate::sim::instrument::Instrument;
 use crate::sim::instruments::{Disc, Hp3565, ScpiInstrument};
 use crate::sim::timing::{BoardTiming, DeviceTiming, TransferMode, MIN_T1_NS};
@@ -134,6 +140,37 @@ pub struct DeviceConfig {
     pub holdoff_recovery_talk_ns: Option<u64>,
     /// Time the firmware needs to resume listening after a held-off handshake, ns (at most 1 s).
     pub holdoff_recovery_listen_ns: Option<u64>,
+    /// The device's name, as in linux-gpib's gpib.conf `device { name = "voltmeter" }`:
+    /// `ibfind("voltmeter")` of the compatibility library opens a device descriptor with
+    /// the settings below. Unique on the host (also among board names).
+    pub name: Option<String>,
+    /// A named device's I/O timeout in seconds, 0 to 1000; 0 = none (default: its board's).
+    pub timeout_s: Option<f64>,
+    /// A named device's end-of-string byte (default 0).
+    pub eos: Option<u8>,
+    /// Reads end on the EOS byte (gpib.conf `set-reos`; linux-gpib's REOS).
+    #[serde(default, alias = "set-reos")]
+    pub set_reos: bool,
+    /// The EOS byte is compared on all 8 bits (gpib.conf `set-bin`; BIN).
+    #[serde(default, alias = "set-bin")]
+    pub set_bin: bool,
+    /// EOI is sent with the EOS byte on writes (gpib.conf `set-xeos`; XEOS).
+    #[serde(default, alias = "set-xeos")]
+    pub set_xeos: bool,
+    /// EOI with the last byte of writes (gpib.conf `set-eot`; default true).
+    #[serde(alias = "set-eot")]
+    pub eot: Option<bool>,
+}
+
+impl DeviceConfig {
+    fn has_named_settings(&self) -> bool {
+        self.timeout_s.is_some()
+            || self.eos.is_some()
+            || self.set_reos
+            || self.set_bin
+            || self.set_xeos
+            || self.eot.is_some()
+    }
 }
 
 /// Longest I/O timeout a configuration may give: 1000 s (linux-gpib's longest step,
@@ -249,6 +286,29 @@ impl Config {
                     "two boards named {:?}: board names must be unique",
                     b.name
                 )));
+            }
+        }
+        let mut names: Vec<&str> = Vec::new();
+        for b in &self.boards {
+            for dev in &b.devices {
+                let Some(name) = &dev.name else { continue };
+                if name.trim().is_empty() {
+                    return Err(Error::Config(format!(
+                        "device {} on board {}: name must not be empty",
+                        dev.address, b.name
+                    )));
+                }
+                if names.contains(&name.as_str()) {
+                    return Err(Error::Config(format!(
+                        "two devices named {name:?}: device names must be unique"
+                    )));
+                }
+                if self.boards.iter().any(|o| o.name == *name) {
+                    return Err(Error::Config(format!(
+                        "device name {name:?} is also a board's name: names must be unique"
+                    )));
+                }
+                names.push(name);
             }
         }
         let host = SimHost::new(self.name.clone());
@@ -367,6 +427,35 @@ impl Config {
                     }
                 };
                 let at = host.attach(index, addr, instrument, timing)?;
+                match &dev.name {
+                    Some(name) => host.add_named_device(NamedDevice {
+                        name: name.clone(),
+                        board: index,
+                        address: addr,
+                        timeout: match dev.timeout_s {
+                            None => None,
+                            t => Some(secs_field(
+                                t,
+                                Duration::ZERO,
+                                "timeout_s",
+                                MAX_TIMEOUT_S,
+                                on,
+                            )?),
+                        },
+                        eos: dev.eos.unwrap_or(0),
+                        reos: dev.set_reos,
+                        bin: dev.set_bin,
+                        xeos: dev.set_xeos,
+                        eot: dev.eot.unwrap_or(true),
+                    })?,
+                    None if dev.has_named_settings() => {
+                        return Err(Error::Config(format!(
+                            "{on}: timeout_s, eos, set_reos, set_bin, set_xeos and eot apply \
+                             only to a named device (add name = \"...\")"
+                        )))
+                    }
+                    None => {}
+                }
                 if let Some(m) = &dev.mount {
                     host.set_mount_point(at, m, dev.mounted.unwrap_or(true))?;
                 }
@@ -792,5 +881,81 @@ mod tests {
             e.contains("mount point \"/d\"") && e.contains("two discs"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn named_devices_carry_their_settings() {
+        let text = "name='x'\n[[board]]\nname='gpib0'\ntimeout_s=10\n\
+            [[board.device]]\naddress=22\nmodel='scpi'\nname='voltmeter'\ntimeout_s=3\n\
+            eos=10\nset_reos=true\nset_bin=true\neot=false\n\
+            [[board.device]]\naddress=5\nsecondary=2\nmodel='scpi'\nname='scope'\n\
+            [[board.device]]\naddress=6\nmodel='scpi'\n\
+            [[board]]\nname='gpib1'\n[[board.device]]\naddress=9\nmodel='scpi'\nname='dmm'\n\
+            'set-xeos'=true\neos=13\n";
+        let host = Config::parse(text).unwrap().build().unwrap();
+        let named = host.named_devices();
+        assert_eq!(
+            named,
+            [
+                NamedDevice {
+                    name: "voltmeter".into(),
+                    board: 0,
+                    address: Address::new(22, None).unwrap(),
+                    timeout: Some(Duration::from_secs(3)),
+                    eos: 10,
+                    reos: true,
+                    bin: true,
+                    xeos: false,
+                    eot: false,
+                },
+                NamedDevice {
+                    name: "scope".into(),
+                    board: 0,
+                    address: Address::new(5, Some(2)).unwrap(),
+                    timeout: None,
+                    eos: 0,
+                    reos: false,
+                    bin: false,
+                    xeos: false,
+                    eot: true,
+                },
+                NamedDevice {
+                    name: "dmm".into(),
+                    board: 1,
+                    address: Address::new(9, None).unwrap(),
+                    timeout: None,
+                    eos: 13,
+                    reos: false,
+                    bin: false,
+                    xeos: true,
+                    eot: true,
+                },
+            ]
+        );
+        assert_eq!(named[0].eos_mode(), 0x0400 | 0x1000 | 10);
+        assert_eq!(named[2].eos_mode(), 0x0800 | 13);
+        assert_eq!(host.named_device("scope"), Some(named[1].clone()));
+        assert_eq!(host.named_device("nosuch"), None);
+        // The bench names its SCPI instrument.
+        let bench = builtin("bench").unwrap();
+        let v = bench.named_device("voltmeter").unwrap();
+        assert_eq!((v.board, v.address.primary.get()), (0, 22));
+
+        let dev = "name='x'\n[[board]]\nname='gpib0'\n[[board.device]]\naddress=3\nmodel='scpi'\n";
+        for (extra, why) in [
+            (
+                "name='a'\n[[board.device]]\naddress=4\nmodel='scpi'\nname='a'",
+                "two devices named \"a\"",
+            ),
+            ("name='gpib0'", "\"gpib0\" is also a board's name"),
+            ("name=''", "empty"),
+            ("timeout_s=3", "only to a named device"),
+            ("set_reos=true", "only to a named device"),
+            ("name='a'\ntimeout_s=1e300", "timeout_s"),
+            ("name='a'\neos=256", "eos"),
+        ] {
+            let e = build_error(&format!("{dev}{extra}\n"));
+            assert!(e.contains(why), "{extra}: {e}");
+        }
     }
 }
