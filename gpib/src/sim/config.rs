@@ -200,7 +200,7 @@ fn us_field(
             Ok(Duration::from_secs_f64(x / 1e6))
         }
         Some(x) => Err(Error::Config(format!(
-            "{on}: {field} = {x} is out of range: 0 to {max_us} us ({})",
+            "{on}: {field} = {x:?} is out of range: 0 to {max_us} us ({})",
             secs_text(max_us / 1e6)
         ))),
     }
@@ -218,7 +218,7 @@ fn secs_field(
         None => Ok(default),
         Some(x) if x.is_finite() && (0.0..=max_s).contains(&x) => Ok(Duration::from_secs_f64(x)),
         Some(x) => Err(Error::Config(format!(
-            "{on}: {field} = {x} is out of range: 0 to {} (0 = none)",
+            "{on}: {field} = {x:?} is out of range: 0 to {} (0 = none)",
             secs_text(max_s)
         ))),
     }
@@ -237,7 +237,7 @@ fn int_field(
         None => Ok(default),
         Some(x) if x <= max => Ok(x),
         Some(x) => Err(Error::Config(format!(
-            "{on}: {field} = {x} is out of range: 0 to {max} {unit}"
+            "{on}: {field} = {x:?} is out of range: 0 to {max} {unit}"
         ))),
     }
 }
