@@ -867,16 +867,40 @@ pub fn rdf(lib: &Library, d: &mut Desc, path: &str) -> Res {
     }
 }
 
-/// `ibwrtf`: writes the file at `path`.
+/// The largest file `ibwrtf` sends (64 MiB): it is read whole before the write.
+pub const MAX_WRTF_BYTES: u64 = 64 << 20;
+
+/// `ibwrtf`: writes the regular file at `path` (at most [`MAX_WRTF_BYTES`]). It is
+/// opened without blocking and checked on its handle: a device, FIFO or folder fails
+/// with EFSO (errno EINVAL) unread, a bigger file with EFSO (EFBIG).
 pub fn wrtf(lib: &Library, d: &mut Desc, path: &str) -> Res {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let efso = |errno: i64| Fail {
+        iberr: EFSO,
+        count: Some(errno),
+        timo: false,
+    };
+    let io = |e: std::io::Error| efso(e.raw_os_error().map_or(EIO, i64::from));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(efso(EINVAL));
+    }
+    let too_big = efso(i64::from(libc::EFBIG));
+    if meta.len() > MAX_WRTF_BYTES {
+        return Err(too_big);
+    }
     let mut data = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut data))
-        .map_err(|e| Fail {
-            iberr: EFSO,
-            count: Some(e.raw_os_error().map_or(EIO, i64::from)),
-            timo: false,
-        })?;
+    file.take(MAX_WRTF_BYTES + 1)
+        .read_to_end(&mut data)
+        .map_err(io)?;
+    if data.len() as u64 > MAX_WRTF_BYTES {
+        return Err(too_big);
+    }
     wrt(lib, d, &data)
 }
 
@@ -1777,5 +1801,23 @@ mod tests {
         assert_eq!((f.iberr, f.count, f.timo), (EABO, Some(0), true));
         sic(&lib, &mut b).unwrap();
         assert_eq!(lib.status(&b) & (LACS | TACS), 0);
+    }
+
+    #[test]
+    fn ibwrtf_sends_regular_files_only() {
+        let lib = Library::load("bench");
+        let ud = dev(&lib, 0, 22, 0, 11, 1, 0).unwrap();
+        let slot = lib.get(ud).unwrap();
+        let mut d = slot.lock().unwrap();
+        // A character device (endless for /dev/zero) or a folder: EFSO, not read.
+        for path in ["/dev/null", "/dev/zero", "/"] {
+            let f = wrtf(&lib, &mut d, path).unwrap_err();
+            assert_eq!(f.iberr, EFSO, "{path}");
+        }
+        // A regular file is sent.
+        let p = std::env::temp_dir().join(format!("gpib-wrtf-{}.txt", std::process::id()));
+        std::fs::write(&p, b"*IDN?\n").unwrap();
+        assert_eq!(wrtf(&lib, &mut d, p.to_str().unwrap()), Ok(Some(6)));
+        let _ = std::fs::remove_file(&p);
     }
 }
