@@ -6,9 +6,9 @@ use std::io::{Read as _, Write as _};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use gpib_sim::sim::config::{Config, BUILTIN};
+use gpib_sim::sim::config::Config;
 use gpib_sim::sim::timing::{BoardTiming, TransferMode};
-use gpib_sim::sim::{SimBoard, SimHost};
+use gpib_sim::sim::{NamedDevice, SimBoard, SimHost};
 use gpib_sim::{
     codes, Address, Backend, CommandDecoder, Eos, ErrorKind, InterfaceMessage, PrimaryAddress,
     ReadEnd, ReadStatus,
@@ -238,6 +238,9 @@ pub struct BoardBus {
     pub lacs: bool,
     /// REN is asserted.
     pub ren: bool,
+    /// The board asserts ATN: after command bytes (`ibcmd`, addressing, polls) and
+    /// `ibcac`, until a data transfer or `ibgts` releases it (linux-gpib's semantics).
+    pub atn: bool,
     /// Status bytes with RQS taken by automatic serial polling, per device.
     pub spoll: HashMap<Address, VecDeque<u8>>,
 }
@@ -257,6 +260,7 @@ impl BoardBus {
         if bytes.is_empty() {
             return Ok(());
         }
+        self.atn = true;
         self.sim.command(bytes).map_err(|e| {
             let f = fail_from(&e, Call::Command);
             Fail {
@@ -322,14 +326,22 @@ impl BoardBus {
     }
 
     fn read(&mut self, buf: &mut [u8], eos: Option<Eos>) -> gpib_sim::Result<ReadStatus> {
+        self.atn = false;
         self.sim.read(buf, eos)
+    }
+
+    fn write(&mut self, data: &[u8], eoi: bool) -> gpib_sim::Result<usize> {
+        self.atn = false;
+        self.sim.write(data, eoi)
     }
 
     fn serial_poll(&mut self, a: Address) -> Res<u8> {
         let r = self.sim.serial_poll(a);
-        // A serial poll leaves the board addressed to listen (UNT without UNL).
+        // A serial poll leaves the board addressed to listen (UNT without UNL), and
+        // ends with SPD and UNT under ATN.
         self.tacs = false;
         self.lacs = true;
+        self.atn = true;
         r.map(|s| s.0).map_err(|e| fail_from(&e, Call::Other))
     }
 }
@@ -375,6 +387,8 @@ pub struct Library {
     pub load_error: Option<String>,
     /// The boards, by index.
     pub boards: Vec<Board>,
+    /// The configuration's named devices (what `ibfind` finds besides board names).
+    pub named: Vec<NamedDevice>,
     table: Mutex<Vec<Slot>>,
     trace: bool,
 }
@@ -384,8 +398,9 @@ static LIBRARY: OnceLock<Library> = OnceLock::new();
 /// The library, built on first use from `GPIB_SIM_CONFIG`.
 pub fn library() -> &'static Library {
     LIBRARY.get_or_init(|| {
-        // The unit tests expect the default bench, whatever the environment says.
-        let from_env = if cfg!(test) {
+        // The unit tests expect the default bench, whatever the environment says,
+        // except in the child processes some of them start to run a program's way.
+        let from_env = if cfg!(test) && std::env::var_os("GPIB_COMPAT_TEST_CHILD").is_none() {
             None
         } else {
             std::env::var("GPIB_SIM_CONFIG").ok()
@@ -393,7 +408,13 @@ pub fn library() -> &'static Library {
         let name = from_env
             .filter(|s| !s.trim().is_empty())
             .unwrap_or_else(|| "bench".to_string());
-        Library::load(&name)
+        // Loading reports its own errors; a panic (a bug) is reported the same way,
+        // once, and leaves a library without boards rather than a retry on every call.
+        std::panic::catch_unwind(|| Library::load(&name)).unwrap_or_else(|_| {
+            Library::failed(format!(
+                "GPIB_SIM_CONFIG={name:?}: internal error while loading the configuration"
+            ))
+        })
     })
 }
 
@@ -407,19 +428,11 @@ fn t1_code(t1_ns: u64) -> i32 {
     }
 }
 
-/// Reads a configuration: a built-in name or a TOML file.
+/// Reads a configuration: a built-in name or a TOML file (a regular file of at most
+/// 1 MiB, read by the simulator's capped reader: a device or FIFO is refused at once).
 fn read_config(name: &str) -> Result<Config, String> {
-    let text = match BUILTIN.iter().find(|(n, _)| *n == name) {
-        Some((_, t)) => (*t).to_string(),
-        None => std::fs::read_to_string(name).map_err(|e| {
-            let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
-            format!(
-                "GPIB_SIM_CONFIG={name:?} is neither a built-in configuration ({}) nor a readable TOML file: {e}",
-                names.join(", ")
-            )
-        })?,
-    };
-    Config::parse(&text).map_err(|e| format!("GPIB_SIM_CONFIG={name:?}: {e}"))
+    // The error names the file (or says it is neither a file nor a built-in).
+    Config::from_name_or_path(name).map_err(|e| format!("GPIB_SIM_CONFIG: {e}"))
 }
 
 impl Library {
@@ -427,27 +440,17 @@ impl Library {
     /// A configuration that does not load leaves a library without boards (every
     /// call then fails with ENEB or EDVR) and says why on stderr.
     pub fn load(name: &str) -> Self {
-        let mut lib = Library {
-            host: None,
-            load_error: None,
-            boards: Vec::new(),
-            table: Mutex::new(vec![None; MAX_DESCRIPTORS]),
-            trace: std::env::var_os("GPIB_SIM_TRACE").is_some_and(|v| !v.is_empty() && v != "0"),
-        };
         let built = read_config(name).and_then(|cfg| {
             let host = cfg
                 .build()
-                .map_err(|e| format!("GPIB_SIM_CONFIG={name:?}: {e}"))?;
+                .map_err(|e| format!("GPIB_SIM_CONFIG={name}: {e}"))?;
             Ok((cfg, host))
         });
         let (cfg, host) = match built {
             Ok(v) => v,
-            Err(msg) => {
-                eprintln!("libgpib (simulated bus): {msg}");
-                lib.load_error = Some(msg);
-                return lib;
-            }
+            Err(msg) => return Self::failed(msg),
         };
+        let mut lib = Self::empty();
         if cfg.boards.len() > MAX_BOARDS {
             eprintln!(
                 "libgpib (simulated bus): {name}: only the first {MAX_BOARDS} of {} boards are reachable",
@@ -478,6 +481,7 @@ impl Library {
                     tacs: false,
                     lacs: false,
                     ren: false,
+                    atn: false,
                     spoll: HashMap::new(),
                 }),
             };
@@ -493,7 +497,34 @@ impl Library {
                 ))));
             }
         }
+        lib.named = host
+            .named_devices()
+            .into_iter()
+            .filter(|n| n.board < lib.boards.len())
+            .collect();
         lib.host = Some(host);
+        lib
+    }
+
+    fn empty() -> Self {
+        Library {
+            host: None,
+            load_error: None,
+            boards: Vec::new(),
+            named: Vec::new(),
+            table: Mutex::new(vec![None; MAX_DESCRIPTORS]),
+            trace: std::env::var_os("GPIB_SIM_TRACE").is_some_and(|v| !v.is_empty() && v != "0"),
+        }
+    }
+
+    /// A library without boards, for a configuration that did not load: says why on
+    /// stderr (once: the library is built once per process).
+    fn failed(msg: String) -> Self {
+        eprintln!(
+            "libgpib (simulated bus): {msg}; every call fails (ENEB for board indices, EDVR otherwise)"
+        );
+        let mut lib = Self::empty();
+        lib.load_error = Some(msg);
         lib
     }
 
@@ -551,6 +582,9 @@ impl Library {
         let mut bus = board.lock();
         if d.is_board {
             s |= CIC;
+            if bus.atn {
+                s |= ATN;
+            }
             if bus.tacs {
                 s |= TACS;
             }
@@ -667,8 +701,22 @@ pub fn dev(
     lib.insert(Desc::new(b, false, s))
 }
 
-/// `ibfind`: a new board descriptor for the board called `name`.
+/// `ibfind`: a new device descriptor for the device called `name` (with its configured
+/// address, timeout, EOS and EOT settings, as a gpib.conf `device` section gives), or
+/// a new board descriptor for the board called `name`.
 pub fn find(lib: &Library, name: &str) -> Res<i32> {
+    if let Some(n) = lib.named.iter().find(|n| n.name == name) {
+        let b = lib.board(n.board);
+        let tmo = n.timeout.map_or(b.default_tmo, timeout_code);
+        let s = Settings::device(
+            n.address.primary.get(),
+            n.address.secondary.map(|s| s.get()),
+            tmo,
+            n.eot,
+            i32::from(n.eos_mode()),
+        );
+        return lib.insert(Desc::new(n.board, false, s));
+    }
     let Some(b) = lib.board_named(name) else {
         // What libgpib reports for a name not in its configuration.
         return Err(Fail {
@@ -719,7 +767,6 @@ fn write_data(bus: &mut BoardBus, d: &mut Desc, data: &[u8], eoi_last: bool) -> 
         };
         while let Some(i) = eos.find(rest) {
             let n = bus
-                .sim
                 .write(&rest[..=i], true)
                 .map_err(|e| data_fail(&e, sent))?;
             sent += n;
@@ -730,10 +777,7 @@ fn write_data(bus: &mut BoardBus, d: &mut Desc, data: &[u8], eoi_last: bool) -> 
             return Ok(sent);
         }
     }
-    let n = bus
-        .sim
-        .write(rest, eoi_last)
-        .map_err(|e| data_fail(&e, sent))?;
+    let n = bus.write(rest, eoi_last).map_err(|e| data_fail(&e, sent))?;
     d.end = eoi_last;
     Ok(sent + n)
 }
@@ -823,16 +867,40 @@ pub fn rdf(lib: &Library, d: &mut Desc, path: &str) -> Res {
     }
 }
 
-/// `ibwrtf`: writes the file at `path`.
+/// The largest file `ibwrtf` sends (64 MiB): it is read whole before the write.
+pub const MAX_WRTF_BYTES: u64 = 64 << 20;
+
+/// `ibwrtf`: writes the regular file at `path` (at most [`MAX_WRTF_BYTES`]). It is
+/// opened without blocking and checked on its handle: a device, FIFO or folder fails
+/// with EFSO (errno EINVAL) unread, a bigger file with EFSO (EFBIG).
 pub fn wrtf(lib: &Library, d: &mut Desc, path: &str) -> Res {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let efso = |errno: i64| Fail {
+        iberr: EFSO,
+        count: Some(errno),
+        timo: false,
+    };
+    let io = |e: std::io::Error| efso(e.raw_os_error().map_or(EIO, i64::from));
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return Err(efso(EINVAL));
+    }
+    let too_big = efso(i64::from(libc::EFBIG));
+    if meta.len() > MAX_WRTF_BYTES {
+        return Err(too_big);
+    }
     let mut data = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut data))
-        .map_err(|e| Fail {
-            iberr: EFSO,
-            count: Some(e.raw_os_error().map_or(EIO, i64::from)),
-            timo: false,
-        })?;
+    file.take(MAX_WRTF_BYTES + 1)
+        .read_to_end(&mut data)
+        .map_err(io)?;
+    if data.len() as u64 > MAX_WRTF_BYTES {
+        return Err(too_big);
+    }
     wrt(lib, d, &data)
 }
 
@@ -894,6 +962,8 @@ pub fn rpp(lib: &Library, d: &mut Desc) -> Res<u8> {
     let board = lib.board(d.board);
     let mut bus = board.lock();
     bus.use_timeout(timeout_of(d.s.ppoll_tmo))?;
+    // The poll is ATN with EOI; the controller stays active (ATN) afterwards.
+    bus.atn = true;
     bus.sim
         .parallel_poll()
         .map_err(|e| fail_from(&e, Call::Other))
@@ -923,6 +993,18 @@ pub fn sic(lib: &Library, d: &mut Desc) -> Res {
     Ok(None)
 }
 
+/// `ibcac`: the board becomes active controller, asserting ATN.
+pub fn cac(lib: &Library, d: &mut Desc) -> Res {
+    lib.board(d.board).lock().atn = true;
+    Ok(None)
+}
+
+/// `ibgts`: the board goes to standby, releasing ATN.
+pub fn gts(lib: &Library, d: &mut Desc) -> Res {
+    lib.board(d.board).lock().atn = false;
+    Ok(None)
+}
+
 /// `ibsre`: REN on or off.
 pub fn sre(lib: &Library, d: &mut Desc, on: bool) -> Res {
     lib.board(d.board).lock().remote_enable(on)?;
@@ -935,6 +1017,8 @@ pub fn ln(lib: &Library, d: &mut Desc, pad: i32, sad: i32) -> Res<bool> {
     let pad = check_pad(pad)?;
     let board = lib.board(d.board);
     let mut bus = board.lock();
+    // Looking for a listener addresses it with command bytes.
+    bus.atn = true;
     let mut present = |s: Option<u8>| -> Res<bool> {
         let a = Address::new(pad, s).map_err(|_| Fail::code(EARG))?;
         bus.sim
@@ -959,12 +1043,10 @@ pub fn ln(lib: &Library, d: &mut Desc, pad: i32, sad: i32) -> Res<bool> {
 
 /// `iblines`: the line status word (every line valid).
 pub fn lines(lib: &Library, d: &Desc) -> Res<i16> {
-    let l = lib
-        .board(d.board)
-        .lock()
-        .sim
-        .lines()
-        .map_err(|e| fail_from(&e, Call::Other))?;
+    let mut bus = lib.board(d.board).lock();
+    let mut l = bus.sim.lines().map_err(|e| fail_from(&e, Call::Other))?;
+    l.atn |= bus.atn;
+    drop(bus);
     let mut v = VALID_ALL;
     for (on, bit) in [
         (l.dav, BUS_DAV),
@@ -1283,7 +1365,7 @@ fn data_bytes_on(bus: &mut BoardBus, d: &mut Desc, data: &[u8], eotmode: i32) ->
         DABEND => write_data(bus, d, data, true)?,
         NLEND => {
             let n = write_data(bus, d, data, false)?;
-            let nl = bus.sim.write(b"\n", true).map_err(|e| data_fail(&e, n))?;
+            let nl = bus.write(b"\n", true).map_err(|e| data_fail(&e, n))?;
             d.end = true;
             n + nl
         }
@@ -1719,5 +1801,23 @@ mod tests {
         assert_eq!((f.iberr, f.count, f.timo), (EABO, Some(0), true));
         sic(&lib, &mut b).unwrap();
         assert_eq!(lib.status(&b) & (LACS | TACS), 0);
+    }
+
+    #[test]
+    fn ibwrtf_sends_regular_files_only() {
+        let lib = Library::load("bench");
+        let ud = dev(&lib, 0, 22, 0, 11, 1, 0).unwrap();
+        let slot = lib.get(ud).unwrap();
+        let mut d = slot.lock().unwrap();
+        // A character device (endless for /dev/zero) or a folder: EFSO, not read.
+        for path in ["/dev/null", "/dev/zero", "/"] {
+            let f = wrtf(&lib, &mut d, path).unwrap_err();
+            assert_eq!(f.iberr, EFSO, "{path}");
+        }
+        // A regular file is sent.
+        let p = std::env::temp_dir().join(format!("gpib-wrtf-{}.txt", std::process::id()));
+        std::fs::write(&p, b"*IDN?\n").unwrap();
+        assert_eq!(wrtf(&lib, &mut d, p.to_str().unwrap()), Ok(Some(6)));
+        let _ = std::fs::remove_file(&p);
     }
 }

@@ -505,18 +505,19 @@ pub unsafe extern "C" fn ibbna(ud: c_int, board_name: *mut c_char) -> c_int {
     })
 }
 
-/// Becomes active controller (the simulated board always is).
+/// Becomes active controller, asserting ATN (board descriptors; the simulated board
+/// is always controller-in-charge).
 #[no_mangle]
 pub extern "C" fn ibcac(ud: c_int, synchronous: c_int) -> c_int {
     let _ = synchronous;
-    call(ud, Want::Board, true, |_, _| Ok(None))
+    call(ud, Want::Board, true, engine::cac)
 }
 
-/// Goes to standby, releasing ATN (implicit in the simulated board).
+/// Goes to standby, releasing ATN (board descriptors).
 #[no_mangle]
 pub extern "C" fn ibgts(ud: c_int, shadow_handshake: c_int) -> c_int {
     let _ = shadow_handshake;
-    call(ud, Want::Board, true, |_, _| Ok(None))
+    call(ud, Want::Board, true, engine::gts)
 }
 
 /// SDC to the device.
@@ -581,13 +582,13 @@ pub extern "C" fn ibist(ud: c_int, ist: c_int) -> c_int {
     })
 }
 
-/// The state of the bus lines.
+/// The state of the bus lines (board descriptors: EARG on a device, as in libgpib).
 ///
 /// # Safety
 /// `line_status` must be null or valid for writing a `short`.
 #[no_mangle]
 pub unsafe extern "C" fn iblines(ud: c_int, line_status: *mut c_short) -> c_int {
-    call(ud, Want::Any, true, |lib, d| {
+    call(ud, Want::Board, true, |lib, d| {
         let v = engine::lines(lib, d)?;
         // SAFETY: forwarded contract.
         unsafe { store(line_status, v) }?;

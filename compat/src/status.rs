@@ -56,21 +56,19 @@ pub fn set_async(v: Values) {
     ASYNC.with(|c| c.set(v));
 }
 
-/// Ends a call: `sta` becomes the status, `err` (when the call failed) the error code,
-/// `cnt` (when the call reports a count) the count; the globals follow. Returns `sta`.
+/// Ends a call: `sta` becomes the status, `err` the error code (0 when the call
+/// succeeded), `cnt` the count (0 when the call reports none); the globals follow.
+/// Returns `sta`.
+///
+/// Every call of the C API ends here, so every call starts from iberr and ibcnt 0,
+/// as linux-gpib's `general_enter_library` resets them on entry to every call.
 pub fn finish(sta: i32, err: Option<i32>, cnt: Option<i64>) -> i32 {
-    let v = THREAD.with(|c| {
-        let mut v = c.get();
-        v.sta = sta;
-        if let Some(e) = err {
-            v.err = e;
-        }
-        if let Some(n) = cnt {
-            v.cntl = n;
-        }
-        c.set(v);
-        v
-    });
+    let v = Values {
+        sta,
+        err: err.unwrap_or(0),
+        cntl: cnt.unwrap_or(0),
+    };
+    THREAD.with(|c| c.set(v));
     ibsta.store(v.sta, Ordering::SeqCst);
     iberr.store(v.err, Ordering::SeqCst);
     ibcntl.store(v.cntl, Ordering::SeqCst);
@@ -84,7 +82,8 @@ mod tests {
     use crate::consts::*;
 
     #[test]
-    fn finish_updates_thread_values_and_keeps_unreported_ones() {
+    fn finish_sets_thread_values_and_resets_unreported_ones() {
+        let _g = crate::tests::serial_only();
         std::thread::spawn(|| {
             assert_eq!(finish(CMPL, None, Some(7)), CMPL);
             assert_eq!(
@@ -101,13 +100,15 @@ mod tests {
                 Values {
                     sta: ERR | CMPL,
                     err: EARG,
-                    cntl: 7
-                }
+                    cntl: 0
+                },
+                "no count reported: 0"
             );
-            // A later success keeps the last error code and count, as libgpib does.
+            // A later success has iberr 0 and, with no count, ibcnt 0 (libgpib resets
+            // both on entry to every call).
             finish(CMPL | END, None, None);
-            assert_eq!(thread().err, EARG);
-            assert_eq!(thread().cntl, 7);
+            assert_eq!(thread().err, 0);
+            assert_eq!(thread().cntl, 0);
         })
         .join()
         .unwrap();
@@ -115,6 +116,7 @@ mod tests {
 
     #[test]
     fn threads_have_their_own_status() {
+        let _g = crate::tests::serial_only();
         let a = std::thread::spawn(|| {
             finish(ERR, Some(EABO), Some(1));
             thread()
@@ -130,6 +132,7 @@ mod tests {
 
     #[test]
     fn ibcnt_is_ibcntl_truncated() {
+        let _g = crate::tests::serial_only();
         std::thread::spawn(|| {
             finish(CMPL, None, Some(0x1_0000_0005));
             // Other tests may run in between; check the pair in this thread's values.

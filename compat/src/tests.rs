@@ -7,13 +7,18 @@ use std::sync::Mutex;
 
 use crate::consts::*;
 use crate::ffi::*;
-use crate::status::{self, ibcnt};
+use crate::status::{self, ibcnt, ibcntl, iberr, ibsta};
 
-/// The library is one per process: one test at a time uses it.
-static SERIAL: Mutex<()> = Mutex::new(());
+/// The library is one per process: one test at a time uses it (and the globals).
+pub(crate) static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Takes the library for one test (also used by tests that only touch the globals).
+pub(crate) fn serial_only() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
-    let g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let g = serial_only();
     // A known bus: IFC, REN off, DCL, the SCPI instrument's status cleared.
     SendIFC(0);
     assert_eq!(ThreadIbsta() & ERR, 0, "SendIFC: {}", ThreadIberr());
@@ -454,4 +459,402 @@ fn another_thread_can_bring_the_srq_a_waiter_waits_for() {
     assert_eq!((r, sta & (SRQI | TIMO | ERR)), (1, SRQI));
     assert!(waited < std::time::Duration::from_secs(2), "{waited:?}");
     ibonl(0, 1);
+}
+
+fn ask(ud: c_int, opt: c_int) -> c_int {
+    let mut v: c_int = -1;
+    // SAFETY: `v` is writable.
+    let sta = unsafe { ibask(ud, opt, &mut v) };
+    assert_eq!(sta & ERR, 0, "ibask {opt:#x}: iberr {}", ThreadIberr());
+    v
+}
+
+#[test]
+fn ibfind_opens_a_named_device_with_its_settings() {
+    let _g = serial();
+    // bench.toml: name = "voltmeter" at 22, timeout_s = 3, eos = 0x0a, set_reos.
+    // SAFETY: a NUL-terminated string.
+    let ud = unsafe { ibfind(c"voltmeter".as_ptr()) };
+    assert!(ud >= 16, "ibfind(voltmeter): iberr {}", ThreadIberr());
+    assert_eq!(ThreadIbsta() & ERR, 0);
+    assert_eq!(ask(ud, OPT_PAD), 22);
+    assert_eq!(ask(ud, OPT_SAD), 0);
+    assert_eq!(ask(ud, OPT_TMO), 12, "T3s");
+    assert_eq!(ask(ud, OPT_EOS_RD), REOS);
+    assert_eq!(ask(ud, OPT_EOS_CMP), 0);
+    assert_eq!(ask(ud, OPT_EOS_WRT), 0);
+    assert_eq!(ask(ud, OPT_EOS_CHAR), 0x0a);
+    assert_eq!(ask(ud, OPT_EOT), 1);
+    assert_eq!(ask(ud, OPT_BNA), 0);
+    // A device descriptor: device I/O addresses the instrument; board calls are EARG.
+    assert_eq!(write(ud, b"*IDN?\n") & ERR, 0);
+    let (sta, answer) = read(ud, &mut [0u8; 64]);
+    assert_eq!(
+        (sta & (ERR | END), answer.as_slice()),
+        (END, &b"SIMULATED,SCPI-DMM,0,1.0\n"[..])
+    );
+    assert_eq!(ibsic(ud) & ERR, ERR);
+    assert_eq!(ThreadIberr(), EARG);
+    // ibonl(ud, 1) restores the named settings; ibonl(ud, 0) closes it.
+    ibtmo(ud, 5);
+    ibonl(ud, 1);
+    assert_eq!(ask(ud, OPT_TMO), 12);
+    assert_eq!(ibonl(ud, 0) & ERR, 0);
+    // Board names still give board descriptors.
+    // SAFETY: a NUL-terminated string.
+    let b = unsafe { ibfind(c"gpib0".as_ptr()) };
+    assert!(b >= 16);
+    assert_eq!(ask(b, OPT_SC), 1);
+    ibonl(b, 0);
+}
+
+/// The thread's values and the globals, which must agree.
+fn status_now() -> (c_int, c_int, c_int, c_long) {
+    let t = (ThreadIbsta(), ThreadIberr(), ThreadIbcnt(), ThreadIbcntl());
+    let g = (
+        ibsta.load(Ordering::SeqCst),
+        iberr.load(Ordering::SeqCst),
+        ibcnt.load(Ordering::SeqCst),
+        ibcntl.load(Ordering::SeqCst),
+    );
+    assert_eq!(t, g, "thread values and globals differ");
+    t
+}
+
+#[test]
+fn every_call_resets_iberr_and_ibcnt_on_entry() {
+    let _g = serial();
+    let ud = dev(22);
+    // An error (EDVR, errno EINVAL in ibcnt), then a successful serial poll: ibrsp
+    // reports no count, so iberr and ibcnt are 0 (linux-gpib's general_enter_library).
+    assert_eq!(write(999, b"x"), ERR);
+    assert_eq!(status_now().1, EDVR);
+    assert_eq!(status_now().2, 22);
+    let mut stb: c_char = 0;
+    // SAFETY: `stb` is writable.
+    let sta = unsafe { ibrsp(ud, &mut stb) };
+    assert_eq!(sta & ERR, 0);
+    let (_, err, cnt, cntl) = status_now();
+    assert_eq!((err, cnt, cntl), (0, 0, 0), "after ibrsp");
+    // A count, then a setting: ibcnt back to 0.
+    assert_eq!(write(ud, b"*IDN?\n") & ERR, 0);
+    assert_eq!(status_now().2, 6);
+    assert_eq!(ibtmo(ud, 12) & ERR, 0);
+    let (_, err, cnt, cntl) = status_now();
+    assert_eq!((err, cnt, cntl), (0, 0, 0), "after ibtmo");
+    // EARG, then a read: iberr 0, ibcnt the bytes read.
+    // SAFETY: a valid buffer.
+    assert_eq!(unsafe { ibcmd(ud, b"?".as_ptr().cast(), 1) } & ERR, ERR);
+    assert_eq!(status_now().1, EARG);
+    let (sta, answer) = read(ud, &mut [0u8; 64]);
+    assert_eq!(sta & ERR, 0);
+    assert_eq!(status_now().1, 0);
+    assert_eq!(status_now().3 as usize, answer.len());
+    // ETAB with a count from FindLstn, then TestSRQ (no count).
+    let pads = [11u16, 22, NOADDR];
+    let mut one = [NOADDR; 1];
+    // SAFETY: the list ends with NOADDR; room for one result.
+    unsafe { FindLstn(0, pads.as_ptr(), one.as_mut_ptr(), 1) };
+    assert_eq!((status_now().1, status_now().2), (ETAB, 1));
+    let mut r: c_short = 5;
+    // SAFETY: `r` is writable.
+    unsafe { TestSRQ(0, &mut r) };
+    assert_eq!((status_now().1, status_now().2), (0, 0));
+    // An open after a failure.
+    assert_eq!(ibdev(0, 31, 0, 11, 1, 0), -1);
+    assert_eq!(status_now().1, EARG);
+    let ud2 = dev(11);
+    assert_eq!((status_now().1, status_now().2), (0, 0));
+    // ibwait after a failure.
+    ibtmo(ud, 99);
+    assert_eq!(status_now().1, EARG);
+    ibwait(ud, 0);
+    assert_eq!((status_now().1, status_now().2), (0, 0));
+    ibonl(ud2, 0);
+    ibonl(ud, 0);
+}
+
+#[test]
+fn board_only_calls_on_a_device_descriptor_are_earg() {
+    let _g = serial();
+    let ud = dev(22);
+    let lines = std::cell::Cell::new(0 as c_short);
+    let calls: [(&str, &dyn Fn() -> c_int); 7] = [
+        // SAFETY: the cell's value is writable for the call.
+        ("iblines", &|| unsafe { iblines(ud, lines.as_ptr()) }),
+        // SAFETY: a valid buffer.
+        ("ibcmd", &|| unsafe {
+            ibcmd(ud, [0x3fu8].as_ptr().cast(), 1)
+        }),
+        ("ibsre", &|| ibsre(ud, 1)),
+        ("ibsic", &|| ibsic(ud)),
+        ("ibgts", &|| ibgts(ud, 0)),
+        ("ibcac", &|| ibcac(ud, 1)),
+        ("ibrsv", &|| ibrsv(ud, 0x41)),
+    ];
+    for (name, f) in calls {
+        let sta = f();
+        assert_eq!(
+            (sta & ERR, ThreadIberr()),
+            (ERR, EARG),
+            "{name} on a device"
+        );
+    }
+    // The same calls on the board succeed.
+    // SAFETY: the cell's value is writable for the call.
+    assert_eq!(unsafe { iblines(0, lines.as_ptr()) } & ERR, 0);
+    assert_eq!(ibgts(0, 0) & ERR, 0);
+    ibonl(ud, 0);
+}
+
+#[test]
+fn board_status_shows_atn_while_the_board_asserts_it() {
+    let _g = serial();
+    let mut lines: c_short = 0;
+    // ibcac: the board takes control, ATN asserted.
+    assert_eq!(ibcac(0, 1) & (ERR | ATN | CIC), ATN | CIC);
+    // SAFETY: `lines` is writable.
+    unsafe { iblines(0, &mut lines) };
+    assert_eq!(i32::from(lines) & BUS_ATN, BUS_ATN);
+    // ibgts: standby, ATN released.
+    assert_eq!(ibgts(0, 0) & (ERR | ATN | CIC), CIC);
+    // SAFETY: `lines` is writable.
+    unsafe { iblines(0, &mut lines) };
+    assert_eq!(i32::from(lines) & BUS_ATN, 0);
+    // ibcmd leaves ATN asserted; the data transfer that follows releases it.
+    let cmd = [0x3fu8, 0x40, 0x20 + 22]; // UNL, MTA0, MLA22
+                                         // SAFETY: valid buffers for their lengths.
+    unsafe {
+        assert_eq!(
+            ibcmd(0, cmd.as_ptr().cast(), 3) & (ERR | ATN | TACS),
+            ATN | TACS
+        );
+        assert_eq!(ibwrt(0, b"*OPC?\n".as_ptr().cast(), 6) & (ERR | ATN), 0);
+    }
+    assert_eq!(ibwait(0, 0) & ATN, 0);
+    // Device I/O addresses with ATN and transfers without: ATN is off afterwards, and
+    // a device's status never has ATN.
+    let ud = dev(22);
+    assert_eq!(write(ud, b"*OPC?\n") & ATN, 0);
+    assert_eq!(ibwait(0, 0) & ATN, 0);
+    let mut stb: c_char = 0;
+    // A serial poll ends with SPD and UNT under ATN.
+    // SAFETY: `stb` is writable.
+    unsafe { ibrsp(ud, &mut stb) };
+    assert_eq!(ThreadIbsta() & ATN, 0, "device status");
+    assert_eq!(ibwait(0, 0) & ATN, ATN);
+    ibgts(0, 0);
+    ibonl(ud, 0);
+}
+
+// ---------------------------------------------------------------------------------
+// Tests that need their own process (a configuration of their own): the parent test
+// runs this test binary again on one ignored child test, with GPIB_COMPAT_TEST_CHILD
+// and GPIB_SIM_CONFIG set.
+// ---------------------------------------------------------------------------------
+
+/// Set in a child process: the library reads GPIB_SIM_CONFIG as a program's would.
+pub(crate) const CHILD_ENV: &str = "GPIB_COMPAT_TEST_CHILD";
+
+fn in_child() -> bool {
+    std::env::var_os(CHILD_ENV).is_some()
+}
+
+/// Runs the ignored test `test` in a child process on `config`; a child still running
+/// after two minutes (a hang) is killed and fails the test.
+fn run_child(test: &str, config: &str) -> std::process::Output {
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe().expect("test binary");
+    let mut child = Command::new(exe)
+        .args([
+            test,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, "1")
+        .env("GPIB_SIM_CONFIG", config)
+        .env_remove("RUST_BACKTRACE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the test binary runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{test} on {config}: still running after 120 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    child.wait_with_output().expect("the child's output")
+}
+
+#[test]
+fn a_bad_configuration_is_reported_once_and_every_call_fails() {
+    let path = std::env::temp_dir().join(format!("gpib-compat-bad-{}.toml", std::process::id()));
+    // A value that used to panic inside the loader (Duration::from_secs_f64).
+    std::fs::write(
+        &path,
+        "name = 'x'\n[[board]]\nname = 'gpib0'\ntimeout_s = 1e300\n",
+    )
+    .unwrap();
+    let bad = path.to_str().unwrap();
+    for (config, why) in [
+        (bad, "timeout_s = 1e300 is out of range: 0 to 1000 s"),
+        // Used to be read without end.
+        ("/dev/zero", "/dev/zero is not a regular file"),
+        ("/no/such/file.toml", "no such file"),
+    ] {
+        let out = run_child("tests::child_calls_on_a_bad_configuration", config);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "child failed on {config}:\n{stdout}\n{stderr}"
+        );
+        assert!(stdout.contains("1 passed"), "{stdout}");
+        assert!(!stderr.contains("panicked"), "a panic message: {stderr}");
+        assert_eq!(
+            stderr.matches("libgpib (simulated bus)").count(),
+            1,
+            "reported once: {stderr}"
+        );
+        assert!(stderr.contains(why), "{config}: {stderr}");
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+#[ignore = "run in a child process by a_bad_configuration_is_reported_once_and_every_call_fails"]
+fn child_calls_on_a_bad_configuration() {
+    if !in_child() {
+        return;
+    }
+    for _ in 0..100 {
+        assert_eq!(ibdev(0, 22, 0, 11, 1, 0), -1);
+        assert_eq!(ThreadIberr(), ENEB, "ibdev on board 0");
+        assert_eq!(write(0, b"x"), ERR);
+        assert_eq!(ThreadIberr(), ENEB, "ibwrt on board 0");
+        assert_eq!(write(16, b"x"), ERR);
+        assert_eq!(ThreadIberr(), EDVR, "ibwrt on descriptor 16");
+        // SAFETY: a NUL-terminated string.
+        assert_eq!(unsafe { ibfind(c"gpib0".as_ptr()) }, -1);
+        assert_eq!(ThreadIberr(), EDVR, "ibfind");
+        SendIFC(0);
+        assert_eq!(ThreadIberr(), ENEB, "SendIFC");
+    }
+}
+
+fn env_count(name: &str, default: usize) -> usize {
+    match std::env::var(name) {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?} is not a count")),
+        Err(_) => default,
+    }
+}
+
+/// Concurrency through the C API: GPIB_STRESS_THREADS threads (default 8), each with
+/// its own descriptor to its own SCPI instrument (compat/tests/stress.toml), each
+/// storing a token of its own with `DATA` and reading it back with `DATA?`,
+/// GPIB_STRESS_ITERS times (default 2,000). Every answer is checked: none may carry
+/// another thread's token (crossed) or be missing or wrong (lost).
+///
+/// A larger run: `GPIB_STRESS_ITERS=10000 cargo test -p gpib-compat --release stress -- --nocapture`.
+#[test]
+fn stress_threads_each_get_their_own_answers() {
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/stress.toml");
+    let t = std::time::Instant::now();
+    let out = run_child("tests::child_stress", config);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let summary: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.find("stress:").map(|k| &l[k..]))
+        .collect();
+    eprintln!(
+        "{} (wall {:.2?} with the child's start)",
+        summary.join("\n"),
+        t.elapsed()
+    );
+    assert!(out.status.success(), "child failed:\n{stdout}\n{stderr}");
+    assert_eq!(summary.len(), 1, "{stdout}");
+    assert!(summary[0].contains(" 0 crossed, 0 lost"), "{}", summary[0]);
+}
+
+#[test]
+#[ignore = "run in a child process by stress_threads_each_get_their_own_answers"]
+fn child_stress() {
+    use std::sync::atomic::AtomicUsize;
+    if !in_child() {
+        return;
+    }
+    let threads = env_count("GPIB_STRESS_THREADS", 8);
+    let iters = env_count("GPIB_STRESS_ITERS", 2_000);
+    assert!(
+        (1..=16).contains(&threads),
+        "GPIB_STRESS_THREADS: 1 to 16 (one instrument each)"
+    );
+    let (checked, crossed, lost) = (
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+    );
+    let start = std::time::Instant::now();
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let (checked, crossed, lost) = (&checked, &crossed, &lost);
+            s.spawn(move || {
+                // The instrument at 1 + t, T3s, EOI on writes.
+                let ud = ibdev(0, 1 + t as c_int, 0, 12, 1, 0);
+                assert!(ud >= 16, "ibdev: iberr {}", ThreadIberr());
+                let mut buf = [0u8; 64];
+                for i in 0..iters {
+                    let token = format!("t{t}i{i}");
+                    let block = format!("#{}{}{token}", token.len().to_string().len(), token.len());
+                    let ok = write(ud, format!("DATA {block}\n").as_bytes()) & ERR == 0
+                        && write(ud, b"DATA?\n") & ERR == 0;
+                    let (sta, answer) = if ok {
+                        read(ud, &mut buf)
+                    } else {
+                        (ERR, Vec::new())
+                    };
+                    checked.fetch_add(1, Ordering::Relaxed);
+                    let answer = String::from_utf8_lossy(&answer);
+                    let answer = answer.trim_end();
+                    if sta & ERR == 0 && answer == block {
+                        continue;
+                    }
+                    // Someone else's token (t<other>i<n>) is a crossed answer.
+                    let theirs = answer.find('t').map(|k| &answer[k..]).filter(|a| {
+                        a.strip_prefix('t')
+                            .and_then(|r| r.split_once('i'))
+                            .is_some_and(|(x, y)| {
+                                x.parse::<usize>().is_ok() && y.parse::<usize>().is_ok()
+                            })
+                    });
+                    if theirs.is_some() && theirs != Some(token.as_str()) {
+                        crossed.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        lost.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                ibonl(ud, 0);
+            });
+        }
+    });
+    let (c, x, l) = (
+        checked.into_inner(),
+        crossed.into_inner(),
+        lost.into_inner(),
+    );
+    println!(
+        "stress: {threads} threads x {iters} iterations: {c} answers checked, {x} crossed, {l} lost, {:.2?}",
+        start.elapsed()
+    );
+    assert_eq!(c, threads * iters);
 }

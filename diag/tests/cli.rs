@@ -385,3 +385,37 @@ fn io_test_through_linux_gpib() {
         }
     }
 }
+
+/// Runs gpib-diag, killed after `secs` (a hang or a runaway read fails the test).
+fn diag_within(args: &[&str], secs: u64) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("gpib-diag runs");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while child.try_wait().expect("wait").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("gpib-diag {args:?} still running after {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+#[test]
+fn bus_files_that_are_not_configurations_are_refused_by_name_once() {
+    for (bus, why) in [
+        ("/etc", "/etc is a directory"),
+        ("/dev/zero", "/dev/zero is not a regular file"),
+    ] {
+        let out = diag_within(&["scan", "--bus", bus], 20);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{bus}: {err}");
+        assert!(err.contains(why), "{bus}: {err}");
+        assert_eq!(err.lines().count(), 1, "said once, on one line: {err}");
+    }
+}

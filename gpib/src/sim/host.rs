@@ -126,6 +126,7 @@ pub(crate) struct HostInner {
     pub(crate) cpu: Duration,
     pub(crate) realtime: bool,
     pub(crate) boards: Vec<BoardState>,
+    named: Vec<NamedDevice>,
     rec: Recorder,
 }
 
@@ -156,6 +157,41 @@ impl std::fmt::Debug for SimHost {
     }
 }
 
+/// A device with a name (linux-gpib's gpib.conf `device { name = ... }`) and the
+/// settings a descriptor opened by that name starts with (`ibfind("name")`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedDevice {
+    /// Its name, unique on the host (also among board names).
+    pub name: String,
+    /// Index of its board.
+    pub board: usize,
+    /// Its address.
+    pub address: Address,
+    /// Its I/O timeout (`Duration::ZERO`: none); `None`: its board's.
+    pub timeout: Option<Duration>,
+    /// The end-of-string byte.
+    pub eos: u8,
+    /// Reads end on the EOS byte (REOS).
+    pub reos: bool,
+    /// The EOS byte is compared on 8 bits (BIN).
+    pub bin: bool,
+    /// EOI goes with the EOS byte on writes (XEOS).
+    pub xeos: bool,
+    /// EOI with the last byte of writes.
+    pub eot: bool,
+}
+
+impl NamedDevice {
+    /// The EOS mode as linux-gpib's `ibeos()` takes it: the byte, with REOS (0x400),
+    /// XEOS (0x800) and BIN (0x1000).
+    pub fn eos_mode(&self) -> u16 {
+        u16::from(self.eos)
+            | if self.reos { 0x0400 } else { 0 }
+            | if self.xeos { 0x0800 } else { 0 }
+            | if self.bin { 0x1000 } else { 0 }
+    }
+}
+
 /// Where a device sits: board index and address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeviceRef {
@@ -175,6 +211,7 @@ impl SimHost {
                 cpu: Duration::ZERO,
                 realtime: false,
                 boards: Vec::new(),
+                named: Vec::new(),
                 rec: Recorder {
                     on: false,
                     capture: 256,
@@ -270,11 +307,46 @@ impl SimHost {
     }
 
     /// Declares that the device at `at` is a disc mounted (or not) at `mount_point`.
+    ///
+    /// Fails when the device is not a [`Disc`](crate::sim::instruments::Disc) or another
+    /// disc already has that mount point.
     pub fn set_mount_point(&self, at: DeviceRef, mount_point: &str, mounted: bool) -> Result<()> {
+        let (taken, board_name) = {
+            let g = self.lock();
+            let taken = g.boards.iter().enumerate().any(|(i, b)| {
+                b.devices.iter().any(|d| {
+                    !(i == at.board && d.address == at.address)
+                        && d.mount.as_deref() == Some(mount_point)
+                })
+            });
+            let name = g
+                .boards
+                .get(at.board)
+                .map_or_else(|| at.board.to_string(), |b| b.name.clone());
+            (taken, name)
+        };
+        if taken {
+            return Err(Error::Config(format!(
+                "mount point {mount_point:?}: two discs cannot share it (device {} on board {board_name} is the second)",
+                at.address
+            )));
+        }
         self.with_slot(at, |s| {
+            let is_disc = s
+                .instrument
+                .as_any_mut()
+                .is_some_and(|a| a.is::<crate::sim::instruments::Disc>());
+            if !is_disc {
+                return Err(Error::Config(format!(
+                    "device {} on board {board_name} is a {}, not a disc: it cannot be mounted at {mount_point:?}",
+                    at.address,
+                    s.instrument.model()
+                )));
+            }
             s.mount = Some(mount_point.to_string());
             s.mounted = mounted;
-        })
+            Ok(())
+        })?
     }
 
     fn with_slot<T>(&self, at: DeviceRef, f: impl FnOnce(&mut DeviceSlot) -> T) -> Result<T> {
@@ -327,6 +399,50 @@ impl SimHost {
                 })?
         };
         self.board(index)
+    }
+
+    /// Gives the device at `device.board`/`device.address` its name and settings.
+    /// Fails for an empty name, a name already used by a device or a board, or no
+    /// device there.
+    pub fn add_named_device(&self, device: NamedDevice) -> Result<()> {
+        let mut g = self.lock();
+        if device.name.trim().is_empty() {
+            return Err(Error::Config("a device name must not be empty".into()));
+        }
+        if g.named.iter().any(|n| n.name == device.name) {
+            return Err(Error::Config(format!(
+                "two devices named {:?}: device names must be unique",
+                device.name
+            )));
+        }
+        if g.boards.iter().any(|b| b.name == device.name) {
+            return Err(Error::Config(format!(
+                "device name {:?} is also a board's name: names must be unique",
+                device.name
+            )));
+        }
+        let exists = g
+            .boards
+            .get(device.board)
+            .is_some_and(|b| b.devices.iter().any(|d| d.address == device.address));
+        if !exists {
+            return Err(Error::Config(format!(
+                "no device at {} on board {} to name {:?}",
+                device.address, device.board, device.name
+            )));
+        }
+        g.named.push(device);
+        Ok(())
+    }
+
+    /// The named devices, in the order they were named (a configuration's order).
+    pub fn named_devices(&self) -> Vec<NamedDevice> {
+        self.lock().named.clone()
+    }
+
+    /// The device called `name`, if any.
+    pub fn named_device(&self, name: &str) -> Option<NamedDevice> {
+        self.lock().named.iter().find(|n| n.name == name).cloned()
     }
 
     /// Board names, in index order.

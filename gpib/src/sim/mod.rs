@@ -34,7 +34,7 @@ mod transcript;
 pub use board::SimBoard;
 pub use config::{builtin, load, Config};
 pub use fault::Fault;
-pub use host::{DeviceRef, SimHost};
+pub use host::{DeviceRef, NamedDevice, SimHost};
 pub use instrument::{DeviceIo, Instrument, Output};
 pub use transcript::{Event, EventKind};
 
