@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Builds every fuzz target and runs each for SECONDS (default 20) on its stored corpus.
+#
+#   fuzz/run.sh [SECONDS] [TARGET...]
+#
+# The stored seeds (fuzz/corpus/<target>) are read, never written: what the run finds
+# goes to fuzz/target/corpus/<target> (kept between runs, ignored by git), crashes to
+# fuzz/artifacts/<target>/. The regression inputs in fuzz/crashes/<target>-* run first,
+# one by one, with GPIB_FUZZ_STRICT=1 (no tolerance for known defects). Exits non-zero when any target crashes, leaks, times out (-timeout=10)
+# or runs out of memory.
+#
+# The toolchain may be stable: cargo-fuzz needs nightly flags (-Zsanitizer), which
+# RUSTC_BOOTSTRAP=1 unlocks. Set FUZZ_SANITIZER=none for a faster build without ASan.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here"
+seconds="${1:-20}"
+shift || true
+export RUSTC_BOOTSTRAP=1
+sanitizer="${FUZZ_SANITIZER:-address}"
+nice="nice -n ${FUZZ_NICE:-10}"
+
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "== installing cargo-fuzz" >&2
+    cargo install cargo-fuzz --locked
+fi
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+    mapfile -t targets < <(cargo fuzz list)
+fi
+
+# -a: debug assertions and overflow checks (arithmetic overflow is a defect here).
+build=(cargo fuzz build -a --sanitizer "$sanitizer")
+echo "== ${build[*]}" >&2
+$nice "${build[@]}"
+
+status=0
+summary=()
+for t in "${targets[@]}"; do
+    mkdir -p "target/corpus/$t" "artifacts/$t" "corpus/$t"
+    log="target/fuzz-$t.log"
+    run=(cargo fuzz run -a --sanitizer "$sanitizer" "$t")
+    # Regression inputs first: each must run clean.
+    shopt -s nullglob
+    crashes=(crashes/"$t"-*)
+    shopt -u nullglob
+    for c in "${crashes[@]}"; do
+        if ! GPIB_FUZZ_STRICT=1 $nice "${run[@]}" "$c" -- -timeout=10 -rss_limit_mb=2048 >"$log.regress" 2>&1; then
+            echo "!! $t: regression input $c still fails:" >&2
+            grep -m3 -E "panicked|ERROR: libFuzzer|SUMMARY" "$log.regress" >&2 || tail -5 "$log.regress" >&2
+            status=1
+            summary+=("$t: regression $c FAILS")
+        fi
+    done
+    echo "== $t: ${seconds}s" >&2
+    rc=0
+    $nice "${run[@]}" "target/corpus/$t" "corpus/$t" -- \
+        -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        >"$log" 2>&1 || rc=$?
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 || true)
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1 || true)
+    units=$(find "target/corpus/$t" "corpus/$t" -type f | wc -l)
+    bytes=$(find "target/corpus/$t" "corpus/$t" -type f -exec cat {} + | wc -c)
+    line="$t: ${execs:-0} executions (${rate:-0}/s), corpus ${units} files / ${bytes} bytes"
+    if [ "$rc" -ne 0 ]; then
+        status=1
+        art=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
+        why=$(grep -m1 -E "panicked at|ERROR: libFuzzer: [a-z-]+|ERROR: AddressSanitizer" "$log" || true)
+        line="$line -- CRASH (exit $rc): ${why:-see $log} ${art:+[input: $art]}"
+        grep -A2 -m1 "panicked at" "$log" >&2 || tail -20 "$log" >&2
+    fi
+    echo "$line" >&2
+    summary+=("$line")
+done
+
+echo
+echo "== summary (${seconds}s per target)"
+printf '%s\n' "${summary[@]}"
+exit "$status"
