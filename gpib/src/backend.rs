@@ -18,7 +18,7 @@ use std::time::Duration;
 use crate::address::{Address, PrimaryAddress};
 use crate::error::{Error, Result};
 use crate::message::{CommandBuf, InterfaceMessage};
-use crate::status::{BusLines, StatusByte};
+use crate::status::{BoardStatus, BusLines, StatusByte};
 
 #[cfg(feature = "linux-gpib")]
 pub mod linux_gpib;
@@ -120,6 +120,18 @@ impl BoardId {
             board,
         }
     }
+}
+
+/// Turn-taking among the threads that share a backend's clock (the simulator's
+/// participants, [`crate::sim::Participant`]): [`crate::Bus`] takes the turn before
+/// it locks the board and gives it back after, so that a whole transaction runs in
+/// one turn and never waits for a turn while it holds the board.
+pub trait Turns: Send + Sync {
+    /// Waits until the calling thread may run (at once for a thread that takes no
+    /// turns, or that holds the turn already), then holds the turn.
+    fn acquire(&self);
+    /// Gives back one [`Turns::acquire`].
+    fn release(&self);
 }
 
 /// One interface board acting as system controller-in-charge.
@@ -228,6 +240,20 @@ pub trait Backend: Send {
         }
     }
 
+    /// One step of a wait for SRQ until `deadline` on the backend's clock:
+    /// `Some(true)` when SRQ is asserted, `Some(false)` when the deadline passed, `None`
+    /// when the wait is not over but other callers' operations come first (call again,
+    /// after unlocking). The default waits the whole time in one step.
+    fn wait_srq_step(&mut self, deadline: Duration) -> Result<Option<bool>> {
+        let left = deadline.saturating_sub(self.now());
+        self.wait_srq(left).map(Some)
+    }
+
+    /// The turn-taking this backend's callers share, if any (see [`Turns`]).
+    fn turns(&self) -> Option<std::sync::Arc<dyn Turns>> {
+        None
+    }
+
     /// Conducts a parallel poll and returns the DIO byte.
     fn parallel_poll(&mut self) -> Result<u8> {
         Err(Error::unsupported("parallel poll", self.name()))
@@ -236,6 +262,26 @@ pub trait Backend: Send {
     /// A snapshot of the bus lines.
     fn lines(&mut self) -> Result<BusLines> {
         Err(Error::unsupported("reading the bus lines", self.name()))
+    }
+
+    /// The board's own state (CIC, ATN, TACS, LACS, REN, SRQ), so that no layer above
+    /// has to decode its own command bytes to know it.
+    fn board_status(&mut self) -> Result<BoardStatus> {
+        Err(Error::unsupported(
+            "reading the board's status",
+            self.name(),
+        ))
+    }
+
+    /// Releases ATN without moving data (linux-gpib's `ibgts`): the board goes to
+    /// standby, the addressed talker and listeners may transfer.
+    fn go_to_standby(&mut self) -> Result<()> {
+        Err(Error::unsupported("going to standby", self.name()))
+    }
+
+    /// Asserts ATN without sending command bytes (linux-gpib's `ibcac`).
+    fn take_control(&mut self) -> Result<()> {
+        Err(Error::unsupported("taking control", self.name()))
     }
 
     /// True when a device listens at `address` (addresses it to listen and senses NDAC).
@@ -330,11 +376,26 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     fn wait_srq(&mut self, timeout: Duration) -> Result<bool> {
         (**self).wait_srq(timeout)
     }
+    fn wait_srq_step(&mut self, deadline: Duration) -> Result<Option<bool>> {
+        (**self).wait_srq_step(deadline)
+    }
+    fn turns(&self) -> Option<std::sync::Arc<dyn Turns>> {
+        (**self).turns()
+    }
     fn parallel_poll(&mut self) -> Result<u8> {
         (**self).parallel_poll()
     }
     fn lines(&mut self) -> Result<BusLines> {
         (**self).lines()
+    }
+    fn board_status(&mut self) -> Result<BoardStatus> {
+        (**self).board_status()
+    }
+    fn go_to_standby(&mut self) -> Result<()> {
+        (**self).go_to_standby()
+    }
+    fn take_control(&mut self) -> Result<()> {
+        (**self).take_control()
     }
     fn listener_present(&mut self, address: Address) -> Result<bool> {
         (**self).listener_present(address)

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use crate::address::{Address, PrimaryAddress, SecondaryAddress};
-use crate::backend::{Backend, BoardId, ClockKind, Eos, ReadStatus};
+use crate::backend::{Backend, BoardId, ClockKind, Eos, ReadStatus, Turns};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::message::{CommandBuf, InterfaceMessage};
@@ -40,6 +40,35 @@ pub(crate) struct BusState {
 struct Shared {
     state: Mutex<BusState>,
     name: String,
+    /// The backend's turn-taking, taken before `state` is locked (see [`Turns`]).
+    turns: Option<Arc<dyn Turns>>,
+}
+
+/// The bus locked, inside the caller's turn: the lock is released before the turn.
+pub(crate) struct Locked<'a> {
+    guard: MutexGuard<'a, BusState>,
+    _turn: Option<Turn<'a>>,
+}
+
+struct Turn<'a>(&'a dyn Turns);
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        self.0.release();
+    }
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = BusState;
+    fn deref(&self) -> &BusState {
+        &self.guard
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut BusState {
+        &mut self.guard
+    }
 }
 
 /// The buses on boards that several backend handles can reach, by board (see
@@ -103,6 +132,7 @@ impl Bus {
 
     fn alone(backend: Box<dyn Backend>) -> Self {
         let name = backend.name().to_string();
+        let turns = backend.turns();
         let timeout = backend.timeout();
         Self {
             shared: Arc::new(Shared {
@@ -114,6 +144,7 @@ impl Bus {
                     readdress: false,
                 }),
                 name,
+                turns,
             }),
         }
     }
@@ -146,17 +177,23 @@ impl Bus {
         out
     }
 
-    pub(crate) fn lock(&self) -> MutexGuard<'_, BusState> {
+    pub(crate) fn lock(&self) -> Locked<'_> {
+        // The turn first: a thread never waits for its turn while it holds the board.
+        let turn = self.shared.turns.as_deref().map(|t| {
+            t.acquire();
+            Turn(t)
+        });
         // A panic in another thread while it held the lock leaves the bus usable: the
         // state is re-derived (addressing is re-sent after any doubt).
-        match self.shared.state.lock() {
+        let guard = match self.shared.state.lock() {
             Ok(g) => g,
             Err(poisoned) => {
                 let mut g = poisoned.into_inner();
                 g.addressed = Addressed::Nothing;
                 g
             }
-        }
+        };
+        Locked { guard, _turn: turn }
     }
 
     /// Time on the backend's clock (virtual time on the simulator).
@@ -268,7 +305,16 @@ impl Bus {
     /// service, go on meanwhile. In virtual time the wait costs no wall time.
     pub fn wait_srq(&self, timeout: Duration) -> Result<bool> {
         if !self.lock().backend.waits_in_wall_time() {
-            return self.transaction(|tx| tx.state.backend.wait_srq(timeout));
+            // In steps, each in a transaction of its own: other callers' operations
+            // that come first in virtual time run between them.
+            let deadline = self.now().saturating_add(timeout);
+            loop {
+                if let Some(srq) =
+                    self.transaction(|tx| tx.state.backend.wait_srq_step(deadline))?
+                {
+                    return Ok(srq);
+                }
+            }
         }
         let start = Instant::now();
         loop {

@@ -40,10 +40,10 @@ mod status;
 pub use address::{Address, PrimaryAddress, SecondaryAddress, MAX_ADDRESS};
 #[cfg(feature = "linux-gpib")]
 pub use backend::linux_gpib::LinuxGpibBoard;
-pub use backend::{Backend, BoardId, ClockKind, Eos, ReadEnd, ReadStatus};
+pub use backend::{Backend, BoardId, ClockKind, Eos, ReadEnd, ReadStatus, Turns};
 pub use bus::{Bus, Transaction};
 pub use device::{BlockInfo, Device};
 pub use error::{Error, ErrorKind, Result};
 pub use message::{codes, CommandBuf, CommandDecoder, InterfaceMessage};
 pub use resource::Resource;
-pub use status::{BusLines, StatusByte};
+pub use status::{BoardStatus, BusLines, StatusByte};

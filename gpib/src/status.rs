@@ -69,6 +69,25 @@ pub struct BusLines {
     pub ren: bool,
 }
 
+/// The board's own interface state, as linux-gpib's board `ibsta` shows it: whether it
+/// is controller-in-charge, asserts ATN, is addressed to talk (TACS) or to listen
+/// (LACS), asserts REN, and whether SRQ is asserted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BoardStatus {
+    /// Controller-in-charge (CIC).
+    pub controller_in_charge: bool,
+    /// The board asserts ATN.
+    pub atn: bool,
+    /// The board is addressed to talk (TACS).
+    pub talker: bool,
+    /// The board is addressed to listen (LACS).
+    pub listener: bool,
+    /// The board asserts REN.
+    pub remote_enable: bool,
+    /// SRQ is asserted.
+    pub srq: bool,
+}
+
 impl fmt::Display for BusLines {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let lines = [

@@ -3,10 +3,12 @@
 use std::time::Duration;
 
 use crate::address::{Address, PrimaryAddress};
-use crate::backend::{Backend, BoardId, ClockKind, Eos, ReadStatus};
-use crate::error::Result;
-use crate::sim::host::{SimHost, Spent};
-use crate::status::BusLines;
+use crate::backend::{Backend, BoardId, ClockKind, Eos, ReadStatus, Turns};
+use crate::error::{Error, Result};
+use crate::sim::host::SimHost;
+use crate::sim::ops::SrqWait;
+use crate::sim::world::World;
+use crate::status::{BoardStatus, BusLines};
 
 /// One board of a [`SimHost`], usable wherever a backend is.
 #[derive(Debug, Clone)]
@@ -16,15 +18,52 @@ pub struct SimBoard {
     address: PrimaryAddress,
 }
 
-impl SimBoard {
-    pub(crate) fn new(host: SimHost, index: usize, address: PrimaryAddress) -> Self {
-        Self {
-            host,
+impl SimHost {
+    /// A backend for board `index`.
+    pub fn board(&self, index: usize) -> Result<SimBoard> {
+        let g = self.lock();
+        let Some(address) = g.boards.get(index).map(|b| b.address) else {
+            return Err(Error::BackendUnavailable {
+                backend: "sim".into(),
+                hint: format!(
+                    "the simulated host {:?} has {} board(s); board {index} does not exist",
+                    g.name,
+                    g.boards.len()
+                ),
+            });
+        };
+        drop(g);
+        Ok(SimBoard {
+            host: self.clone(),
             index,
             address,
-        }
+        })
     }
 
+    /// A backend for the board named `name`.
+    pub fn board_named(&self, name: &str) -> Result<SimBoard> {
+        let index = {
+            let g = self.lock();
+            g.boards
+                .iter()
+                .position(|b| b.name == name)
+                .ok_or_else(|| Error::BackendUnavailable {
+                    backend: "sim".into(),
+                    hint: format!(
+                        "no board named {name:?}; boards: {}",
+                        g.boards
+                            .iter()
+                            .map(|b| b.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                })?
+        };
+        self.board(index)
+    }
+}
+
+impl SimBoard {
     /// The host this board belongs to (for mounts, faults, transcripts).
     pub fn host(&self) -> &SimHost {
         &self.host
@@ -35,29 +74,23 @@ impl SimBoard {
         self.index
     }
 
-    /// In real-time mode, sleeps for what the operation cost in virtual time (with the
-    /// host unlocked, so other boards go on).
-    fn settle(realtime: bool, spent: Spent) {
-        if realtime && !spent.0.is_zero() {
-            std::thread::sleep(spent.0);
-        }
-    }
-
-    /// Runs one operation with the host locked. In real-time mode it then sleeps for
-    /// the virtual time the operation took, whether it succeeded or failed (a read
-    /// that times out takes its timeout).
-    fn run<T>(
-        &self,
-        f: impl FnOnce(&mut crate::sim::host::HostInner) -> Result<(T, Spent)>,
-    ) -> Result<T> {
+    /// Runs one operation with the host locked, when it is the calling thread's turn.
+    /// In real-time mode it then sleeps for the virtual time the operation took,
+    /// whether it succeeded or failed (a read that times out takes its timeout).
+    fn run<T>(&self, f: impl FnOnce(&mut World, usize) -> T) -> T {
+        self.host.acquire();
         let (out, realtime, spent) = {
             let mut g = self.host.lock();
-            let t0 = g.now;
-            let out = f(&mut g);
-            (out, g.realtime, Spent(g.now.saturating_sub(t0)))
+            let t0 = g.callers.now();
+            let out = f(&mut g, self.index);
+            let t1 = g.callers.now();
+            (out, g.realtime, t1.saturating_sub(t0))
         };
-        Self::settle(realtime, spent);
-        out.map(|(v, _)| v)
+        self.host.release();
+        if realtime && !spent.is_zero() {
+            std::thread::sleep(spent);
+        }
+        out
     }
 }
 
@@ -71,41 +104,38 @@ impl Backend for SimBoard {
     }
 
     fn command(&mut self, bytes: &[u8]) -> Result<()> {
-        let i = self.index;
-        self.run(|h| h.command(i, bytes).map(|s| ((), s)))
+        self.run(|w, i| w.command(i, bytes))
     }
 
     fn write(&mut self, data: &[u8], eoi: bool) -> Result<usize> {
-        let i = self.index;
-        self.run(|h| h.write(i, data, eoi))
+        self.run(|w, i| w.write(i, data, eoi))
     }
 
     fn read(&mut self, buf: &mut [u8], eos: Option<Eos>) -> Result<ReadStatus> {
-        let i = self.index;
-        self.run(|h| h.read(i, buf, eos))
+        self.run(|w, i| w.read(i, buf, eos))
     }
 
     fn interface_clear(&mut self) -> Result<()> {
-        let i = self.index;
-        self.run(|h| Ok(((), h.interface_clear(i))))
+        self.run(|w, i| w.interface_clear(i));
+        Ok(())
     }
 
     fn remote_enable(&mut self, on: bool) -> Result<()> {
-        let i = self.index;
-        self.run(|h| Ok(((), h.remote_enable(i, on))))
+        self.run(|w, i| w.remote_enable(i, on));
+        Ok(())
     }
 
     fn set_timeout(&mut self, timeout: Duration) -> Result<Duration> {
-        self.host.lock().set_timeout(self.index, timeout);
+        self.host.lock().boards[self.index].timeout = timeout;
         Ok(timeout)
     }
 
     fn timeout(&self) -> Duration {
-        self.host.lock().timeout(self.index)
+        self.host.lock().boards[self.index].timeout
     }
 
     fn now(&self) -> Duration {
-        self.host.lock().now
+        self.host.lock().callers.now()
     }
 
     fn clock_kind(&self) -> ClockKind {
@@ -113,11 +143,11 @@ impl Backend for SimBoard {
     }
 
     fn delay(&mut self, duration: Duration) {
-        let (spent, realtime) = {
-            let mut g = self.host.lock();
-            (g.delay(duration), g.realtime)
-        };
-        Self::settle(realtime, spent);
+        self.run(|w, _| w.delay(duration));
+    }
+
+    fn modelled_host_cpu(&self) -> Option<Duration> {
+        Some(self.host.lock().cpus.busy())
     }
 
     fn board_id(&self) -> Option<BoardId> {
@@ -129,32 +159,75 @@ impl Backend for SimBoard {
         self.host.lock().realtime
     }
 
-    fn modelled_host_cpu(&self) -> Option<Duration> {
-        Some(self.host.lock().cpu)
-    }
-
     fn srq(&mut self) -> Result<bool> {
-        let i = self.index;
-        Ok(self.host.lock().srq_line(i))
+        Ok(self.run(|w, i| {
+            let t = w.begin();
+            w.srq_line(i, t)
+        }))
     }
 
+    /// Advances to the next SRQ (an instrument's timer may raise it) or to the
+    /// timeout, whichever comes first. Participants wait in turns: the others' earlier
+    /// operations (which may raise SRQ) happen first.
     fn wait_srq(&mut self, timeout: Duration) -> Result<bool> {
-        let i = self.index;
-        self.run(|h| Ok(h.wait_srq(i, timeout)))
+        let deadline = self.run(|w, _| w.callers.now()).saturating_add(timeout);
+        loop {
+            if let Some(srq) = self.wait_srq_step(deadline)? {
+                return Ok(srq);
+            }
+        }
+    }
+
+    fn wait_srq_step(&mut self, deadline: Duration) -> Result<Option<bool>> {
+        let outcome = self.run(|w, i| {
+            let limit = match w.callers.participant() {
+                Some(me) => {
+                    let now = w.callers.now();
+                    match w.callers.earliest_other(me) {
+                        // Others at the same time go first: step past them.
+                        Some(t) if t <= now => now.saturating_add(Duration::from_nanos(1)),
+                        Some(t) => t,
+                        None => Duration::MAX,
+                    }
+                }
+                None => Duration::MAX,
+            };
+            w.wait_srq(i, deadline, limit)
+        });
+        Ok(match outcome {
+            SrqWait::Asserted => Some(true),
+            SrqWait::TimedOut => Some(false),
+            SrqWait::Limit => None,
+        })
+    }
+
+    fn turns(&self) -> Option<std::sync::Arc<dyn Turns>> {
+        Some(std::sync::Arc::new(self.host.clone()))
     }
 
     fn parallel_poll(&mut self) -> Result<u8> {
-        let i = self.index;
-        self.run(|h| Ok(h.parallel_poll(i)))
+        Ok(self.run(|w, i| w.parallel_poll(i)))
     }
 
     fn lines(&mut self) -> Result<BusLines> {
-        let i = self.index;
-        Ok(self.host.lock().lines(i))
+        Ok(self.run(|w, i| w.lines(i)))
+    }
+
+    fn board_status(&mut self) -> Result<BoardStatus> {
+        Ok(self.run(|w, i| w.board_status(i)))
+    }
+
+    fn go_to_standby(&mut self) -> Result<()> {
+        self.run(|w, i| w.boards[i].addressing.release_atn());
+        Ok(())
+    }
+
+    fn take_control(&mut self) -> Result<()> {
+        self.run(|w, i| w.boards[i].addressing.assert_atn());
+        Ok(())
     }
 
     fn listener_present(&mut self, address: Address) -> Result<bool> {
-        let i = self.index;
-        self.run(|h| Ok(h.listener_present(i, address)))
+        Ok(self.run(|w, i| w.listener_present(i, address)))
     }
 }

@@ -27,9 +27,10 @@ use serde::Deserialize;
 
 use crate::address::{Address, PrimaryAddress};
 use crate::error::{Error, Result};
-use crate::sim::host::{NamedDevice, SimHost};
+use crate::sim::host::SimHost;
 use crate::sim::instrument::Instrument;
 use crate::sim::instruments::{Disc, Hp3565, ScpiInstrument};
+use crate::sim::named::NamedDevice;
 use crate::sim::timing::{BoardTiming, DeviceTiming, TransferMode, MIN_T1_NS};
 
 /// The largest configuration file read (1 MiB); a bigger file is refused unread.

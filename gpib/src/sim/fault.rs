@@ -1,4 +1,5 @@
-//! Faults a simulated device can be given, each producing the error a real board gives.
+//! Faults a simulated device can be given, each producing the error a real board gives,
+//! and the set a device carries, asked in one place by the bus operations.
 
 /// A fault injected into one simulated device (see [`crate::sim::SimHost::inject`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -23,4 +24,97 @@ pub enum Fault {
     SecondTalker,
     /// The device never asserts EOI: reads end only by EOS, a full buffer, or a timeout.
     DropsEoi,
+}
+
+/// The faults one device has; every question the bus operations ask of them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct FaultSet(Vec<Fault>);
+
+impl FaultSet {
+    /// Adds a fault (once).
+    pub(crate) fn insert(&mut self, f: Fault) {
+        if !self.0.contains(&f) {
+            self.0.push(f);
+        }
+    }
+
+    /// Removes every fault.
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    fn has(&self, f: Fault) -> bool {
+        self.0.contains(&f)
+    }
+
+    /// The device answers to its address.
+    pub(crate) fn present(&self) -> bool {
+        !self.has(Fault::Absent)
+    }
+
+    /// The device holds NRFD: it accepts no byte, command or data.
+    pub(crate) fn holds_nrfd(&self) -> bool {
+        self.present() && self.has(Fault::HoldsNrfd)
+    }
+
+    /// The device sends nothing when addressed to talk.
+    pub(crate) fn never_talks(&self) -> bool {
+        self.has(Fault::NeverTalks)
+    }
+
+    /// How many more bytes of the current message the device sends, when it stops early.
+    pub(crate) fn bytes_left(&self, sent_in_message: usize) -> Option<usize> {
+        self.0.iter().find_map(|f| match f {
+            Fault::StopsAfter(n) => Some(n.saturating_sub(sent_in_message)),
+            _ => None,
+        })
+    }
+
+    /// The device drives DIO whoever is the addressed talker.
+    pub(crate) fn drives_dio(&self) -> bool {
+        self.present() && self.has(Fault::SecondTalker)
+    }
+
+    /// The device never sends EOI.
+    pub(crate) fn drops_eoi(&self) -> bool {
+        self.has(Fault::DropsEoi)
+    }
+
+    /// The device asserts SRQ whatever its status byte says.
+    pub(crate) fn srq_stuck(&self) -> bool {
+        self.present() && self.has(Fault::SrqStuck)
+    }
+
+    /// The status byte as the device sends it in a serial poll (RQS hidden when SRQ is
+    /// stuck).
+    pub(crate) fn status(&self, status: u8) -> u8 {
+        if self.has(Fault::SrqStuck) {
+            status & !crate::status::StatusByte::RQS
+        } else {
+            status
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn questions_about_a_fault_set() {
+        let mut f = FaultSet::default();
+        assert!(f.present() && !f.holds_nrfd() && f.bytes_left(3).is_none());
+        f.insert(Fault::StopsAfter(10));
+        f.insert(Fault::SrqStuck);
+        f.insert(Fault::SrqStuck);
+        assert_eq!(f.0.len(), 2);
+        assert_eq!(f.bytes_left(4), Some(6));
+        assert_eq!(f.bytes_left(40), Some(0));
+        assert!(f.srq_stuck());
+        assert_eq!(f.status(0x50), 0x10);
+        f.insert(Fault::Absent);
+        assert!(!f.present() && !f.srq_stuck() && !f.drives_dio());
+        f.clear();
+        assert!(f.present());
+    }
 }

@@ -61,6 +61,12 @@ pub trait Instrument: Send {
         self.status(io)
     }
 
+    /// A timer the instrument set ([`DeviceIo::wake_at`]) is due: `token` says which.
+    /// `io.now()` is the time it was set for. The default ignores it.
+    fn timer(&mut self, token: u64, io: &mut DeviceIo<'_>) {
+        let _ = (token, io);
+    }
+
     /// REN/GTL/LLO changed the device's remote or lockout state.
     fn remote_changed(&mut self, remote: bool, lockout: bool) {
         let _ = (remote, lockout);
@@ -79,12 +85,38 @@ pub struct DeviceIo<'a> {
     pub output: &'a mut Output,
     pub(crate) now: Duration,
     pub(crate) executed: bool,
+    /// Timers asked for during the call: (when, token).
+    pub(crate) wakes: Vec<(Duration, u64)>,
+}
+
+impl<'a> DeviceIo<'a> {
+    /// What a call at virtual time `now` lends the instrument.
+    pub(crate) fn new(output: &'a mut Output, now: Duration) -> Self {
+        Self {
+            output,
+            now,
+            executed: false,
+            wakes: Vec::new(),
+        }
+    }
 }
 
 impl DeviceIo<'_> {
     /// Virtual time now.
     pub fn now(&self) -> Duration {
         self.now
+    }
+
+    /// Asks to be called back ([`Instrument::timer`] with `token`) at virtual time `at`
+    /// (at once, if `at` is not later than now): a measurement that ends, an operation
+    /// that completes, a reading produced in free-run.
+    pub fn wake_at(&mut self, at: Duration, token: u64) {
+        self.wakes.push((at.max(self.now), token));
+    }
+
+    /// Asks to be called back `after` from now (see [`DeviceIo::wake_at`]).
+    pub fn wake_after(&mut self, after: Duration, token: u64) {
+        self.wake_at(self.now.saturating_add(after), token);
     }
 
     /// Marks that the device executed a command: it is busy for its configured response

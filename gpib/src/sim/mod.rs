@@ -28,14 +28,24 @@ mod fault;
 mod host;
 mod instrument;
 pub mod instruments;
+mod named;
+mod ops;
+mod participant;
+mod poller;
+mod schedule;
+mod slot;
+mod state488;
 pub mod timing;
 mod transcript;
+mod world;
 
 pub use board::SimBoard;
 pub use config::{builtin, load, Config};
 pub use fault::Fault;
-pub use host::{DeviceRef, NamedDevice, SimHost};
+pub use host::{DeviceRef, SimHost};
 pub use instrument::{DeviceIo, Instrument, Output};
+pub use named::NamedDevice;
+pub use participant::Participant;
 pub use transcript::{Event, EventKind};
 
 /// The default bench: one DMA board (address 0) with an HP3565 at 11 and a SCPI

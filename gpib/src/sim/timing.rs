@@ -227,6 +227,31 @@ pub fn call_cost(board: &BoardTiming, per_byte: ByteCost, bytes: u64) -> Transfe
     }
 }
 
+/// How many of `bytes` fit before `timeout` (zero: no timeout) runs out, when the
+/// transfer waits `wait` for the device first and then pays the call overhead and
+/// `per` a byte; and whether the timeout cuts the transfer short. Reads and writes
+/// both use it.
+pub fn bytes_within(
+    board: &BoardTiming,
+    per: ByteCost,
+    bytes: usize,
+    wait: Duration,
+    timeout: Duration,
+) -> (usize, bool) {
+    if timeout.is_zero() {
+        return (bytes, false);
+    }
+    let full = wait.saturating_add(call_cost(board, per, bytes as u64).elapsed);
+    if full <= timeout {
+        return (bytes, false);
+    }
+    let budget = timeout
+        .saturating_sub(wait)
+        .saturating_sub(board.call_overhead);
+    let fit = budget.as_nanos() / u128::from(per.elapsed_ns.max(1));
+    (bytes.min(usize::try_from(fit).unwrap_or(usize::MAX)), true)
+}
+
 /// Nanoseconds as a `Duration`.
 pub fn ns(n: u64) -> Duration {
     Duration::from_nanos(n)

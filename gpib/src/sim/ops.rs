@@ -1,0 +1,518 @@
+//! What one bus operation does on a simulated host: to the addressing state, to the
+//! devices, and in virtual time (which resources it takes, for how long).
+
+use std::time::Duration;
+
+use crate::address::Address;
+use crate::backend::{Eos, ReadEnd, ReadStatus};
+use crate::error::{Error, Result};
+use crate::sim::poller;
+use crate::sim::state488::Effect;
+use crate::sim::timing::{self, Direction, TransferMode};
+use crate::sim::transcript::EventKind;
+use crate::sim::world::World;
+use crate::status::{BoardStatus, BusLines};
+
+fn timeout_error(operation: &'static str, timeout: Duration, transferred: usize) -> Error {
+    Error::Timeout {
+        operation,
+        timeout,
+        transferred,
+    }
+}
+
+/// How a wait for SRQ ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SrqWait {
+    /// SRQ is asserted.
+    Asserted,
+    /// The timeout ran out.
+    TimedOut,
+    /// Virtual time reached the limit given (another caller's turn comes first).
+    Limit,
+}
+
+impl World {
+    /// Records `e` as the operation's error and returns it.
+    fn failed(&mut self, at: Duration, board: usize, e: Error) -> Error {
+        self.rec.push(at, board, EventKind::Error(e.to_string()));
+        e
+    }
+
+    /// Sends command bytes with ATN.
+    pub(crate) fn command(&mut self, board: usize, bytes: &[u8]) -> Result<()> {
+        let t = self.begin();
+        if self.rec.on {
+            self.rec.push(t, board, EventKind::Command(bytes.to_vec()));
+        }
+        let b = &self.boards[board];
+        if !b.any_present() {
+            return Err(Error::NoListener { transferred: 0 });
+        }
+        let start = self.bus_start(board, t);
+        if b.devices.iter().any(|d| d.faults.holds_nrfd()) {
+            let timeout = b.timeout;
+            let end = self.occupy(board, start, timeout, timeout, false);
+            self.end_at(end);
+            return Err(Error::CommandTimeout {
+                transferred: 0,
+                total: bytes.len(),
+            });
+        }
+        let elapsed = b
+            .timing
+            .call_overhead
+            .saturating_add(timing::times(b.timing.command_byte, bytes.len() as u64));
+        for &byte in bytes {
+            let effect = self.boards[board].addressing.command(byte);
+            self.apply(board, effect, start);
+        }
+        // Command bytes go out by programmed I/O on every board: the CPU is busy.
+        let end = self.occupy(board, start, elapsed, elapsed, false);
+        self.end_at(end);
+        self.note_srq(board, end);
+        Ok(())
+    }
+
+    /// What an interface message does to the devices it addresses.
+    fn apply(&mut self, board: usize, effect: Effect, now: Duration) {
+        let b = &mut self.boards[board];
+        let listeners = b.listeners();
+        let mut wakes = Vec::new();
+        match effect {
+            Effect::None => {}
+            Effect::Clear { all } => {
+                let targets: Vec<usize> = if all {
+                    (0..b.devices.len())
+                        .filter(|&i| b.devices[i].present())
+                        .collect()
+                } else {
+                    listeners.clone()
+                };
+                for i in targets {
+                    wakes.push((i, b.devices[i].clear(now)));
+                    self.timers.cancel_device(board, i);
+                }
+            }
+            Effect::Trigger => {
+                for &i in &listeners {
+                    wakes.push((i, b.devices[i].call(now, |inst, io| inst.trigger(io))));
+                }
+            }
+            Effect::GoToLocal => {
+                for &i in &listeners {
+                    let l = b.devices[i].lockout;
+                    b.devices[i].set_remote(false, l);
+                }
+            }
+            Effect::LocalLockout => {
+                for d in b.devices.iter_mut().filter(|d| d.present()) {
+                    let r = d.remote;
+                    d.set_remote(r, true);
+                }
+            }
+            Effect::ParallelPollEnable { sense, line } => {
+                for &i in &listeners {
+                    b.devices[i].ppe = Some((sense, line));
+                }
+            }
+            Effect::ParallelPollDisable => {
+                for &i in &listeners {
+                    b.devices[i].ppe = None;
+                }
+            }
+            Effect::ParallelPollUnconfigure => {
+                for d in &mut b.devices {
+                    d.ppe = None;
+                }
+            }
+        }
+        // Listening with REN asserted puts a device in remote.
+        if b.ren {
+            for i in b.listeners() {
+                let l = b.devices[i].lockout;
+                b.devices[i].set_remote(true, l);
+            }
+        }
+        for (i, w) in wakes {
+            self.schedule(board, i, w);
+        }
+    }
+
+    /// Sends data to the addressed listeners (EOI with the last byte when `eoi`).
+    pub(crate) fn write(&mut self, board: usize, data: &[u8], eoi: bool) -> Result<usize> {
+        let t = self.begin();
+        let poll_ns = poller::poll_ns(&mut self.boards, board);
+        let b = &self.boards[board];
+        if !b.addressing.board_talks() {
+            return Err(Error::InvalidArgument(
+                "the board is not addressed to talk: address it (MTA) before writing".into(),
+            ));
+        }
+        let listeners = b.listeners();
+        if listeners.is_empty() {
+            return Err(self.failed(t, board, Error::NoListener { transferred: 0 }));
+        }
+        let timeout = b.timeout;
+        let start = self.bus_start(board, t);
+        if listeners.iter().any(|&i| b.devices[i].faults.holds_nrfd()) {
+            let end = self.occupy(board, start, timeout, timeout, false);
+            self.end_at(end);
+            return Err(timeout_error("write", timeout, 0));
+        }
+        let (mut ready, mut accept, mut recovery) = (Duration::ZERO, 0, 0);
+        for &i in &listeners {
+            let d = &b.devices[i];
+            ready = ready.max(d.ready_at);
+            accept = accept.max(d.timing.accept_ns);
+            recovery = recovery.max(d.timing.holdoff_recovery_listen_ns);
+        }
+        let wait = ready.saturating_sub(start);
+        let hs = timing::handshake_ns(b.timing.t1_ns, accept, b.timing.hs488);
+        let per = timing::byte_cost(&b.timing, Direction::Write, hs, poll_ns, recovery);
+        let (n, timed_out) = timing::bytes_within(&b.timing, per, data.len(), wait, timeout);
+        let cost = timing::call_cost(&b.timing, per, n as u64);
+        let dma = b.timing.mode == TransferMode::Dma;
+        let end_flag = eoi && !timed_out;
+        let deliver_at = start.saturating_add(wait).saturating_add(cost.elapsed);
+        let b = &mut self.boards[board];
+        b.addressing.data_transfer();
+        let mut wakes = Vec::new();
+        for &i in &listeners {
+            let w = b.devices[i].call(deliver_at, |inst, io| inst.listen(&data[..n], end_flag, io));
+            wakes.push((i, w));
+        }
+        for (i, w) in wakes {
+            self.schedule(board, i, w);
+        }
+        if self.rec.on {
+            let bytes = self.rec.clip(&data[..n]);
+            self.rec.push(
+                t,
+                board,
+                EventKind::Write {
+                    bytes,
+                    len: n,
+                    eoi: end_flag,
+                },
+            );
+        }
+        let (elapsed, cpu) = if timed_out {
+            // The CPU spins through the wait on a PIO board.
+            (timeout, timeout.min(cost.cpu.saturating_add(wait)))
+        } else {
+            (wait.saturating_add(cost.elapsed), cost.cpu)
+        };
+        let end = self.occupy(board, start, elapsed, cpu, dma);
+        self.end_at(end);
+        self.note_srq(board, end);
+        if timed_out {
+            let e = timeout_error("write", timeout, n);
+            return Err(self.failed(t, board, e));
+        }
+        Ok(n)
+    }
+
+    /// Reads from the addressed talker into `buf`.
+    pub(crate) fn read(
+        &mut self,
+        board: usize,
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
+        let t = self.begin();
+        let poll_ns = poller::poll_ns(&mut self.boards, board);
+        let b = &self.boards[board];
+        let timeout = b.timeout;
+        if !b.addressing.board_listens() {
+            return Err(Error::InvalidArgument(
+                "the board is not addressed to listen: address it (MLA) before reading".into(),
+            ));
+        }
+        if b.addressing.board_talks() {
+            return Err(Error::InvalidArgument(
+                "the board is addressed to talk, not to listen".into(),
+            ));
+        }
+        let Some(talker) = b.addressing.talker().and_then(|a| b.slot_at(a)) else {
+            self.end_at(t.saturating_add(timeout));
+            return Err(self.failed(t, board, timeout_error("read", timeout, 0)));
+        };
+        if let Some(other) =
+            (0..b.devices.len()).find(|&i| i != talker && b.devices[i].faults.drives_dio())
+        {
+            let detail = format!(
+                "device {} drives DIO while device {} is the addressed talker",
+                b.devices[other].address, b.devices[talker].address
+            );
+            let e = Error::BusConflict {
+                detail,
+                transferred: 0,
+            };
+            return Err(self.failed(t, board, e));
+        }
+        let start = self.bus_start(board, t);
+        let me_t1 = b.devices[talker].timing.t1_ns;
+        let hs = timing::handshake_ns(me_t1, b.timing.accept_ns, b.timing.hs488);
+        let recovery = b.devices[talker].timing.holdoff_recovery_talk_ns;
+        let per = timing::byte_cost(&b.timing, Direction::Read, hs, poll_ns, recovery);
+        let tim = b.timing.clone();
+        let dma = tim.mode == TransferMode::Dma;
+        let talker_addr = b.devices[talker].address.primary.get();
+        self.boards[board].addressing.data_transfer();
+
+        if self.boards[board].addressing.serial_poll() {
+            // Serial poll: the talker sends its status byte (once per SPE).
+            let stb = self.boards[board].devices[talker].serial_poll(start);
+            if let Some(first) = buf.first_mut() {
+                *first = stb.0;
+            }
+            let n = buf.len().min(1);
+            let cost = timing::call_cost(&tim, per, n as u64);
+            self.rec.push(
+                t,
+                board,
+                EventKind::SerialPoll {
+                    device: talker_addr,
+                    status: stb,
+                },
+            );
+            let end = self.occupy(board, start, cost.elapsed, cost.cpu, false);
+            self.end_at(end);
+            self.note_srq(board, end);
+            return Ok(ReadStatus {
+                count: n,
+                end: ReadEnd::BufferFull,
+            });
+        }
+
+        // A talker with nothing to say yet may have it once its timers fire (a
+        // measurement that ends): the handshake waits for it, within the timeout.
+        let deadline = if timeout.is_zero() {
+            Duration::MAX
+        } else {
+            start.saturating_add(timeout)
+        };
+        let mut data_at = start;
+        while self.boards[board].devices[talker].output.is_empty() {
+            match self.timers.next_due() {
+                Some(at) if at <= deadline => {
+                    self.fire_timers(at);
+                    data_at = data_at.max(at);
+                }
+                _ => break,
+            }
+        }
+        let slot = &mut self.boards[board].devices[talker];
+        let wait = slot.ready_at.max(data_at).saturating_sub(start);
+        let silent = slot.faults.never_talks() || slot.output.is_empty();
+        if silent || (!timeout.is_zero() && wait >= timeout) {
+            self.end_at(start.saturating_add(timeout));
+            return Err(self.failed(t, board, timeout_error("read", timeout, 0)));
+        }
+        let avail = slot.output.len();
+        let ends = slot.output.ends_message() && !slot.faults.drops_eoi();
+        let mut limit = buf.len();
+        let mut cut_by_fault = false;
+        if let Some(left) = slot.faults.bytes_left(slot.sent_in_message) {
+            if left < limit.min(avail) {
+                limit = left;
+                cut_by_fault = true;
+            }
+        }
+        let (fit, cut_by_time) = timing::bytes_within(&tim, per, limit.min(avail), wait, timeout);
+        if cut_by_time {
+            limit = fit;
+        }
+        let (n, hit) = slot.output.copy_out(&mut buf[..limit], eos);
+        slot.sent_in_message += n;
+        let end = if hit {
+            Some(ReadEnd::Eos)
+        } else if n == avail && ends {
+            Some(ReadEnd::Eoi)
+        } else if n == buf.len() && !cut_by_fault && !cut_by_time {
+            Some(ReadEnd::BufferFull)
+        } else {
+            None // the talker stopped sending before an end: time out
+        };
+        if slot.output.is_empty() {
+            slot.sent_in_message = 0;
+        }
+        let cost = timing::call_cost(&tim, per, n as u64);
+        if self.rec.on {
+            let bytes = self.rec.clip(&buf[..n]);
+            self.rec.push(
+                t,
+                board,
+                EventKind::Read {
+                    talker: talker_addr,
+                    bytes,
+                    len: n,
+                    eoi: end == Some(ReadEnd::Eoi),
+                },
+            );
+        }
+        match end {
+            Some(end) => {
+                let done = self.occupy(
+                    board,
+                    start,
+                    wait.saturating_add(cost.elapsed),
+                    cost.cpu,
+                    dma,
+                );
+                self.end_at(done);
+                self.note_srq(board, done);
+                Ok(ReadStatus { count: n, end })
+            }
+            None => {
+                let elapsed = if timeout.is_zero() {
+                    wait.saturating_add(cost.elapsed)
+                } else {
+                    timeout
+                };
+                let done = self.occupy(board, start, elapsed, cost.cpu.min(elapsed), dma);
+                self.end_at(done);
+                self.note_srq(board, done);
+                Err(self.failed(t, board, timeout_error("read", timeout, n)))
+            }
+        }
+    }
+
+    /// Pulses IFC.
+    pub(crate) fn interface_clear(&mut self, board: usize) {
+        let t = self.begin();
+        self.boards[board].addressing.interface_clear();
+        self.rec.push(t, board, EventKind::Ifc);
+        // IFC is asserted for at least 100 µs.
+        let start = self.bus_start(board, t);
+        let d = Duration::from_micros(100);
+        let end = self.occupy(board, start, d, d, false);
+        self.end_at(end);
+    }
+
+    /// Asserts or releases REN.
+    pub(crate) fn remote_enable(&mut self, board: usize, on: bool) {
+        let t = self.begin();
+        let b = &mut self.boards[board];
+        b.ren = on;
+        if !on {
+            for d in &mut b.devices {
+                d.set_remote(false, false);
+            }
+        }
+        self.rec.push(t, board, EventKind::Ren(on));
+        let d = Duration::from_micros(1);
+        let start = self.bus_start(board, t);
+        let end = self.occupy(board, start, d, d, false);
+        self.end_at(end);
+    }
+
+    /// Waits `d` of virtual time.
+    pub(crate) fn delay(&mut self, d: Duration) {
+        let t = self.begin();
+        let until = t.saturating_add(d);
+        self.fire_timers(until);
+        self.end_at(until);
+    }
+
+    /// Waits for SRQ on `board` until `deadline`, firing the timers due on the way, but
+    /// not past `limit`.
+    pub(crate) fn wait_srq(
+        &mut self,
+        board: usize,
+        deadline: Duration,
+        limit: Duration,
+    ) -> SrqWait {
+        let mut t = self.begin();
+        loop {
+            if self.srq_line(board, t) {
+                self.end_at(t);
+                return SrqWait::Asserted;
+            }
+            let stop = deadline.min(limit);
+            match self.timers.next_due() {
+                Some(at) if at <= stop => {
+                    self.fire_timers(at);
+                    t = t.max(at);
+                }
+                _ => {
+                    self.end_at(stop.max(t));
+                    return if stop == deadline {
+                        SrqWait::TimedOut
+                    } else {
+                        SrqWait::Limit
+                    };
+                }
+            }
+        }
+    }
+
+    /// Whether a device listens at `a`: UNL, MLA \[MSA\], then sensing NDAC.
+    pub(crate) fn listener_present(&mut self, board: usize, a: Address) -> bool {
+        let t = self.begin();
+        let b = &self.boards[board];
+        let present = b.slot_at(a).is_some();
+        let d = b
+            .timing
+            .call_overhead
+            .saturating_add(timing::times(b.timing.command_byte, 3));
+        let start = self.bus_start(board, t);
+        let end = self.occupy(board, start, d, d, false);
+        self.end_at(end);
+        present
+    }
+
+    /// A parallel poll: the DIO byte the configured devices answer with.
+    pub(crate) fn parallel_poll(&mut self, board: usize) -> u8 {
+        let t = self.begin();
+        let mut dio = 0u8;
+        for d in &mut self.boards[board].devices {
+            if let Some((sense, line)) = d.ppe {
+                if d.present() && d.status(t).rqs() == sense {
+                    dio |= 1 << line;
+                }
+            }
+        }
+        let d = self.boards[board]
+            .timing
+            .call_overhead
+            .saturating_add(Duration::from_micros(2));
+        let start = self.bus_start(board, t);
+        let end = self.occupy(board, start, d, d, false);
+        self.end_at(end);
+        dio
+    }
+
+    /// The bus lines now.
+    pub(crate) fn lines(&mut self, board: usize) -> BusLines {
+        let t = self.begin();
+        let srq = self.srq_line(board, t);
+        let b = &self.boards[board];
+        BusLines {
+            dav: false,
+            nrfd: b.devices.iter().any(|d| d.faults.holds_nrfd()),
+            ndac: !b.listeners().is_empty(),
+            atn: b.addressing.atn(),
+            eoi: false,
+            srq,
+            ifc: false,
+            ren: b.ren,
+        }
+    }
+
+    /// The board's own interface state.
+    pub(crate) fn board_status(&mut self, board: usize) -> BoardStatus {
+        let t = self.begin();
+        let srq = self.srq_line(board, t);
+        let b = &self.boards[board];
+        BoardStatus {
+            controller_in_charge: true,
+            atn: b.addressing.atn(),
+            talker: b.addressing.board_talks(),
+            listener: b.addressing.board_listens(),
+            remote_enable: b.ren,
+            srq,
+        }
+    }
+}

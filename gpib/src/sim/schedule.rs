@@ -1,0 +1,371 @@
+//! Virtual time: each caller's own clock, the resources operations take turns on, the
+//! instruments' timers, and the turn-taking that keeps runs deterministic.
+//!
+//! * **Callers.** Every thread that uses a simulated host has its own position in
+//!   virtual time; an operation starts at the caller's time (or later, when what it
+//!   needs is busy) and moves the caller to its end.
+//! * **Resources.** A resource carries one operation at a time and is free again at
+//!   the end of the last one: each board's bus (and its DMA engine), each instrument
+//!   (its own processing: response latency, measurements), and the host's CPUs (one
+//!   or more, each taken by whoever asks first in virtual time). An operation takes
+//!   what it needs when all of it is free.
+//! * **Timers.** An instrument asks to be woken at a virtual time; it is called back
+//!   before any operation that starts at or after that time looks at it.
+//! * **Turns.** Threads registered as [`Participant`]s take turns: the one with the
+//!   earliest clock runs its next operation (ties go to the lower participant
+//!   number), so the same workload gives the same virtual times whatever the
+//!   operating system does with the threads. Unregistered threads run as they come
+//!   (deterministic on their own, not interleaved with each other).
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::thread::ThreadId;
+use std::time::Duration;
+
+/// One resource's timeline: it carries one operation at a time.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Timeline {
+    /// When the last operation on it ends.
+    pub(crate) free_at: Duration,
+    /// Time it was busy, in all.
+    pub(crate) busy: Duration,
+}
+
+impl Timeline {
+    /// Takes the resource for `[start, end)` (`start` no earlier than `free_at`).
+    pub(crate) fn take(&mut self, start: Duration, end: Duration) {
+        self.busy = self.busy.saturating_add(end.saturating_sub(start));
+        self.free_at = self.free_at.max(end);
+    }
+}
+
+/// The host's CPUs.
+#[derive(Debug, Clone)]
+pub(crate) struct Cpus {
+    cpus: Vec<Timeline>,
+}
+
+impl Cpus {
+    /// `n` CPUs (at least one).
+    pub(crate) fn new(n: usize) -> Self {
+        Self {
+            cpus: vec![Timeline::default(); n.max(1)],
+        }
+    }
+
+    /// Number of CPUs.
+    pub(crate) fn count(&self) -> usize {
+        self.cpus.len()
+    }
+
+    /// Runs `work` of CPU time on the CPU free first, no earlier than `earliest`;
+    /// returns when the work ends.
+    pub(crate) fn run(&mut self, earliest: Duration, work: Duration) -> Duration {
+        if work.is_zero() {
+            return earliest;
+        }
+        let cpu = self
+            .cpus
+            .iter_mut()
+            .min_by_key(|c| c.free_at)
+            .expect("at least one CPU");
+        let start = earliest.max(cpu.free_at);
+        let end = start.saturating_add(work);
+        cpu.take(start, end);
+        end
+    }
+
+    /// CPU time used so far, all CPUs together.
+    pub(crate) fn busy(&self) -> Duration {
+        self.cpus
+            .iter()
+            .fold(Duration::ZERO, |a, c| a.saturating_add(c.busy))
+    }
+}
+
+/// A timer an instrument set: wake device `device` of board `board` with `token`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Timer {
+    pub(crate) at: Duration,
+    /// Order of setting, so that timers due at one time fire in the order they were set.
+    pub(crate) seq: u64,
+    pub(crate) board: usize,
+    pub(crate) device: usize,
+    pub(crate) token: u64,
+}
+
+/// The timers of every instrument on a host, earliest first.
+#[derive(Debug, Default)]
+pub(crate) struct Timers {
+    heap: BinaryHeap<Reverse<Timer>>,
+    seq: u64,
+}
+
+impl Timers {
+    /// Sets a timer.
+    pub(crate) fn set(&mut self, at: Duration, board: usize, device: usize, token: u64) {
+        self.seq += 1;
+        self.heap.push(Reverse(Timer {
+            at,
+            seq: self.seq,
+            board,
+            device,
+            token,
+        }));
+    }
+
+    /// When the next timer is due.
+    pub(crate) fn next_due(&self) -> Option<Duration> {
+        self.heap.peek().map(|Reverse(t)| t.at)
+    }
+
+    /// Takes the next timer if it is due at or before `t`.
+    pub(crate) fn pop_due(&mut self, t: Duration) -> Option<Timer> {
+        match self.heap.peek() {
+            Some(Reverse(timer)) if timer.at <= t => self.heap.pop().map(|Reverse(t)| t),
+            _ => None,
+        }
+    }
+
+    /// Drops the timers of one device (it was cleared).
+    pub(crate) fn cancel_device(&mut self, board: usize, device: usize) {
+        self.heap
+            .retain(|Reverse(t)| !(t.board == board && t.device == device));
+    }
+}
+
+/// One caller's place in virtual time.
+#[derive(Debug, Clone, Copy)]
+struct Caller {
+    now: Duration,
+    /// The participant number, for registered callers.
+    participant: Option<u64>,
+}
+
+/// The callers of a host and their clocks.
+#[derive(Debug, Default)]
+pub(crate) struct Callers {
+    threads: HashMap<ThreadId, Caller>,
+    /// Registered participants: number -> clock (`None` once it left).
+    participants: HashMap<u64, Duration>,
+    next_participant: u64,
+    /// The latest time any caller reached: where a new caller starts.
+    frontier: Duration,
+    /// The participant that holds the turn, and how many times it took it (a bus
+    /// transaction holds it across its operations).
+    holding: Option<(u64, usize)>,
+}
+
+impl Callers {
+    /// The current thread's clock (a new caller starts at the frontier).
+    pub(crate) fn now(&mut self) -> Duration {
+        let frontier = self.frontier;
+        self.threads
+            .entry(std::thread::current().id())
+            .or_insert(Caller {
+                now: frontier,
+                participant: None,
+            })
+            .now
+    }
+
+    /// Moves the current thread's clock to `t` (never backwards).
+    pub(crate) fn set_now(&mut self, t: Duration) {
+        let me = std::thread::current().id();
+        let frontier = self.frontier;
+        let c = self.threads.entry(me).or_insert(Caller {
+            now: frontier,
+            participant: None,
+        });
+        c.now = c.now.max(t);
+        if let Some(p) = c.participant {
+            self.participants.insert(p, c.now);
+        }
+        self.frontier = self.frontier.max(c.now);
+    }
+
+    /// Registers a participant starting at the current thread's time.
+    pub(crate) fn register(&mut self) -> u64 {
+        let now = self.now();
+        let id = self.next_participant;
+        self.next_participant += 1;
+        self.participants.insert(id, now);
+        id
+    }
+
+    /// Binds participant `id` to the current thread.
+    pub(crate) fn bind(&mut self, id: u64) {
+        let now = self.participants.get(&id).copied().unwrap_or(self.frontier);
+        self.threads.insert(
+            std::thread::current().id(),
+            Caller {
+                now,
+                participant: Some(id),
+            },
+        );
+    }
+
+    /// Participant `id` leaves: it no longer holds others back.
+    pub(crate) fn leave(&mut self, id: u64) {
+        self.participants.remove(&id);
+        self.threads.retain(|_, c| c.participant != Some(id));
+        if matches!(self.holding, Some((h, _)) if h == id) {
+            self.holding = None;
+        }
+    }
+
+    /// Takes the turn for participant `me`, if it may run now (see [`Callers::my_turn`]);
+    /// a participant that holds it already takes it once more.
+    pub(crate) fn try_take_turn(&mut self, me: u64) -> bool {
+        match &mut self.holding {
+            Some((h, depth)) if *h == me => {
+                *depth += 1;
+                true
+            }
+            Some(_) => false,
+            None => {
+                let t = self.participants.get(&me).copied().unwrap_or(self.frontier);
+                if self.my_turn(me, t) {
+                    self.holding = Some((me, 1));
+                    true
+                } else {
+                    false
+                }
+            }
+        }
+    }
+
+    /// Gives back one taking of the turn by `me`; true when the turn is free again.
+    pub(crate) fn give_turn(&mut self, me: u64) -> bool {
+        match &mut self.holding {
+            Some((h, depth)) if *h == me => {
+                *depth -= 1;
+                if *depth == 0 {
+                    self.holding = None;
+                    return true;
+                }
+                false
+            }
+            _ => false,
+        }
+    }
+
+    /// The current thread's participant number, if it is one.
+    pub(crate) fn participant(&self) -> Option<u64> {
+        self.threads
+            .get(&std::thread::current().id())
+            .and_then(|c| c.participant)
+    }
+
+    /// Whether participant `me` at `t` may run now: no other participant is earlier
+    /// (or as early with a lower number).
+    pub(crate) fn my_turn(&self, me: u64, t: Duration) -> bool {
+        self.participants
+            .iter()
+            .all(|(&id, &at)| id == me || (at, id) > (t, me))
+    }
+
+    /// The earliest clock of the other participants, if any.
+    pub(crate) fn earliest_other(&self, me: u64) -> Option<Duration> {
+        self.participants
+            .iter()
+            .filter(|(&id, _)| id != me)
+            .map(|(_, &t)| t)
+            .min()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn one_cpu_serialises_work_two_cpus_overlap_it() {
+        let mut one = Cpus::new(1);
+        assert_eq!(one.run(ms(0), ms(10)), ms(10));
+        assert_eq!(one.run(ms(0), ms(10)), ms(20), "waits for the busy CPU");
+        assert_eq!(one.run(ms(50), ms(1)), ms(51), "an idle CPU starts at once");
+        assert_eq!(one.busy(), ms(21));
+        let mut two = Cpus::new(2);
+        assert_eq!(two.run(ms(0), ms(10)), ms(10));
+        assert_eq!(two.run(ms(0), ms(10)), ms(10));
+        assert_eq!(two.run(ms(0), ms(10)), ms(20));
+        assert_eq!(two.count(), 2);
+        assert_eq!(Cpus::new(0).count(), 1);
+    }
+
+    #[test]
+    fn timers_fire_in_time_then_setting_order() {
+        let mut t = Timers::default();
+        t.set(ms(5), 0, 1, 10);
+        t.set(ms(2), 0, 2, 20);
+        t.set(ms(5), 0, 3, 30);
+        assert_eq!(t.next_due(), Some(ms(2)));
+        assert!(t.pop_due(ms(1)).is_none());
+        let order: Vec<u64> = std::iter::from_fn(|| t.pop_due(ms(9)).map(|x| x.token)).collect();
+        assert_eq!(order, [20, 10, 30]);
+        t.set(ms(1), 1, 0, 1);
+        t.set(ms(1), 1, 1, 2);
+        t.cancel_device(1, 0);
+        assert_eq!(t.pop_due(ms(1)).map(|x| x.token), Some(2));
+    }
+
+    #[test]
+    fn callers_have_their_own_clocks_and_start_at_the_frontier() {
+        let mut c = Callers::default();
+        assert_eq!(c.now(), ms(0));
+        c.set_now(ms(7));
+        c.set_now(ms(3));
+        assert_eq!(c.now(), ms(7), "never backwards");
+        let mut other = std::thread::scope(|s| {
+            s.spawn(|| {
+                let mut c2 = Callers::default();
+                c2.set_now(ms(1));
+                c2
+            })
+            .join()
+            .unwrap()
+        });
+        // A thread new to `other` starts where the others got to.
+        assert_eq!(other.now(), ms(1));
+    }
+
+    #[test]
+    fn the_earliest_participant_has_the_turn() {
+        let mut c = Callers::default();
+        c.set_now(ms(10));
+        let a = c.register();
+        let b = c.register();
+        assert!(
+            c.my_turn(a, ms(10)) && !c.my_turn(b, ms(10)),
+            "ties: lower number"
+        );
+        c.participants.insert(a, ms(20));
+        assert!(c.my_turn(b, ms(10)) && !c.my_turn(a, ms(20)));
+        assert_eq!(c.earliest_other(a), Some(ms(10)));
+        c.leave(b);
+        assert!(c.my_turn(a, ms(20)));
+        assert_eq!(c.earliest_other(a), None);
+    }
+
+    #[test]
+    fn a_held_turn_is_held_until_given_back_as_often_as_taken() {
+        let mut c = Callers::default();
+        let a = c.register();
+        let b = c.register();
+        assert!(!c.try_take_turn(b), "a is earlier (lower number)");
+        assert!(c.try_take_turn(a));
+        assert!(c.try_take_turn(a), "nested");
+        c.participants.insert(a, ms(50));
+        assert!(!c.try_take_turn(b), "a still holds it");
+        assert!(!c.give_turn(a));
+        assert!(c.give_turn(a));
+        assert!(c.try_take_turn(b), "b is earliest now");
+        c.leave(b);
+        assert!(c.try_take_turn(a));
+    }
+}

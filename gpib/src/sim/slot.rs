@@ -1,0 +1,110 @@
+//! One device on a simulated board: its instrument, output queue, timing, faults and
+//! the interface state IEEE 488.1 gives it (remote, lockout, parallel poll response).
+
+use std::time::Duration;
+
+use crate::address::Address;
+use crate::sim::fault::FaultSet;
+use crate::sim::instrument::{DeviceIo, Instrument, Output};
+use crate::sim::timing::DeviceTiming;
+use crate::status::StatusByte;
+
+/// A device attached to a board.
+pub(crate) struct Slot {
+    pub(crate) address: Address,
+    pub(crate) instrument: Box<dyn Instrument>,
+    pub(crate) timing: DeviceTiming,
+    pub(crate) output: Output,
+    /// The device's own timeline: busy executing a command until then.
+    pub(crate) ready_at: Duration,
+    /// Bytes of the current output message already sent.
+    pub(crate) sent_in_message: usize,
+    pub(crate) faults: FaultSet,
+    pub(crate) remote: bool,
+    pub(crate) lockout: bool,
+    /// Parallel poll response: (sense, DIO line index).
+    pub(crate) ppe: Option<(bool, u8)>,
+}
+
+impl Slot {
+    /// A device at `address`, idle and unaddressed.
+    pub(crate) fn new(
+        address: Address,
+        instrument: Box<dyn Instrument>,
+        timing: DeviceTiming,
+    ) -> Self {
+        Self {
+            address,
+            instrument,
+            timing,
+            output: Output::default(),
+            ready_at: Duration::ZERO,
+            sent_in_message: 0,
+            faults: FaultSet::default(),
+            remote: false,
+            lockout: false,
+            ppe: None,
+        }
+    }
+
+    /// The device answers to its address.
+    pub(crate) fn present(&self) -> bool {
+        self.faults.present()
+    }
+
+    /// Runs `f` on the instrument at virtual time `now`. Applies the response latency
+    /// if it executed a command, and returns the timers it asked for.
+    pub(crate) fn call(
+        &mut self,
+        now: Duration,
+        f: impl FnOnce(&mut dyn Instrument, &mut DeviceIo<'_>),
+    ) -> Vec<(Duration, u64)> {
+        let mut io = DeviceIo::new(&mut self.output, now);
+        f(self.instrument.as_mut(), &mut io);
+        if io.executed {
+            self.ready_at = self
+                .ready_at
+                .max(now.saturating_add(self.timing.response_latency));
+        }
+        io.wakes
+    }
+
+    /// The status byte now (RQS as the instrument reports it, before faults).
+    fn raw_status(&mut self, now: Duration) -> StatusByte {
+        let io = DeviceIo::new(&mut self.output, now);
+        self.instrument.status(&io)
+    }
+
+    /// The status byte as the device sends it (RQS hidden by a stuck SRQ).
+    pub(crate) fn status(&mut self, now: Duration) -> StatusByte {
+        let s = self.raw_status(now);
+        StatusByte(self.faults.status(s.0))
+    }
+
+    /// A serial poll: the status byte sent, and the request cleared.
+    pub(crate) fn serial_poll(&mut self, now: Duration) -> StatusByte {
+        let io = DeviceIo::new(&mut self.output, now);
+        let s = self.instrument.serial_poll(&io);
+        StatusByte(self.faults.status(s.0))
+    }
+
+    /// Whether the device asserts SRQ.
+    pub(crate) fn requests_service(&mut self, now: Duration) -> bool {
+        self.present() && (self.faults.srq_stuck() || self.raw_status(now).rqs())
+    }
+
+    /// SDC/DCL: the instrument clears, and its message count starts again.
+    pub(crate) fn clear(&mut self, now: Duration) -> Vec<(Duration, u64)> {
+        self.sent_in_message = 0;
+        self.call(now, |inst, io| inst.clear(io))
+    }
+
+    /// Sets remote and lockout, telling the instrument when they change.
+    pub(crate) fn set_remote(&mut self, remote: bool, lockout: bool) {
+        if (remote, lockout) != (self.remote, self.lockout) {
+            self.remote = remote;
+            self.lockout = lockout;
+            self.instrument.remote_changed(remote, lockout);
+        }
+    }
+}
