@@ -402,6 +402,11 @@ impl Transaction<'_> {
         self.state.backend.board_address()
     }
 
+    /// Whether the backend addresses devices itself (see [`Backend::device_level`]).
+    pub fn device_level(&self) -> bool {
+        self.state.backend.device_level()
+    }
+
     /// Applies `timeout` (or the bus default) to the backend if it is not in force already.
     pub(crate) fn use_timeout(&mut self, timeout: Option<Duration>) -> Result<()> {
         let want = timeout.unwrap_or(self.state.default_timeout);

@@ -30,6 +30,7 @@ mod address;
 pub mod backend;
 pub mod block;
 mod bus;
+pub mod rpc;
 mod device;
 mod error;
 mod message;
