@@ -242,7 +242,12 @@ pub trait Backend: Send {
     /// [`Backend::read`].
     ///
     /// Errors as [`Backend::read`]: a timeout reports the bytes already in `buf`.
-    fn device_read(&mut self, device: Address, buf: &mut [u8], eos: Option<Eos>) -> Result<ReadStatus> {
+    fn device_read(
+        &mut self,
+        device: Address,
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
         self.command(addressing_from(self.board_address(), device).as_bytes())?;
         self.read(buf, eos)
     }
@@ -459,7 +464,12 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
         (**self).device_write(device, data, eoi)
     }
-    fn device_read(&mut self, device: Address, buf: &mut [u8], eos: Option<Eos>) -> Result<ReadStatus> {
+    fn device_read(
+        &mut self,
+        device: Address,
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
         (**self).device_read(device, buf, eos)
     }
     fn device_clear(&mut self, device: Address) -> Result<()> {

@@ -8,10 +8,10 @@ use crate::block::{self, BlockFormat, BlockValue, Endian, HeaderParse, MAX_HEADE
 use crate::bus::Bus;
 
 mod link;
-use link::Link;
 use crate::error::{Error, Result};
 use crate::message::InterfaceMessage;
 use crate::status::StatusByte;
+use link::Link;
 
 /// Commands up to this length are sent with their terminator in one backend write.
 const SMALL_WRITE: usize = 512;

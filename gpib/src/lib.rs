@@ -30,11 +30,12 @@ mod address;
 pub mod backend;
 pub mod block;
 mod bus;
-pub mod rpc;
 mod device;
 mod error;
 mod message;
 mod resource;
+pub mod rpc;
+pub mod serve;
 pub mod sim;
 mod status;
 

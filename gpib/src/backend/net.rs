@@ -11,8 +11,7 @@ pub(crate) fn resolve(host: &str, default_port: u16) -> Result<SocketAddr> {
     let with_port = if host.parse::<SocketAddr>().is_ok()
         || (host.rsplit_once(':').is_some_and(|(h, p)| {
             !h.contains(':') && !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())
-        }))
-    {
+        })) {
         host.to_string()
     } else if host.contains(':') && !host.starts_with('[') {
         format!("[{host}]:{default_port}")

@@ -199,7 +199,10 @@ pub fn decode_reply(rec: &[u8], xid: u32) -> Result<&[u8], RpcError> {
         }
         MSG_DENIED => match r.u32()? {
             0 => Err(RpcError::Denied("RPC version mismatch".into())),
-            s => Err(RpcError::Denied(format!("authentication error {}", r.u32().unwrap_or(s)))),
+            s => Err(RpcError::Denied(format!(
+                "authentication error {}",
+                r.u32().unwrap_or(s)
+            ))),
         },
         s => Err(RpcError::MessageType(s, "reply status")),
     }
@@ -225,7 +228,10 @@ mod tests {
         assert_eq!(decode_reply(&r, 9).unwrap(), b"res!");
         assert!(matches!(decode_reply(&r, 8), Err(RpcError::Xid { .. })));
         let r = encode_reply(9, AcceptStat::ProgMismatch(1, 1), b"");
-        assert!(decode_reply(&r, 9).unwrap_err().to_string().contains("1..=1"));
+        assert!(decode_reply(&r, 9)
+            .unwrap_err()
+            .to_string()
+            .contains("1..=1"));
         let r = encode_rpc_mismatch(4);
         assert!(matches!(decode_reply(&r, 4), Err(RpcError::Denied(_))));
     }
@@ -239,7 +245,17 @@ mod tests {
         assert_eq!(decode_call(w.as_bytes()).unwrap_err(), RpcError::Version(3));
         // Credentials claiming 4 GiB.
         let mut w = XdrWriter::new();
-        w.u32(1).u32(0).u32(2).u32(1).u32(1).u32(1).u32(0).u32(u32::MAX);
-        assert!(matches!(decode_call(w.as_bytes()), Err(RpcError::Xdr(XdrError::TooLong { .. }))));
+        w.u32(1)
+            .u32(0)
+            .u32(2)
+            .u32(1)
+            .u32(1)
+            .u32(1)
+            .u32(0)
+            .u32(u32::MAX);
+        assert!(matches!(
+            decode_call(w.as_bytes()),
+            Err(RpcError::Xdr(XdrError::TooLong { .. }))
+        ));
     }
 }

@@ -88,7 +88,11 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 
 /// Reads one whole record into `out` (cleared first). Memory grows only with bytes
 /// that arrive, never with what a header claims.
-pub fn read_record(r: &mut impl Read, limits: Limits, out: &mut Vec<u8>) -> Result<(), RecordError> {
+pub fn read_record(
+    r: &mut impl Read,
+    limits: Limits,
+    out: &mut Vec<u8>,
+) -> Result<(), RecordError> {
     out.clear();
     let mut fragments = 0usize;
     loop {
@@ -231,15 +235,30 @@ mod tests {
         };
         let mut wire = frag(false, b"123456");
         wire.extend(frag(true, b"789012"));
-        assert!(matches!(read(&wire, limits), Err(RecordError::TooLong { total: 12, .. })));
+        assert!(matches!(
+            read(&wire, limits),
+            Err(RecordError::TooLong { total: 12, .. })
+        ));
         // Truncated header, truncated body, nothing at all.
-        assert!(matches!(read(&[0x80, 0], Limits::DEFAULT), Err(RecordError::Truncated { got: 2, .. })));
+        assert!(matches!(
+            read(&[0x80, 0], Limits::DEFAULT),
+            Err(RecordError::Truncated { got: 2, .. })
+        ));
         let mut wire = frag(true, b"hello");
         wire.truncate(6);
-        assert!(matches!(read(&wire, Limits::DEFAULT), Err(RecordError::Truncated { got: 2, .. })));
-        assert!(matches!(read(&[], Limits::DEFAULT), Err(RecordError::Closed)));
+        assert!(matches!(
+            read(&wire, Limits::DEFAULT),
+            Err(RecordError::Truncated { got: 2, .. })
+        ));
+        assert!(matches!(
+            read(&[], Limits::DEFAULT),
+            Err(RecordError::Closed)
+        ));
         // A non-last fragment and then EOF.
-        assert!(matches!(read(&frag(false, b"x"), Limits::DEFAULT), Err(RecordError::Truncated { got: 0, .. })));
+        assert!(matches!(
+            read(&frag(false, b"x"), Limits::DEFAULT),
+            Err(RecordError::Truncated { got: 0, .. })
+        ));
     }
 
     #[test]
@@ -253,7 +272,13 @@ mod tests {
                 x ^= x << 17;
                 bytes.push(x as u8);
             }
-            let _ = read(&bytes, Limits { max_record: 1 << 16, max_fragments: 8 });
+            let _ = read(
+                &bytes,
+                Limits {
+                    max_record: 1 << 16,
+                    max_fragments: 8,
+                },
+            );
         }
     }
 }

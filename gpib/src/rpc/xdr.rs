@@ -189,14 +189,26 @@ mod tests {
         let v = w.into_vec();
         assert!(matches!(
             XdrReader::new(&v).opaque(usize::MAX),
-            Err(XdrError::Truncated { need: 0x1_0000_0000, .. })
+            Err(XdrError::Truncated {
+                need: 0x1_0000_0000,
+                ..
+            })
         ));
         assert!(matches!(
             XdrReader::new(&v).opaque(40),
-            Err(XdrError::TooLong { claimed: u32::MAX, .. })
+            Err(XdrError::TooLong {
+                claimed: u32::MAX,
+                ..
+            })
         ));
-        assert!(matches!(XdrReader::new(&[0, 0]).u32(), Err(XdrError::Truncated { .. })));
-        assert!(matches!(XdrReader::new(&[0, 0, 0, 2]).bool(), Err(XdrError::BadBool(2))));
+        assert!(matches!(
+            XdrReader::new(&[0, 0]).u32(),
+            Err(XdrError::Truncated { .. })
+        ));
+        assert!(matches!(
+            XdrReader::new(&[0, 0, 0, 2]).bool(),
+            Err(XdrError::BadBool(2))
+        ));
         // Padding missing.
         assert!(XdrReader::new(&[0, 0, 0, 1, b'x']).opaque(10).is_err());
     }

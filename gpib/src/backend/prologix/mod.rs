@@ -25,9 +25,9 @@ use std::io;
 use std::time::{Duration, Instant};
 
 pub use escape::{escape_into, Unescaped, Unescaper, ESC};
-pub use port::{Port, TcpPort};
 #[cfg(feature = "prologix-serial")]
 pub use port::SerialPort;
+pub use port::{Port, TcpPort};
 
 use crate::address::{Address, PrimaryAddress};
 use crate::backend::{Backend, ClockKind, Eos, ReadEnd, ReadStatus, WireStats};
@@ -115,7 +115,10 @@ fn io_err(what: &str, e: io::Error) -> Error {
 }
 
 fn is_wait(e: &io::Error) -> bool {
-    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
 }
 
 impl PrologixBoard {
@@ -215,7 +218,10 @@ impl PrologixBoard {
                 self.rx.truncate(start);
                 Err(io_err(
                     "receiving",
-                    io::Error::new(io::ErrorKind::UnexpectedEof, "the adapter closed the connection"),
+                    io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the adapter closed the connection",
+                    ),
                 ))
             }
             Ok(n) => {
@@ -443,7 +449,9 @@ impl Backend for PrologixBoard {
     }
 
     fn remote_enable(&mut self, _on: bool) -> Result<()> {
-        Err(cannot("setting REN (the adapter holds it in controller mode)"))
+        Err(cannot(
+            "setting REN (the adapter holds it in controller mode)",
+        ))
     }
 
     fn set_timeout(&mut self, timeout: Duration) -> Result<Duration> {
@@ -494,7 +502,12 @@ impl Backend for PrologixBoard {
         Ok(data.len())
     }
 
-    fn device_read(&mut self, device: Address, buf: &mut [u8], eos: Option<Eos>) -> Result<ReadStatus> {
+    fn device_read(
+        &mut self,
+        device: Address,
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
         if buf.is_empty() {
             return Ok(ReadStatus {
                 count: 0,
@@ -552,7 +565,9 @@ impl Backend for PrologixBoard {
         match line.trim() {
             "0" => Ok(false),
             "1" => Ok(true),
-            other => Err(Error::Protocol(format!("Prologix ++srq answered {other:?}"))),
+            other => Err(Error::Protocol(format!(
+                "Prologix ++srq answered {other:?}"
+            ))),
         }
     }
 

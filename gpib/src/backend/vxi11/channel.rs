@@ -27,7 +27,10 @@ pub(crate) struct Channel {
 }
 
 pub(crate) fn io_err(what: &str, e: io::Error) -> Error {
-    let kind = if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) {
+    let kind = if matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    ) {
         ErrorKind::Timeout
     } else {
         ErrorKind::Io
@@ -60,7 +63,8 @@ impl Channel {
     ) -> Result<Self> {
         let s = TcpStream::connect_timeout(&addr, open_timeout)
             .map_err(|e| io_err(&format!("connecting to the {what} at {addr}"), e))?;
-        s.set_nodelay(true).map_err(|e| io_err("socket options", e))?;
+        s.set_nodelay(true)
+            .map_err(|e| io_err("socket options", e))?;
         s.set_write_timeout(Some(Duration::from_secs(60)))
             .map_err(|e| io_err("socket options", e))?;
         let r = s.try_clone().map_err(|e| io_err("socket", e))?;
@@ -84,7 +88,12 @@ impl Channel {
 
     /// Calls `proc_` with `args`; waits up to `wait` (`None`: for ever) for the reply
     /// and returns its result bytes.
-    pub(crate) fn call(&mut self, proc_: u32, args: &[u8], wait: Option<Duration>) -> Result<&[u8]> {
+    pub(crate) fn call(
+        &mut self,
+        proc_: u32,
+        args: &[u8],
+        wait: Option<Duration>,
+    ) -> Result<&[u8]> {
         self.xid = self.xid.wrapping_add(1);
         let xid = self.xid;
         let call = msg::encode_call(
@@ -126,7 +135,8 @@ impl Channel {
                 _ => break,
             }
         }
-        msg::decode_reply(&self.reply, xid).map_err(|e| rpc_err(&format!("reply from the {}", self.what), e))
+        msg::decode_reply(&self.reply, xid)
+            .map_err(|e| rpc_err(&format!("reply from the {}", self.what), e))
     }
 
     /// A call that expects no reply (the interrupt channel's `device_intr_srq`).
@@ -149,7 +159,12 @@ impl Channel {
 }
 
 /// Asks the portmapper at `addr` for the TCP port of `prog`/`vers`.
-pub(crate) fn getport(addr: SocketAddr, prog: u32, vers: u32, open_timeout: Duration) -> Result<u16> {
+pub(crate) fn getport(
+    addr: SocketAddr,
+    prog: u32,
+    vers: u32,
+    open_timeout: Duration,
+) -> Result<u16> {
     use super::proto::portmap;
     let mut pm = Channel::connect(
         addr,

@@ -192,9 +192,13 @@ impl Vxi11Board {
             .local_addr()
             .map_err(|e| channel::io_err("local address", e))?;
         let IpAddr::V4(v4) = local.ip() else {
-            return Err(Error::unsupported("the interrupt channel over IPv6", "vxi11"));
+            return Err(Error::unsupported(
+                "the interrupt channel over IPv6",
+                "vxi11",
+            ));
         };
-        let server = intr::IntrServer::start(local.ip()).map_err(|e| channel::io_err("interrupt server", e))?;
+        let server = intr::IntrServer::start(local.ip())
+            .map_err(|e| channel::io_err("interrupt server", e))?;
         let f = proto::RemoteFunc {
             host_addr: u32::from(v4),
             host_port: server.addr.port(),
@@ -202,7 +206,9 @@ impl Vxi11Board {
             vers: proto::VERSION,
             family: 0,
         };
-        let res = self.core.call(procs::CREATE_INTR_CHAN, &f.encode(), Some(MARGIN))?;
+        let res = self
+            .core
+            .call(procs::CREATE_INTR_CHAN, &f.encode(), Some(MARGIN))?;
         let code = decode("create_intr_chan", proto::decode_error(res))?;
         if code != err::NONE {
             return Err(device_error("create_intr_chan", code, self.timeout, 0));
@@ -218,7 +224,9 @@ impl Vxi11Board {
             lock_timeout: 0,
             device: name.as_bytes().to_vec(),
         };
-        let res = self.core.call(procs::CREATE_LINK, &p.encode(), Some(MARGIN))?;
+        let res = self
+            .core
+            .call(procs::CREATE_LINK, &p.encode(), Some(MARGIN))?;
         let r = decode("create_link", proto::CreateLinkResp::decode(res))?;
         if r.error != err::NONE {
             return Err(Error::Backend {
@@ -245,7 +253,9 @@ impl Vxi11Board {
         self.links.insert(device, lid);
         if self.intr.is_some() {
             let args = proto::encode_enable_srq(lid, true, intr::HANDLE);
-            let res = self.core.call(procs::DEVICE_ENABLE_SRQ, &args, Some(MARGIN))?;
+            let res = self
+                .core
+                .call(procs::DEVICE_ENABLE_SRQ, &args, Some(MARGIN))?;
             let code = decode("device_enable_srq", proto::decode_error(res))?;
             if code != err::NONE {
                 log::debug!("VXI-11: device_enable_srq: {}", err::describe(code));
@@ -257,7 +267,10 @@ impl Vxi11Board {
     fn interface_link(&mut self) -> Result<u32> {
         match self.interface {
             Some(Some(l)) => Ok(l),
-            Some(None) => Err(Error::unsupported("interface operations (no gpib0 link)", "vxi11")),
+            Some(None) => Err(Error::unsupported(
+                "interface operations (no gpib0 link)",
+                "vxi11",
+            )),
             None => {
                 let l = self.create_link("gpib0").ok();
                 self.interface = Some(l);
@@ -330,7 +343,9 @@ impl Vxi11Board {
         let lid = self.link(device)?;
         let mut w = crate::rpc::XdrWriter::new();
         w.u32(lid);
-        let res = self.core.call(procs::DEVICE_UNLOCK, w.as_bytes(), Some(MARGIN))?;
+        let res = self
+            .core
+            .call(procs::DEVICE_UNLOCK, w.as_bytes(), Some(MARGIN))?;
         let code = decode("device_unlock", proto::decode_error(res))?;
         if code != err::NONE {
             return Err(device_error("device_unlock", code, self.timeout, 0));
@@ -401,10 +416,16 @@ impl Drop for Vxi11Board {
         for lid in lids {
             let mut w = crate::rpc::XdrWriter::new();
             w.u32(lid);
-            let _ = self.core.call(procs::DESTROY_LINK, w.as_bytes(), Some(Duration::from_secs(2)));
+            let _ = self.core.call(
+                procs::DESTROY_LINK,
+                w.as_bytes(),
+                Some(Duration::from_secs(2)),
+            );
         }
         if self.intr.is_some() {
-            let _ = self.core.call(procs::DESTROY_INTR_CHAN, &[], Some(Duration::from_secs(2)));
+            let _ = self
+                .core
+                .call(procs::DESTROY_INTR_CHAN, &[], Some(Duration::from_secs(2)));
         }
     }
 }
@@ -419,11 +440,17 @@ impl Backend for Vxi11Board {
     }
 
     fn write(&mut self, _data: &[u8], _eoi: bool) -> Result<usize> {
-        Err(Error::unsupported("a data write without a device address", "vxi11"))
+        Err(Error::unsupported(
+            "a data write without a device address",
+            "vxi11",
+        ))
     }
 
     fn read(&mut self, _buf: &mut [u8], _eos: Option<Eos>) -> Result<ReadStatus> {
-        Err(Error::unsupported("a data read without a device address", "vxi11"))
+        Err(Error::unsupported(
+            "a data read without a device address",
+            "vxi11",
+        ))
     }
 
     fn interface_clear(&mut self) -> Result<()> {
@@ -431,7 +458,8 @@ impl Backend for Vxi11Board {
     }
 
     fn remote_enable(&mut self, on: bool) -> Result<()> {
-        self.docmd(proto::docmd::REN_CONTROL, &[0, u8::from(on)]).map(drop)
+        self.docmd(proto::docmd::REN_CONTROL, &[0, u8::from(on)])
+            .map(drop)
     }
 
     fn set_timeout(&mut self, timeout: Duration) -> Result<Duration> {
@@ -501,7 +529,12 @@ impl Backend for Vxi11Board {
         Ok(sent)
     }
 
-    fn device_read(&mut self, device: Address, buf: &mut [u8], eos: Option<Eos>) -> Result<ReadStatus> {
+    fn device_read(
+        &mut self,
+        device: Address,
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
         let lid = self.link(device)?;
         let mut count = 0usize;
         let start = Instant::now();
@@ -536,10 +569,16 @@ impl Backend for Vxi11Board {
                 return Err(device_error("read", code, timeout, count));
             }
             if why & reason::END != 0 {
-                return Ok(ReadStatus { count, end: ReadEnd::Eoi });
+                return Ok(ReadStatus {
+                    count,
+                    end: ReadEnd::Eoi,
+                });
             }
             if why & reason::CHR != 0 {
-                return Ok(ReadStatus { count, end: ReadEnd::Eos });
+                return Ok(ReadStatus {
+                    count,
+                    end: ReadEnd::Eos,
+                });
             }
             if data.is_empty() && why & reason::REQCNT == 0 {
                 return Err(Error::Protocol(
@@ -561,7 +600,10 @@ impl Backend for Vxi11Board {
     }
 
     fn srq(&mut self) -> Result<bool> {
-        let out = self.docmd(proto::docmd::BUS_STATUS, &proto::docmd::STATUS_SRQ.to_be_bytes())?;
+        let out = self.docmd(
+            proto::docmd::BUS_STATUS,
+            &proto::docmd::STATUS_SRQ.to_be_bytes(),
+        )?;
         Ok(out.iter().any(|&b| b != 0))
     }
 

@@ -537,7 +537,9 @@ pub fn parse_device_name(
         }
     }
     let Some(rest) = lower.strip_prefix("gpib") else {
-        return Err(format!("{name:?}: expected inst0, gpib0, gpib0,N or gpib0,N,S"));
+        return Err(format!(
+            "{name:?}: expected inst0, gpib0, gpib0,N or gpib0,N,S"
+        ));
     };
     let mut parts = rest.split(',');
     let board = parts.next().unwrap_or("");
@@ -547,9 +549,10 @@ pub fn parse_device_name(
     let num = |s: Option<&str>, what: &str| -> Result<Option<u32>, String> {
         match s {
             None => Ok(None),
-            Some(t) if !t.is_empty() && t.len() <= 3 && t.bytes().all(|b| b.is_ascii_digit()) => {
-                t.parse().map(Some).map_err(|_| format!("{name:?}: bad {what}"))
-            }
+            Some(t) if !t.is_empty() && t.len() <= 3 && t.bytes().all(|b| b.is_ascii_digit()) => t
+                .parse()
+                .map(Some)
+                .map_err(|_| format!("{name:?}: bad {what}")),
             Some(t) => Err(format!("{name:?}: {what} {t:?} is not a number")),
         }
     };
@@ -589,7 +592,10 @@ mod tests {
         let a = |p: u8| DeviceName::Device(crate::Address::try_from(p).unwrap());
         assert_eq!(parse_device_name("gpib0,22", None).unwrap(), a(22));
         assert_eq!(parse_device_name("GPIB,22", None).unwrap(), a(22));
-        assert_eq!(parse_device_name("gpib0", None).unwrap(), DeviceName::Interface);
+        assert_eq!(
+            parse_device_name("gpib0", None).unwrap(),
+            DeviceName::Interface
+        );
         let d = crate::Address::try_from(22u8).unwrap();
         assert_eq!(parse_device_name("inst0", Some(d)).unwrap(), a(22));
         assert!(parse_device_name("inst0", None).is_err());
@@ -602,7 +608,15 @@ mod tests {
         };
         assert_eq!(y, x);
         assert_eq!(device_name(x), "gpib0,22,5");
-        for bad in ["gpib1,3", "gpib0,31", "gpib0,x", "gpib0,1,2,3", "hislip0", "gpib0,22,31", "gpib0,99999"] {
+        for bad in [
+            "gpib1,3",
+            "gpib0,31",
+            "gpib0,x",
+            "gpib0,1,2,3",
+            "hislip0",
+            "gpib0,22,31",
+            "gpib0,99999",
+        ] {
             assert!(parse_device_name(bad, None).is_err(), "{bad}");
         }
     }
