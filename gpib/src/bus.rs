@@ -169,6 +169,17 @@ impl Bus {
         self.lock().backend.clock_kind()
     }
 
+    /// What a network backend has put on the wire so far (see
+    /// [`Backend::wire_stats`]); `None` for other backends.
+    pub fn wire_stats(&self) -> Option<crate::backend::WireStats> {
+        self.lock().backend.wire_stats()
+    }
+
+    /// Whether the backend addresses devices itself (see [`Backend::device_level`]).
+    pub fn device_level(&self) -> bool {
+        self.lock().backend.device_level()
+    }
+
     /// Host CPU time modelled by the backend so far, if it models it.
     pub fn modelled_host_cpu(&self) -> Option<Duration> {
         self.lock().backend.modelled_host_cpu()

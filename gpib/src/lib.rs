@@ -42,10 +42,10 @@ mod status;
 pub use address::{Address, PrimaryAddress, SecondaryAddress, MAX_ADDRESS};
 #[cfg(feature = "linux-gpib")]
 pub use backend::linux_gpib::LinuxGpibBoard;
-pub use backend::{Backend, BoardId, ClockKind, Eos, ReadEnd, ReadStatus};
+pub use backend::{Backend, BoardId, ClockKind, Eos, ReadEnd, ReadStatus, WireStats};
 pub use bus::{Bus, Transaction};
 pub use device::{BlockInfo, Device};
 pub use error::{Error, ErrorKind, Result};
 pub use message::{codes, CommandBuf, CommandDecoder, InterfaceMessage};
-pub use resource::Resource;
+pub use resource::{NetworkResource, PrologixLink, Resource};
 pub use status::{BusLines, StatusByte};
