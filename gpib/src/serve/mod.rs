@@ -198,7 +198,7 @@ fn listen(
                     Ok((s, peer)) => {
                         let _ = s.set_nonblocking(false);
                         let Some(slot) = registry.admit(&s, max) else {
-                            log::warn!("refused {peer}: {max} connections open");
+                            log::debug!("refused {peer}: {max} connections open");
                             let _ = s.shutdown(Shutdown::Both);
                             continue;
                         };
