@@ -38,8 +38,11 @@ struct State {
     /// Who holds each lock.
     locks: HashMap<Target, u32>,
     /// Interrupt channels, by connection.
-    intr: HashMap<u64, Arc<Mutex<BufWriter<TcpStream>>>>,
+    intr: HashMap<u64, IntrChannel>,
 }
+
+/// A connection to a client's interrupt server.
+type IntrChannel = Arc<Mutex<BufWriter<TcpStream>>>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Target {
@@ -169,7 +172,7 @@ impl Gateway {
     /// After an operation: when SRQ has just been asserted, tells every link that
     /// enabled it, on its connection's interrupt channel (no reply expected).
     fn check_srq(&self) {
-        let targets: Vec<(Vec<u8>, Arc<Mutex<BufWriter<TcpStream>>>)> = {
+        let targets: Vec<(Vec<u8>, IntrChannel)> = {
             let st = self.state();
             if st.intr.is_empty() {
                 return;

@@ -5,7 +5,7 @@
 //! The adapter addresses devices itself, so this is a device-level backend
 //! ([`Backend::device_level`]): [`crate::Device`] works over it unchanged, while raw
 //! command bytes, raw data transfers and parallel poll are
-//! [`ErrorKind::Unsupported`](crate::ErrorKind::Unsupported).
+//! [`ErrorKind::Unsupported`].
 //!
 //! On the wire: `++mode 1`, `++auto 0`, `++eos 3` (the adapter appends nothing),
 //! `++eoi 1` (EOI with the last byte; `++eoi 0` for a write without END),

@@ -15,7 +15,7 @@
 //! every link; the line itself is read on the gateway's `gpib0` interface link
 //! (`device_docmd` bus status), which also gives IFC and REN. Raw command bytes,
 //! raw data transfers and parallel poll are
-//! [`ErrorKind::Unsupported`](crate::ErrorKind::Unsupported).
+//! [`ErrorKind::Unsupported`].
 
 mod channel;
 mod intr;

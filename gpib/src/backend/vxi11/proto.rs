@@ -648,7 +648,8 @@ mod tests {
             term_char: b'\n',
         };
         assert_eq!(Read::decode(&r.encode()).unwrap(), r);
-        let (e, why, d) = decode_read_resp(&encode_read_resp(0, reason::END, b"abc"), 10).unwrap();
+        let wire = encode_read_resp(0, reason::END, b"abc");
+        let (e, why, d) = decode_read_resp(&wire, 10).unwrap();
         assert_eq!((e, why, d), (0, reason::END, &b"abc"[..]));
         assert!(CreateLink::decode(&[0, 0, 0, 1]).is_err());
     }
