@@ -17,8 +17,11 @@ pub const HP3565: u8 = 11;
 pub struct Fixture {
     /// The bus.
     pub bus: Bus,
-    /// The simulated host, when the test runs in-process on the simulator.
+    /// The simulated host, when the test runs in-process on the simulator (for the
+    /// network backends: the host behind the in-process server).
     pub host: Option<SimHost>,
+    /// The in-process server the network backends talk to (stopped after the bus).
+    _server: Option<gpib::serve::Server>,
     /// Exclusive use of the shared board, for backends whose board is one per process
     /// (dropped last, after the bus).
     _lease: Option<lease::Lease>,
@@ -31,6 +34,56 @@ impl Fixture {
         let board = host.board(0).expect("bench has board 0");
         Self {
             bus: Bus::new(board),
+            host: Some(host),
+            _server: None,
+            _lease: None,
+        }
+    }
+
+    /// A fresh `bench` served on 127.0.0.1 (free ports) by an in-process
+    /// [`gpib::serve::Server`], for the network backends.
+    fn served_bench() -> (SimHost, gpib::serve::Server) {
+        let host = sim::bench();
+        let board = host.board(0).expect("bench has board 0");
+        let opts = gpib::serve::ServeOptions {
+            default_address: Some(Self::addr(SCPI)),
+            ..gpib::serve::ServeOptions::ephemeral()
+        };
+        let server = gpib::serve::Server::start(Bus::new(board), opts).expect("start the server");
+        (host, server)
+    }
+
+    /// The `bench` through the Prologix backend, over TCP to an in-process server
+    /// emulating a GPIB-ETHERNET adapter. The bus timeout is 2 s of wall time (a
+    /// read that gets nothing waits that long on a network backend).
+    pub fn prologix_bench() -> Self {
+        let (host, server) = Self::served_bench();
+        let at = server
+            .prologix_addr()
+            .expect("prologix service")
+            .to_string();
+        let board = gpib::backend::prologix::PrologixBoard::connect_tcp(&at)
+            .expect("connect to the Prologix service");
+        Self::network(Bus::new(board), host, server)
+    }
+
+    /// The `bench` through the VXI-11 backend, over TCP to an in-process server
+    /// acting as a LAN/GPIB gateway (core channel at a fixed port, interrupt channel
+    /// for SRQ). The bus timeout is 2 s of wall time.
+    pub fn vxi11_bench() -> Self {
+        let (host, server) = Self::served_bench();
+        let at = server.vxi11_addr().expect("vxi11 service").to_string();
+        let board = gpib::backend::vxi11::Vxi11Board::connect(&at, Default::default())
+            .expect("connect to the VXI-11 service");
+        Self::network(Bus::new(board), host, server)
+    }
+
+    fn network(bus: Bus, host: SimHost, server: gpib::serve::Server) -> Self {
+        bus.set_timeout(std::time::Duration::from_secs(2))
+            .expect("timeout");
+        Self {
+            bus,
+            _server: Some(server),
             host: Some(host),
             _lease: None,
         }
@@ -64,6 +117,7 @@ impl Fixture {
         Self {
             bus,
             host: None,
+            _server: None,
             _lease: Some(lease),
         }
     }
@@ -75,7 +129,8 @@ impl Fixture {
 }
 
 /// Runs a test body once per backend compiled in: `fn name(fx: Fixture) { ... }`
-/// becomes a module `name` with one `#[test]` per backend: `sim` always, and
+/// becomes a module `name` with one `#[test]` per backend: `sim`, `prologix` and
+/// `vxi11` (each over TCP to an in-process server on a fresh bench) always, and
 /// `linux_gpib` with the root package's `linux-gpib` feature.
 #[macro_export]
 macro_rules! on_every_backend {
@@ -87,6 +142,14 @@ macro_rules! on_every_backend {
             #[test]
             fn sim() {
                 body($crate::Fixture::sim_bench())
+            }
+            #[test]
+            fn prologix() {
+                body($crate::Fixture::prologix_bench())
+            }
+            #[test]
+            fn vxi11() {
+                body($crate::Fixture::vxi11_bench())
             }
             #[cfg(feature = "linux-gpib")]
             #[test]

@@ -200,6 +200,24 @@ fn short_indefinite_block_without_end_is_malformed() {
     }
 }
 
+// Found by the block_read fuzz target: a short definite block and its NL without END
+// (`#15hello` NL, under the 11-byte header read) timed out; longer ones were accepted.
+#[test]
+fn short_definite_block_with_nl_and_no_end() {
+    for answer in [&b"#15hello\n"[..], b"#10\n", b"#11x\n", b"#14abcd\n"] {
+        let (_h, bus) = scripted_host(answer.to_vec(), false);
+        let mut dev = bus.device(5).unwrap();
+        dev.set_timeout(Some(Duration::from_millis(50)));
+        let body = dev
+            .query_block("SEND")
+            .unwrap_or_else(|e| panic!("{answer:?}: {e}"));
+        assert_eq!(
+            body,
+            &answer[2 + usize::from(answer[1] - b'0')..answer.len() - 1]
+        );
+    }
+}
+
 // Item 4: two `Bus` handles on one simulated board share one addressing state and one
 // lock: with one thread a write meant for one device landed in the other.
 #[test]

@@ -61,6 +61,9 @@ pub enum Command {
     Compare(CompareArgs),
     /// Find listeners on a board and ask each `*IDN?`.
     Scan(ScanArgs),
+    /// Serve a simulated configuration on the network, as a Prologix GPIB-ETHERNET
+    /// adapter and as a VXI-11 LAN/GPIB gateway, until Ctrl-C.
+    Serve(ServeArgs),
 }
 
 /// Which backend.
@@ -70,6 +73,10 @@ pub enum BackendKind {
     Sim,
     /// Real hardware through linux-gpib (build with `--features linux-gpib`).
     LinuxGpib,
+    /// A Prologix GPIB-ETHERNET adapter (or `gpib-diag serve`) at `--host`.
+    Prologix,
+    /// A VXI-11 LAN/GPIB gateway (or `gpib-diag serve`) at `--host`.
+    Vxi11,
 }
 
 /// How the instrument is driven for a timed transfer.
@@ -116,6 +123,16 @@ pub struct BusArgs {
     /// Unmount a disc for this run (simulator); `--unmount /disc` is the seed's test #2.
     #[arg(long, value_name = "MOUNTPOINT")]
     pub unmount: Vec<String>,
+    /// Network backends: the adapter or gateway, `HOST[:PORT]` (Prologix: port 1234 by
+    /// default; VXI-11: a given port is the core channel's, else the portmapper is
+    /// asked).
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub host: Option<String>,
+    /// Network backends: a VISA resource instead of --backend/--host:
+    /// `PRLGX-TCPIP::HOST::PORT::INTFC`, `PRLGX-ASRL::/dev/ttyUSB0::INTFC`,
+    /// `TCPIP::HOST[,PORT]::gpib0,N::INSTR` (which also gives the device).
+    #[arg(long, value_name = "RESOURCE")]
+    pub resource: Option<String>,
 }
 
 /// Repeats, statistics and output.
@@ -235,4 +252,53 @@ pub struct ScanArgs {
     pub idn_timeout: f64,
     #[command(flatten)]
     pub out: OutputArgs,
+}
+
+/// `serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Simulated configuration: a built-in name (bench, hp9000-350) or a TOML file.
+    #[arg(long = "bus", value_name = "NAME|FILE", default_value = "bench")]
+    pub bus: String,
+    /// Board: a name or index in the configuration (default: its first board).
+    #[arg(long, value_name = "NAME|INDEX")]
+    pub board: Option<String>,
+    /// Address to listen on (loopback unless told otherwise).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
+    /// Prologix port (0: any free port).
+    #[arg(long, default_value_t = 1234)]
+    pub port: u16,
+    /// VXI-11 core channel port (0: any free port).
+    #[arg(long, default_value_t = 0)]
+    pub vxi11_port: u16,
+    /// VXI-11 abort channel port (0: any free port).
+    #[arg(long, default_value_t = 0)]
+    pub abort_port: u16,
+    /// Portmapper port (111 is the standard one; binding it needs root). When it
+    /// cannot be bound the server runs without it: give clients the core port.
+    #[arg(long, default_value_t = 111)]
+    pub portmap_port: u16,
+    /// No portmapper at all.
+    #[arg(long)]
+    pub no_portmap: bool,
+    /// No Prologix service.
+    #[arg(long)]
+    pub no_prologix: bool,
+    /// No VXI-11 service.
+    #[arg(long)]
+    pub no_vxi11: bool,
+    /// Most connections at once (more are refused).
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    pub max_connections: u64,
+    /// Close a connection silent for this many seconds.
+    #[arg(long, default_value_t = 60.0, value_parser = parse_seconds)]
+    pub idle_timeout: f64,
+    /// The device `inst0` names, and the Prologix address at connection.
+    #[arg(long, value_name = "ADDR", value_parser = clap::value_parser!(u8).range(0..=30))]
+    pub default_device: Option<u8>,
+    /// Real time: each simulated call takes its modelled duration of wall time
+    /// (default: virtual time, each call returns at once).
+    #[arg(long)]
+    pub realtime: bool,
 }

@@ -56,6 +56,31 @@ pub struct Sample {
     pub wall_seconds: f64,
     /// The machine's CPU modes over the call (wall-clock backends).
     pub machine: Option<MachineModes>,
+    /// What the call cost on the network (network backends).
+    pub wire: Option<Wire>,
+}
+
+/// A call's cost on the network.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Wire {
+    /// Requests sent (Prologix lines and `++` commands; VXI-11 RPC calls).
+    pub requests: u64,
+    /// Requests that waited for an answer.
+    pub round_trips: u64,
+    /// Bytes sent and received.
+    pub bytes: u64,
+    /// Wall seconds spent waiting for answers.
+    pub waiting_s: f64,
+}
+
+fn wire_between(a: Option<gpib::WireStats>, b: Option<gpib::WireStats>) -> Option<Wire> {
+    let (a, b) = (a?, b?);
+    Some(Wire {
+        requests: b.requests.saturating_sub(a.requests),
+        round_trips: b.round_trips.saturating_sub(a.round_trips),
+        bytes: (b.bytes_sent + b.bytes_received).saturating_sub(a.bytes_sent + a.bytes_received),
+        waiting_s: b.waiting.saturating_sub(a.waiting).as_secs_f64(),
+    })
 }
 
 /// An instrument set up for timed transfers.
@@ -83,6 +108,14 @@ impl Session {
         let instruments = target.instruments();
         let address = match address {
             Some(a) => Address::try_from(a)?,
+            None if target.device.is_some() => target.device.unwrap_or(Address::primary(
+                gpib::PrimaryAddress::try_from(0u8).expect("valid"),
+            )),
+            None if target.bus.device_level() => {
+                return Err(DiagError::Usage(
+                    "a network backend cannot look for listeners: give --device <ADDR>".into(),
+                ))
+            }
             None if target.host.is_some() => {
                 instruments.first().map(|(a, _)| *a).ok_or_else(|| {
                     DiagError::Usage(
@@ -199,6 +232,17 @@ impl Session {
             })
     }
 
+    /// Addresses the device to talk before the timed read (as the seed does), on
+    /// backends that address with command bytes; a device-level backend addresses
+    /// inside its read call.
+    fn address_for_reading(&self, dev: &Device) -> Result<()> {
+        if !self.bus.device_level() {
+            self.bus
+                .transaction(|tx| tx.address_from_device(dev.address()))?;
+        }
+        Ok(())
+    }
+
     /// Times a read of `size` bytes (at most the size given to [`Session::open`]).
     pub fn read(&mut self, size: u64) -> Result<Sample> {
         let n = self.fits(size)?;
@@ -207,8 +251,7 @@ impl Session {
             Protocol::Hp3565 => {
                 let words = n.div_ceil(2).max(1);
                 dev.write_str(&format!("RBLD {},{}", self.block_id, words - 1))?;
-                self.bus
-                    .transaction(|tx| tx.address_from_device(dev.address()))?;
+                self.address_for_reading(&dev)?;
                 self.bus.delay(SETTLE);
                 let buf = &mut self.buf[..n];
                 let s = timed(&self.bus, || Ok(dev.read(buf)?.count as u64))?;
@@ -220,8 +263,7 @@ impl Session {
             }
             _ => {
                 dev.write_str(&format!("BLOCK? {n}"))?;
-                self.bus
-                    .transaction(|tx| tx.address_from_device(dev.address()))?;
+                self.address_for_reading(&dev)?;
                 self.bus.delay(SETTLE);
                 let buf = &mut self.buf[..n];
                 let s = timed(&self.bus, || Ok(dev.read_block_into(buf)?.len as u64))?;
@@ -356,9 +398,11 @@ fn timed(bus: &Bus, f: impl FnOnce() -> Result<u64>) -> Result<Sample> {
     let virtual_clock = bus.clock_kind() == ClockKind::Virtual;
     let c0 = CpuSnapshot::take();
     let m0 = bus.modelled_host_cpu();
+    let n0 = bus.wire_stats();
     let (t0, w0) = (bus.now(), Instant::now());
     let bytes = f()?;
     let (t1, wall) = (bus.now(), w0.elapsed());
+    let n1 = bus.wire_stats();
     let m1 = bus.modelled_host_cpu();
     let c1 = CpuSnapshot::take();
     let usage = cpu::usage_between(&c0, &c1, wall);
@@ -377,6 +421,7 @@ fn timed(bus: &Bus, f: impl FnOnce() -> Result<u64>) -> Result<Sample> {
         process_system_s: usage.process_system_s,
         wall_seconds: wall.as_secs_f64(),
         machine: if virtual_clock { None } else { usage.machine },
+        wire: wire_between(n0, n1),
     })
 }
 

@@ -48,6 +48,47 @@ pub struct Record {
     pub wall_seconds: f64,
     /// The machine's CPU modes over the last run (wall-clock backends only).
     pub machine: Option<MachineModes>,
+    /// The network's own cost per transfer (network backends only).
+    pub network: Option<Network>,
+}
+
+/// What one transfer cost on the network: medians over the runs.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+pub struct Network {
+    /// Requests sent per transfer (Prologix lines and `++` commands; VXI-11 calls).
+    pub requests: f64,
+    /// Requests that waited for an answer, per transfer.
+    pub round_trips: f64,
+    /// Bytes on the wire per transfer, both ways.
+    pub bytes: f64,
+    /// Wire bytes beyond the payload per transfer (framing, escapes, RPC headers,
+    /// `++` commands).
+    pub overhead_bytes: f64,
+    /// Wall microseconds waiting per round trip (the round-trip time seen by calls).
+    pub rtt_us: f64,
+}
+
+fn network(size: u64, samples: &[Sample]) -> Option<Network> {
+    let w: Vec<_> = samples.iter().map(|s| s.wire).collect::<Option<Vec<_>>>()?;
+    if w.is_empty() {
+        return None;
+    }
+    let m = |f: &dyn Fn(&crate::measure::Wire) -> f64| median(&w.iter().map(f).collect::<Vec<_>>());
+    let bytes = m(&|x| x.bytes as f64);
+    let trips = m(&|x| x.round_trips as f64);
+    Some(Network {
+        requests: m(&|x| x.requests as f64),
+        round_trips: trips,
+        bytes,
+        overhead_bytes: (bytes - size as f64).max(0.0),
+        rtt_us: m(&|x| {
+            if x.round_trips > 0 {
+                x.waiting_s * 1e6 / x.round_trips as f64
+            } else {
+                0.0
+            }
+        }),
+    })
 }
 
 /// What a record is about, besides its samples.
@@ -116,6 +157,7 @@ impl Record {
             ),
             wall_seconds: median(&samples.iter().map(|s| s.wall_seconds).collect::<Vec<_>>()),
             machine: last.machine,
+            network: network(size, samples),
         })
     }
 }

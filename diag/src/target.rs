@@ -15,6 +15,10 @@ pub struct BusSpec {
     pub board: Option<String>,
     /// Mount points to mount (`true`) or unmount (`false`), applied in this order.
     pub mounts: Vec<(String, bool)>,
+    /// Network backends: `HOST[:PORT]`.
+    pub host: Option<String>,
+    /// Network backends: a resource string (instead of the backend and host).
+    pub resource: Option<String>,
 }
 
 impl BusSpec {
@@ -33,6 +37,8 @@ impl BusSpec {
             config: a.bus.clone(),
             board: a.board.clone(),
             mounts,
+            host: a.host.clone(),
+            resource: a.resource.clone(),
         })
     }
 
@@ -52,6 +58,8 @@ impl BusSpec {
             config: config.to_string(),
             board: None,
             mounts: Vec::new(),
+            host: None,
+            resource: None,
         };
         for kv in opts
             .into_iter()
@@ -103,15 +111,71 @@ pub struct Target {
     pub host: Option<SimHost>,
     /// Index of the board on the host.
     pub board: usize,
+    /// The device the resource string names (network backends).
+    pub device: Option<Address>,
 }
 
 impl Target {
     /// Opens `spec` on `backend`.
     pub fn open(backend: BackendKind, spec: &BusSpec) -> Result<Self> {
+        if let Some(r) = &spec.resource {
+            return Self::open_resource(r);
+        }
         match backend {
             BackendKind::Sim => Self::open_sim(spec),
             BackendKind::LinuxGpib => Self::open_linux_gpib(spec),
+            BackendKind::Prologix | BackendKind::Vxi11 => Self::open_network(backend, spec),
         }
+    }
+
+    fn open_network(backend: BackendKind, spec: &BusSpec) -> Result<Self> {
+        let Some(host) = &spec.host else {
+            return Err(DiagError::Usage(
+                "--backend prologix|vxi11 needs --host HOST[:PORT] (or give --resource)".into(),
+            ));
+        };
+        if !spec.mounts.is_empty() {
+            return Err(DiagError::Usage(
+                "--mount/--unmount change a simulated host in this process; give them to `gpib-diag serve` instead".into(),
+            ));
+        }
+        let (name, bus) = match backend {
+            BackendKind::Prologix => (
+                "prologix",
+                Bus::new(gpib::backend::prologix::PrologixBoard::connect_tcp(host)?),
+            ),
+            _ => (
+                "vxi11",
+                Bus::new(gpib::backend::vxi11::Vxi11Board::connect(
+                    host,
+                    Default::default(),
+                )?),
+            ),
+        };
+        Ok(Self {
+            label: format!("{name}:{host}"),
+            backend: name,
+            bus,
+            host: None,
+            board: 0,
+            device: None,
+        })
+    }
+
+    fn open_resource(text: &str) -> Result<Self> {
+        let r: gpib::NetworkResource = text.parse()?;
+        let name = match r {
+            gpib::NetworkResource::Prologix { .. } => "prologix",
+            gpib::NetworkResource::Vxi11 { .. } => "vxi11",
+        };
+        Ok(Self {
+            label: r.to_string(),
+            backend: name,
+            bus: Bus::from_box(r.open()?),
+            host: None,
+            board: 0,
+            device: r.address(),
+        })
     }
 
     fn open_sim(spec: &BusSpec) -> Result<Self> {
@@ -137,6 +201,7 @@ impl Target {
             bus: Bus::new(board),
             host: Some(host),
             board: index,
+            device: None,
         })
     }
 
@@ -158,6 +223,7 @@ impl Target {
             bus: Bus::new(board),
             host: None,
             board: name.parse().unwrap_or(0),
+            device: None,
         })
     }
 

@@ -15,6 +15,8 @@
 
 use std::time::Duration;
 
+pub(crate) use net::resolve;
+
 use crate::address::{Address, PrimaryAddress};
 use crate::error::{Error, Result};
 use crate::message::{CommandBuf, InterfaceMessage};
@@ -22,7 +24,10 @@ use crate::status::{BoardStatus, BusLines, StatusByte};
 
 #[cfg(feature = "linux-gpib")]
 pub mod linux_gpib;
+mod net;
+pub mod prologix;
 pub mod timeout_steps;
+pub mod vxi11;
 
 /// The end-of-string byte that stops a read, and how it is compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -149,8 +154,13 @@ pub trait Backend: Send {
     /// Sends `bytes` with ATN asserted (interface messages).
     ///
     /// Errors: kind `CommandTimeout` when a device does not accept them (one holds NRFD),
-    /// `NoListener` when there is no device on the bus, `NotControllerInCharge`.
-    fn command(&mut self, bytes: &[u8]) -> Result<()>;
+    /// `NoListener` when there is no device on the bus, `NotControllerInCharge`;
+    /// `Unsupported` (the default) on a device-level backend that cannot send raw
+    /// command bytes (a Prologix adapter, a VXI-11 gateway).
+    fn command(&mut self, bytes: &[u8]) -> Result<()> {
+        let _ = bytes;
+        Err(Error::unsupported("raw command bytes", self.name()))
+    }
 
     /// Sends data bytes to the addressed listeners, with EOI on the last byte when `eoi`.
     ///
@@ -218,6 +228,68 @@ pub trait Backend: Send {
     /// byte, SPD, UNT.
     fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
         generic_serial_poll(self, device)
+    }
+
+    /// Whether this backend addresses devices itself (a Prologix adapter, a VXI-11
+    /// gateway): then [`crate::Device`] uses the device-level operations below
+    /// ([`Backend::device_write`], [`Backend::device_read`], ...) instead of sending
+    /// addressing with [`Backend::command`]. `false` by default.
+    fn device_level(&self) -> bool {
+        false
+    }
+
+    /// Sends `data` to `device` (addressed to listen, the board to talk), with EOI on
+    /// the last byte when `eoi`; returns the count sent. The default addresses with
+    /// the raw core (UNL, MTA board, MLA device \[MSA\]) and then [`Backend::write`].
+    ///
+    /// Errors as [`Backend::write`]; a timeout keeps its count.
+    fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
+        self.command(addressing_to(self.board_address(), device).as_bytes())?;
+        self.write(data, eoi)
+    }
+
+    /// Reads from `device` (addressed to talk, the board to listen) into `buf` until
+    /// EOI, the EOS byte (when `eos` is given), or `buf` is full. The default
+    /// addresses with the raw core (UNL, MTA device \[MSA\], MLA board) and then
+    /// [`Backend::read`].
+    ///
+    /// Errors as [`Backend::read`]: a timeout reports the bytes already in `buf`.
+    fn device_read(
+        &mut self,
+        device: Address,
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
+        self.command(addressing_from(self.board_address(), device).as_bytes())?;
+        self.read(buf, eos)
+    }
+
+    /// SDC to one device: its input and output buffers are cleared. The default sends
+    /// UNL, MTA board, MLA device \[MSA\], SDC.
+    fn device_clear(&mut self, device: Address) -> Result<()> {
+        addressed(self, device, InterfaceMessage::SelectedDeviceClear)
+    }
+
+    /// GET to one device. The default sends UNL, MTA board, MLA device \[MSA\], GET.
+    fn device_trigger(&mut self, device: Address) -> Result<()> {
+        addressed(self, device, InterfaceMessage::GroupExecuteTrigger)
+    }
+
+    /// Puts one device in remote: REN asserted and the device addressed to listen.
+    fn device_remote(&mut self, device: Address) -> Result<()> {
+        self.remote_enable(true)?;
+        self.command(addressing_to(self.board_address(), device).as_bytes())
+    }
+
+    /// GTL to one device: it returns to local (front-panel) control.
+    fn device_local(&mut self, device: Address) -> Result<()> {
+        addressed(self, device, InterfaceMessage::GoToLocal)
+    }
+
+    /// Network cost of the calls so far, for backends that talk over a network:
+    /// calls, round trips and bytes on the wire both ways. `None` by default.
+    fn wire_stats(&self) -> Option<WireStats> {
+        None
     }
 
     /// True while SRQ is asserted.
@@ -289,6 +361,53 @@ pub trait Backend: Send {
         let _ = address;
         Err(Error::unsupported("the listener check", self.name()))
     }
+}
+
+/// What a network backend has put on and taken off the wire (see
+/// [`Backend::wire_stats`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct WireStats {
+    /// Requests sent (a Prologix line or `++` command; a VXI-11 RPC call).
+    pub requests: u64,
+    /// Requests that waited for an answer (one network round trip each).
+    pub round_trips: u64,
+    /// Bytes written to the network (escapes, record marks and RPC headers included).
+    pub bytes_sent: u64,
+    /// Bytes read from the network.
+    pub bytes_received: u64,
+    /// Wall time spent waiting for answers.
+    pub waiting: Duration,
+}
+
+/// UNL, MTA board, MLA device \[MSA\].
+fn addressing_to(board: PrimaryAddress, device: Address) -> CommandBuf {
+    let mut cmd = CommandBuf::new();
+    cmd.push(InterfaceMessage::Unlisten)
+        .push(InterfaceMessage::Talk(board))
+        .push(InterfaceMessage::Listen(device.primary));
+    if let Some(s) = device.secondary {
+        cmd.push(InterfaceMessage::Secondary(s));
+    }
+    cmd
+}
+
+/// UNL, MTA device \[MSA\], MLA board.
+fn addressing_from(board: PrimaryAddress, device: Address) -> CommandBuf {
+    let mut cmd = CommandBuf::new();
+    cmd.push(InterfaceMessage::Unlisten)
+        .push(InterfaceMessage::Talk(device.primary));
+    if let Some(s) = device.secondary {
+        cmd.push(InterfaceMessage::Secondary(s));
+    }
+    cmd.push(InterfaceMessage::Listen(board));
+    cmd
+}
+
+/// One addressed command to `device`, with its addressing, in one command call.
+fn addressed<B: Backend + ?Sized>(b: &mut B, device: Address, m: InterfaceMessage) -> Result<()> {
+    let mut cmd = addressing_to(b.board_address(), device);
+    cmd.push(m);
+    b.command(cmd.as_bytes())
 }
 
 /// The serial poll built from the required core: UNL, MLA(board), SPE, MTA(device)
@@ -399,6 +518,35 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     }
     fn listener_present(&mut self, address: Address) -> Result<bool> {
         (**self).listener_present(address)
+    }
+    fn device_level(&self) -> bool {
+        (**self).device_level()
+    }
+    fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
+        (**self).device_write(device, data, eoi)
+    }
+    fn device_read(
+        &mut self,
+        device: Address,
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
+        (**self).device_read(device, buf, eos)
+    }
+    fn device_clear(&mut self, device: Address) -> Result<()> {
+        (**self).device_clear(device)
+    }
+    fn device_trigger(&mut self, device: Address) -> Result<()> {
+        (**self).device_trigger(device)
+    }
+    fn device_remote(&mut self, device: Address) -> Result<()> {
+        (**self).device_remote(device)
+    }
+    fn device_local(&mut self, device: Address) -> Result<()> {
+        (**self).device_local(device)
+    }
+    fn wire_stats(&self) -> Option<WireStats> {
+        (**self).wire_stats()
     }
 }
 

@@ -206,6 +206,17 @@ impl Bus {
         self.lock().backend.clock_kind()
     }
 
+    /// What a network backend has put on the wire so far (see
+    /// [`Backend::wire_stats`]); `None` for other backends.
+    pub fn wire_stats(&self) -> Option<crate::backend::WireStats> {
+        self.lock().backend.wire_stats()
+    }
+
+    /// Whether the backend addresses devices itself (see [`Backend::device_level`]).
+    pub fn device_level(&self) -> bool {
+        self.lock().backend.device_level()
+    }
+
     /// Host CPU time modelled by the backend so far, if it models it.
     pub fn modelled_host_cpu(&self) -> Option<Duration> {
         self.lock().backend.modelled_host_cpu()
@@ -446,6 +457,11 @@ impl Transaction<'_> {
     /// The board's own primary address.
     pub fn board_address(&self) -> PrimaryAddress {
         self.state.backend.board_address()
+    }
+
+    /// Whether the backend addresses devices itself (see [`Backend::device_level`]).
+    pub fn device_level(&self) -> bool {
+        self.state.backend.device_level()
     }
 
     /// Applies `timeout` (or the bus default) to the backend if it is not in force already.

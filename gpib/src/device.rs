@@ -5,10 +5,13 @@ use std::time::Duration;
 use crate::address::Address;
 use crate::backend::{Eos, ReadEnd, ReadStatus};
 use crate::block::{self, BlockFormat, BlockValue, Endian, HeaderParse, MAX_HEADER_LEN};
-use crate::bus::{Bus, Transaction};
+use crate::bus::Bus;
+
+mod link;
 use crate::error::{Error, Result};
 use crate::message::InterfaceMessage;
 use crate::status::StatusByte;
+use link::Link;
 
 /// Commands up to this length are sent with their terminator in one backend write.
 const SMALL_WRITE: usize = 512;
@@ -76,14 +79,14 @@ impl Device {
         self.write_terminator = terminator;
     }
 
-    fn run<T>(&self, f: impl FnOnce(&mut Transaction<'_>) -> Result<T>) -> Result<T> {
+    fn run<T>(&self, f: impl FnOnce(&mut Link<'_, '_>) -> Result<T>) -> Result<T> {
         self.bus.transaction(|tx| {
             tx.use_timeout(self.timeout)?;
-            f(tx)
+            f(&mut Link::new(tx, self.address))
         })
     }
 
-    fn send(&self, tx: &mut Transaction<'_>, data: &[u8], terminate: bool) -> Result<()> {
+    fn send(&self, tx: &mut Link<'_, '_>, data: &[u8], terminate: bool) -> Result<()> {
         tx.address_to_device(self.address)?;
         match self.write_terminator.filter(|_| terminate) {
             None => {
@@ -104,7 +107,7 @@ impl Device {
         Ok(())
     }
 
-    fn receive(&self, tx: &mut Transaction<'_>, buf: &mut [u8]) -> Result<ReadStatus> {
+    fn receive(&self, tx: &mut Link<'_, '_>, buf: &mut [u8]) -> Result<ReadStatus> {
         tx.address_from_device(self.address)?;
         let st = tx.read(buf, self.eos)?;
         log::debug!(
@@ -116,7 +119,7 @@ impl Device {
         Ok(st)
     }
 
-    fn receive_to_end(&self, tx: &mut Transaction<'_>, out: &mut Vec<u8>) -> Result<()> {
+    fn receive_to_end(&self, tx: &mut Link<'_, '_>, out: &mut Vec<u8>) -> Result<()> {
         tx.address_from_device(self.address)?;
         let start = out.len();
         let mut filled = start;
@@ -326,6 +329,9 @@ impl Device {
     /// Puts this device in remote: asserts REN and addresses it to listen.
     pub fn remote(&self) -> Result<()> {
         self.run(|tx| {
+            if tx.device_level() {
+                return tx.backend().device_remote(self.address);
+            }
             tx.backend().remote_enable(true)?;
             tx.address_to_device(self.address)
         })
@@ -432,7 +438,7 @@ impl Sink for VecSink<'_> {
 }
 
 /// Reads one block from the addressed talker into `sink`; the bus is already addressed.
-fn read_block(tx: &mut Transaction<'_>, sink: &mut dyn Sink) -> Result<BlockInfo> {
+fn read_block(tx: &mut Link<'_, '_>, sink: &mut dyn Sink) -> Result<BlockInfo> {
     // The header: one read of up to 11 bytes covers `#9<9 digits>`; rarely more is needed.
     let mut head = [0u8; MAX_HEADER_LEN];
     let mut have = 0usize;
@@ -444,6 +450,12 @@ fn read_block(tx: &mut Transaction<'_>, sink: &mut dyn Sink) -> Result<BlockInfo
                 Ok(st) => st,
                 Err(e) => {
                     let got = have + e.transferred().unwrap_or(0).min(want - have);
+                    if let Some(h) = whole_definite_block(&head[..got]) {
+                        // A short block and its NL, without END: accepted, as longer
+                        // ones are (some devices drop EOI there).
+                        have = got;
+                        break h;
+                    }
                     return Err(header_read_failed(e, &head[..got], have));
                 }
             };
@@ -618,6 +630,17 @@ fn header_read_failed(e: Error, got: &[u8], have: usize) -> Error {
         }
     }
     e.offset_transferred(have)
+}
+
+/// The header of `bytes` when they hold a whole definite-length block followed by NL.
+fn whole_definite_block(bytes: &[u8]) -> Option<block::BlockHeader> {
+    let Ok(HeaderParse::Complete(h)) = block::parse_header(bytes) else {
+        return None;
+    };
+    let end = h
+        .header_len
+        .checked_add(usize::try_from(h.body_len?).ok()?)?;
+    (bytes.len() == end + 1 && bytes[end] == b'\n').then_some(h)
 }
 
 /// An `#0` or `#I` block whose talker stopped before END.

@@ -34,16 +34,18 @@ mod device;
 mod error;
 mod message;
 mod resource;
+pub mod rpc;
+pub mod serve;
 pub mod sim;
 mod status;
 
 pub use address::{Address, PrimaryAddress, SecondaryAddress, MAX_ADDRESS};
 #[cfg(feature = "linux-gpib")]
 pub use backend::linux_gpib::LinuxGpibBoard;
-pub use backend::{Backend, BoardId, ClockKind, Eos, ReadEnd, ReadStatus, Turns};
+pub use backend::{Backend, BoardId, ClockKind, Eos, ReadEnd, ReadStatus, Turns, WireStats};
 pub use bus::{Bus, Transaction};
 pub use device::{BlockInfo, Device};
 pub use error::{Error, ErrorKind, Result};
 pub use message::{codes, CommandBuf, CommandDecoder, InterfaceMessage};
-pub use resource::Resource;
+pub use resource::{NetworkResource, PrologixLink, Resource};
 pub use status::{BoardStatus, BusLines, StatusByte};

@@ -6,6 +6,9 @@ use std::str::FromStr;
 use crate::address::{Address, PrimaryAddress, SecondaryAddress};
 use crate::error::Error;
 
+mod network;
+pub use network::{NetworkResource, PrologixLink};
+
 /// A parsed GPIB resource string.
 ///
 /// ```

@@ -29,6 +29,11 @@ pub const COLUMNS: &[&str] = &[
     "process_user_s",
     "process_system_s",
     "wall_seconds",
+    "net_requests",
+    "net_round_trips",
+    "net_bytes",
+    "net_overhead_bytes",
+    "net_rtt_us",
 ];
 
 fn field(s: &str) -> String {
@@ -69,6 +74,13 @@ pub fn render(records: &[Record]) -> String {
             r.process_user_s.to_string(),
             r.process_system_s.to_string(),
             r.wall_seconds.to_string(),
+            r.network.map_or(String::new(), |n| n.requests.to_string()),
+            r.network
+                .map_or(String::new(), |n| n.round_trips.to_string()),
+            r.network.map_or(String::new(), |n| n.bytes.to_string()),
+            r.network
+                .map_or(String::new(), |n| n.overhead_bytes.to_string()),
+            r.network.map_or(String::new(), |n| n.rtt_us.to_string()),
         ];
         let _ = writeln!(out, "{}", cells.join(","));
     }

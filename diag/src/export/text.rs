@@ -59,6 +59,13 @@ pub fn details(records: &[Record]) -> String {
             "  process   user {:.6} s  system {:.6} s  wall {:.6} s",
             r.process_user_s, r.process_system_s, r.wall_seconds
         );
+        if let Some(n) = &r.network {
+            let _ = writeln!(
+                out,
+                "  network   {:.0} request(s), {:.0} round trip(s) of {:.1} us, {:.0} bytes on the wire ({:.0} beyond the payload)",
+                n.requests, n.round_trips, n.rtt_us, n.bytes, n.overhead_bytes
+            );
+        }
         if let Some(m) = &r.machine {
             let _ = writeln!(
                 out,

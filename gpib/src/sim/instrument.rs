@@ -142,8 +142,11 @@ pub struct Output {
 }
 
 impl Output {
-    /// Appends bytes.
+    /// Appends bytes (nothing, and END stays as it was, for an empty slice).
     pub fn push(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
         if self.shared.is_some() {
             self.tail.extend_from_slice(bytes);
         } else {

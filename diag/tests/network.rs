@@ -1,0 +1,281 @@
+//! `gpib-diag serve` against hostile clients: garbage, truncated records, lengths
+//! claiming 4 GB, a client that never speaks, 1,000 connections. Each gets an error
+//! (its connection closed, or an RPC error reply) while the server keeps serving the
+//! others with bounded memory, and Ctrl-C stops it cleanly.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use gpib::backend::prologix::PrologixBoard;
+use gpib::backend::vxi11::{Vxi11Board, Vxi11Options};
+use gpib::rpc::{msg, record, XdrWriter};
+use gpib::Bus;
+
+/// Generous limit for waits that must end (a hang detector, not a timing claim).
+const HANG: Duration = Duration::from_secs(30);
+
+struct Served {
+    child: Child,
+    prologix: SocketAddr,
+    vxi11: SocketAddr,
+}
+
+impl Served {
+    fn start(extra: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+            .args([
+                "serve",
+                "--bus",
+                "bench",
+                "--port",
+                "0",
+                "--vxi11-port",
+                "0",
+                "--no-portmap",
+                "--default-device",
+                "22",
+            ])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("gpib-diag serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let field = |name: &str| -> SocketAddr {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(&format!("{name}=")))
+                .unwrap_or_else(|| panic!("no {name}= in {line:?}"))
+                .parse()
+                .unwrap()
+        };
+        Self {
+            prologix: field("prologix"),
+            vxi11: field("vxi11"),
+            child,
+        }
+    }
+
+    /// A well-behaved client on each protocol still gets its answers.
+    fn still_serves(&self) {
+        let p = Bus::new(PrologixBoard::connect_tcp(&self.prologix.to_string()).unwrap());
+        assert_eq!(
+            p.device(22).unwrap().query("*IDN?").unwrap(),
+            "SIMULATED,SCPI-DMM,0,1.0"
+        );
+        let v = Bus::new(
+            Vxi11Board::connect(&self.vxi11.to_string(), Vxi11Options::default()).unwrap(),
+        );
+        assert_eq!(
+            v.device(22).unwrap().query("*IDN?").unwrap(),
+            "SIMULATED,SCPI-DMM,0,1.0"
+        );
+    }
+
+    fn rss_kib(&self) -> u64 {
+        let s = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        s.lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Ctrl-C (SIGINT): the server stops cleanly and reports what it saw.
+    fn interrupt(self) -> String {
+        let st = Command::new("kill")
+            .args(["-INT", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let out = self.child.wait_with_output().unwrap();
+        assert!(out.status.success(), "serve exited with {:?}", out.status);
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    }
+}
+
+/// True when the server closes `s` (EOF or reset) before [`HANG`].
+fn closed_by_server(s: &mut TcpStream) -> bool {
+    s.set_read_timeout(Some(HANG)).unwrap();
+    let mut b = [0u8; 256];
+    loop {
+        match s.read(&mut b) {
+            Ok(0) => return true,
+            Ok(_) => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+            Err(_) => return false,
+        }
+    }
+}
+
+fn call(xid: u32, proc_: u32, args: &[u8]) -> Vec<u8> {
+    msg::encode_call(
+        msg::CallHeader {
+            xid,
+            prog: 0x0607AF,
+            vers: 1,
+            proc_,
+        },
+        args,
+    )
+}
+
+#[test]
+fn hostile_clients_lose_only_their_own_connection() {
+    let srv = Served::start(&["--idle-timeout", "60"]);
+    srv.still_serves();
+
+    // Garbage on the VXI-11 port: "GET / H" read as a fragment header claims 1.2 GB.
+    let mut g = TcpStream::connect(srv.vxi11).unwrap();
+    g.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    assert!(closed_by_server(&mut g), "garbage: connection kept");
+
+    // A fragment header claiming 2 GiB, the largest a header can say.
+    let mut h = TcpStream::connect(srv.vxi11).unwrap();
+    h.write_all(&0xFFFF_FFFFu32.to_be_bytes()).unwrap();
+    assert!(closed_by_server(&mut h), "2 GiB fragment: connection kept");
+
+    // A truncated record: 1000 bytes announced, 10 sent, then the write side closed.
+    let mut t = TcpStream::connect(srv.vxi11).unwrap();
+    t.write_all(&(0x8000_0000u32 | 1000).to_be_bytes()).unwrap();
+    t.write_all(&[0u8; 10]).unwrap();
+    t.shutdown(std::net::Shutdown::Write).unwrap();
+    assert!(
+        closed_by_server(&mut t),
+        "truncated record: connection kept"
+    );
+
+    // A well-framed device_write whose data claims 4 GiB - 1: an RPC GARBAGE_ARGS
+    // reply, and the same connection still answers the next call.
+    let mut c = TcpStream::connect(srv.vxi11).unwrap();
+    c.set_read_timeout(Some(HANG)).unwrap();
+    let mut w = XdrWriter::new();
+    w.u32(1).u32(1000).u32(1000).u32(8).u32(u32::MAX);
+    record::write_record(&mut c, &call(7, 11, w.as_bytes()), 4000).unwrap();
+    let mut rec = Vec::new();
+    record::read_record(&mut c, record::Limits::DEFAULT, &mut rec).unwrap();
+    let e = msg::decode_reply(&rec, 7).unwrap_err();
+    assert!(e.to_string().contains("garbage arguments"), "{e}");
+    let mut w = XdrWriter::new();
+    w.i32(1).bool(false).u32(0).opaque(b"gpib0,22");
+    record::write_record(&mut c, &call(8, 10, w.as_bytes()), 4000).unwrap();
+    record::read_record(&mut c, record::Limits::DEFAULT, &mut rec).unwrap();
+    let res = msg::decode_reply(&rec, 8).unwrap();
+    assert_eq!(&res[..4], &[0, 0, 0, 0], "create_link after the bad call");
+
+    // An unknown program and an RPC version 3 call get RPC error replies.
+    let mut bad = msg::encode_call(
+        msg::CallHeader {
+            xid: 9,
+            prog: 1,
+            vers: 1,
+            proc_: 0,
+        },
+        &[],
+    );
+    record::write_record(&mut c, &bad, 4000).unwrap();
+    record::read_record(&mut c, record::Limits::DEFAULT, &mut rec).unwrap();
+    assert!(msg::decode_reply(&rec, 9)
+        .unwrap_err()
+        .to_string()
+        .contains("program unavailable"));
+    bad[8..12].copy_from_slice(&3u32.to_be_bytes());
+    record::write_record(&mut c, &bad, 4000).unwrap();
+    record::read_record(&mut c, record::Limits::DEFAULT, &mut rec).unwrap();
+    assert!(msg::decode_reply(&rec, 9)
+        .unwrap_err()
+        .to_string()
+        .contains("version mismatch"));
+
+    // Prologix: a megabyte of binary garbage without a line end, an over-long ++
+    // command, then a real command on the same connection.
+    let mut p = TcpStream::connect(srv.prologix).unwrap();
+    p.set_read_timeout(Some(HANG)).unwrap();
+    let junk: Vec<u8> = (0..1_000_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .filter(|b| !matches!(b, b'\r' | b'\n' | 0x1B | b'+'))
+        .collect();
+    p.write_all(&junk).unwrap();
+    p.write_all(b"\n++").unwrap();
+    p.write_all(&[b'x'; 10_000]).unwrap();
+    p.write_all(b"\n++ver\n").unwrap();
+    let mut line = String::new();
+    BufReader::new(&p).read_line(&mut line).unwrap();
+    assert!(line.starts_with("Prologix GPIB-ETHERNET"), "{line:?}");
+
+    srv.still_serves();
+    assert!(
+        srv.rss_kib() < 256 * 1024,
+        "server RSS {} KiB",
+        srv.rss_kib()
+    );
+    let report = srv.interrupt();
+    assert!(report.contains("stopped"), "{report}");
+}
+
+#[test]
+fn silent_clients_are_closed_and_the_cap_refuses_the_rest() {
+    let srv = Served::start(&["--idle-timeout", "0.5"]);
+    // A client that connects and never speaks is closed after the idle timeout.
+    let mut quiet = TcpStream::connect(srv.prologix).unwrap();
+    assert!(closed_by_server(&mut quiet), "idle client kept");
+    let mut quiet = TcpStream::connect(srv.vxi11).unwrap();
+    assert!(closed_by_server(&mut quiet), "idle VXI-11 client kept");
+    srv.still_serves();
+    srv.interrupt();
+
+    let srv = Served::start(&["--max-connections", "64"]);
+
+    // 1,000 connections at once: at most 64 are kept, the others closed at once.
+    let mut conns = Vec::new();
+    let mut failed = 0;
+    for _ in 0..1000 {
+        match TcpStream::connect_timeout(&srv.prologix, Duration::from_secs(5)) {
+            Ok(s) => conns.push(s),
+            Err(_) => failed += 1,
+        }
+    }
+    let mut refused = 0;
+    for s in &mut conns {
+        s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        let mut b = [0u8; 1];
+        if matches!(s.read(&mut b), Ok(0))
+            || matches!(s.read(&mut b), Err(ref e) if e.kind() == std::io::ErrorKind::ConnectionReset)
+        {
+            refused += 1;
+        }
+    }
+    assert!(
+        refused + failed >= 1000 - 64,
+        "only {refused} closed and {failed} failed of 1000"
+    );
+    drop(conns);
+    // Once they are gone, others are served.
+    let mut served = false;
+    for _ in 0..200 {
+        if let Ok(b) = PrologixBoard::connect_tcp(&srv.prologix.to_string()) {
+            let bus = Bus::new(b);
+            if bus.device(22).and_then(|d| d.query("*IDN?")).is_ok() {
+                served = true;
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(served, "no service after the flood");
+    let report = srv.interrupt();
+    let refused_line = report
+        .lines()
+        .find(|l| l.contains("refused"))
+        .unwrap_or_default()
+        .to_string();
+    let n: u64 = refused_line
+        .rsplit_once(", ")
+        .and_then(|(_, r)| r.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    assert!(n >= 900, "{report}");
+}

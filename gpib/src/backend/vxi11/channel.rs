@@ -1,0 +1,194 @@
+//! One RPC client connection over TCP: calls with record marking, replies matched by
+//! xid, every length bounded.
+
+use std::io::{self, BufReader, BufWriter};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use crate::backend::WireStats;
+use crate::error::{Error, ErrorKind, Result};
+use crate::rpc::msg::{self, CallHeader};
+use crate::rpc::record::{self, Limits};
+
+/// Largest fragment this client sends (libtirpc's is 4000 bytes; larger is fine).
+pub(crate) const MAX_FRAGMENT: usize = 1 << 20;
+
+pub(crate) struct Channel {
+    reader: BufReader<TcpStream>,
+    writer: BufWriter<TcpStream>,
+    prog: u32,
+    vers: u32,
+    xid: u32,
+    limits: Limits,
+    read_timeout: Option<Duration>,
+    reply: Vec<u8>,
+    pub(crate) stats: WireStats,
+    what: &'static str,
+}
+
+pub(crate) fn io_err(what: &str, e: io::Error) -> Error {
+    let kind = if matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    ) {
+        ErrorKind::Timeout
+    } else {
+        ErrorKind::Io
+    };
+    Error::Backend {
+        kind,
+        message: format!("VXI-11: {what}: {e}"),
+        transferred: (kind == ErrorKind::Timeout).then_some(0),
+        source: Box::new(e),
+    }
+}
+
+fn rpc_err(what: &str, e: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::Backend {
+        kind: ErrorKind::Protocol,
+        message: format!("VXI-11: {what}: {e}"),
+        transferred: None,
+        source: Box::new(e),
+    }
+}
+
+impl Channel {
+    pub(crate) fn connect(
+        addr: SocketAddr,
+        prog: u32,
+        vers: u32,
+        limits: Limits,
+        open_timeout: Duration,
+        what: &'static str,
+    ) -> Result<Self> {
+        let s = TcpStream::connect_timeout(&addr, open_timeout)
+            .map_err(|e| io_err(&format!("connecting to the {what} at {addr}"), e))?;
+        s.set_nodelay(true)
+            .map_err(|e| io_err("socket options", e))?;
+        s.set_write_timeout(Some(Duration::from_secs(60)))
+            .map_err(|e| io_err("socket options", e))?;
+        let r = s.try_clone().map_err(|e| io_err("socket", e))?;
+        Ok(Self {
+            reader: BufReader::with_capacity(64 * 1024, r),
+            writer: BufWriter::with_capacity(64 * 1024, s),
+            prog,
+            vers,
+            xid: std::process::id().wrapping_mul(2_654_435_761),
+            limits,
+            read_timeout: None,
+            reply: Vec::new(),
+            stats: WireStats::default(),
+            what,
+        })
+    }
+
+    pub(crate) fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.writer.get_ref().local_addr()
+    }
+
+    /// Calls `proc_` with `args`; waits up to `wait` (`None`: for ever) for the reply
+    /// and returns its result bytes.
+    pub(crate) fn call(
+        &mut self,
+        proc_: u32,
+        args: &[u8],
+        wait: Option<Duration>,
+    ) -> Result<&[u8]> {
+        self.xid = self.xid.wrapping_add(1);
+        let xid = self.xid;
+        let call = msg::encode_call(
+            CallHeader {
+                xid,
+                prog: self.prog,
+                vers: self.vers,
+                proc_,
+            },
+            args,
+        );
+        let sent = record::write_record(&mut self.writer, &call, MAX_FRAGMENT)
+            .map_err(|e| io_err(&format!("sending to the {}", self.what), e))?;
+        self.stats.requests += 1;
+        self.stats.round_trips += 1;
+        self.stats.bytes_sent += sent as u64;
+        if self.read_timeout != wait {
+            self.reader
+                .get_ref()
+                .set_read_timeout(wait)
+                .map_err(|e| io_err("socket options", e))?;
+            self.read_timeout = wait;
+        }
+        let t0 = Instant::now();
+        // A reply to an earlier call that timed out may come first: skip it.
+        loop {
+            let got = record::read_record(&mut self.reader, self.limits, &mut self.reply);
+            self.stats.waiting += t0.elapsed();
+            match got {
+                Ok(()) => {}
+                Err(record::RecordError::Io(e)) => {
+                    return Err(io_err(&format!("waiting for the {}", self.what), e))
+                }
+                Err(e) => return Err(rpc_err(&format!("reply from the {}", self.what), e)),
+            }
+            self.stats.bytes_received += self.reply.len() as u64 + 4;
+            match msg::peek_xid(&self.reply) {
+                Some(x) if x != xid && x.wrapping_sub(xid) > u32::MAX / 2 => continue,
+                _ => break,
+            }
+        }
+        msg::decode_reply(&self.reply, xid)
+            .map_err(|e| rpc_err(&format!("reply from the {}", self.what), e))
+    }
+
+    /// A call that expects no reply (the interrupt channel's `device_intr_srq`).
+    #[allow(dead_code)]
+    pub(crate) fn send_only(&mut self, proc_: u32, args: &[u8]) -> Result<()> {
+        self.xid = self.xid.wrapping_add(1);
+        let call = msg::encode_call(
+            CallHeader {
+                xid: self.xid,
+                prog: self.prog,
+                vers: self.vers,
+                proc_,
+            },
+            args,
+        );
+        record::write_record(&mut self.writer, &call, MAX_FRAGMENT)
+            .map_err(|e| io_err("sending", e))?;
+        Ok(())
+    }
+}
+
+/// Asks the portmapper at `addr` for the TCP port of `prog`/`vers`.
+pub(crate) fn getport(
+    addr: SocketAddr,
+    prog: u32,
+    vers: u32,
+    open_timeout: Duration,
+) -> Result<u16> {
+    use super::proto::portmap;
+    let mut pm = Channel::connect(
+        addr,
+        portmap::PROG,
+        portmap::VERS,
+        Limits {
+            max_record: 1024,
+            max_fragments: 16,
+        },
+        open_timeout,
+        "portmapper",
+    )?;
+    let mut w = crate::rpc::XdrWriter::new();
+    w.u32(prog).u32(vers).u32(portmap::TCP).u32(0);
+    let res = pm.call(portmap::GETPORT, w.as_bytes(), Some(open_timeout))?;
+    let port = crate::rpc::XdrReader::new(res)
+        .u32()
+        .map_err(|e| rpc_err("portmapper reply", e))?;
+    match u16::try_from(port) {
+        Ok(0) => Err(Error::BackendUnavailable {
+            backend: "vxi11".into(),
+            hint: format!("the portmapper at {addr} has no VXI-11 core channel registered"),
+        }),
+        Ok(p) => Ok(p),
+        Err(_) => Err(Error::Protocol(format!("portmapper answered port {port}"))),
+    }
+}

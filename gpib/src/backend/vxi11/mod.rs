@@ -1,0 +1,650 @@
+//! The VXI-11 backend: a LAN/GPIB gateway (VXI-11.2) reached over ONC RPC on TCP,
+//! through the portmapper on port 111 or at a fixed port.
+//!
+//! The gateway addresses devices itself, so this is a device-level backend
+//! ([`Backend::device_level`]): each device gets a link (`create_link` with
+//! `gpib0,N` or `gpib0,N,S`) the first time it is used, and [`crate::Device`] works
+//! over it unchanged. Writes are `device_write` calls of at most the gateway's
+//! `maxRecvSize` bytes, END on the last when asked; reads are `device_read` calls
+//! until END, the termination character or a full buffer (the reasons END, CHR,
+//! REQCNT). Serial poll is `device_readstb`; clear, trigger, remote and local are
+//! `device_clear`, `device_trigger`, `device_remote`, `device_local`. Locks:
+//! [`Vxi11Board::lock`] and [`Vxi11Board::unlock`] with the lock timeout of
+//! [`Vxi11Options`]. SRQ comes on the interrupt channel: this client serves program
+//! 0x0607B1 v1, calls `create_intr_chan` (family TCP) and `device_enable_srq` on
+//! every link; the line itself is read on the gateway's `gpib0` interface link
+//! (`device_docmd` bus status), which also gives IFC and REN. Raw command bytes,
+//! raw data transfers and parallel poll are
+//! [`ErrorKind::Unsupported`].
+
+mod channel;
+mod intr;
+pub mod proto;
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use crate::address::{Address, PrimaryAddress};
+use crate::backend::{Backend, ClockKind, Eos, ReadEnd, ReadStatus, WireStats};
+use crate::error::{Error, ErrorKind, Result};
+use crate::rpc::record::Limits;
+use crate::status::StatusByte;
+use channel::Channel;
+use proto::{err, flags, procs, reason};
+
+/// Settings of a VXI-11 connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Vxi11Options {
+    /// The core channel's port; `None`: ask the portmapper.
+    pub port: Option<u16>,
+    /// The portmapper's port (111).
+    pub portmapper_port: u16,
+    /// How long an operation waits for a lock held by another link.
+    pub lock_timeout: Duration,
+    /// Time to wait for connections.
+    pub open_timeout: Duration,
+    /// Set up the interrupt channel for SRQ.
+    pub interrupts: bool,
+}
+
+impl Default for Vxi11Options {
+    fn default() -> Self {
+        Self {
+            port: None,
+            portmapper_port: proto::portmap::PORT,
+            lock_timeout: Duration::from_secs(10),
+            open_timeout: Duration::from_secs(5),
+            interrupts: true,
+        }
+    }
+}
+
+/// Bound on the result of one call: a read's data (at most what was asked for, and
+/// at most this) plus headers.
+const MAX_REPLY: usize = 16 << 20;
+/// Largest single `device_read` asked for.
+const MAX_READ: usize = 8 << 20;
+/// Network latency allowed on top of an operation's own timeouts.
+const MARGIN: Duration = Duration::from_secs(5);
+
+/// A VXI-11 LAN/GPIB gateway.
+pub struct Vxi11Board {
+    core: Channel,
+    max_recv_size: usize,
+    links: HashMap<Address, u32>,
+    /// The `gpib0` interface link: `None` not tried yet, `Some(None)` refused.
+    interface: Option<Option<u32>>,
+    timeout: Duration,
+    lock_timeout: Duration,
+    start: Instant,
+    intr: Option<intr::IntrServer>,
+    abort_port: u16,
+    peer: SocketAddr,
+}
+
+impl std::fmt::Debug for Vxi11Board {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Vxi11Board")
+            .field("peer", &self.peer)
+            .field("links", &self.links)
+            .finish_non_exhaustive()
+    }
+}
+
+fn ms(d: Duration) -> u32 {
+    u32::try_from(d.as_millis()).unwrap_or(u32::MAX)
+}
+
+/// The error for a VXI-11 error code.
+fn device_error(op: &'static str, code: u32, timeout: Duration, transferred: usize) -> Error {
+    match code {
+        err::IO_TIMEOUT => Error::Timeout {
+            operation: op,
+            timeout,
+            transferred,
+        },
+        err::NOT_SUPPORTED => Error::unsupported(op, "vxi11"),
+        _ => {
+            let kind = match code {
+                err::LOCKED | err::NO_LOCK => ErrorKind::BusConflict,
+                err::INVALID_ADDRESS | err::PARAMETER | err::SYNTAX => ErrorKind::InvalidArgument,
+                err::NOT_ACCESSIBLE => ErrorKind::NoListener,
+                _ => ErrorKind::Io,
+            };
+            Error::Backend {
+                kind,
+                message: format!("VXI-11 {op}: error {code} ({})", err::describe(code)),
+                transferred: Some(transferred),
+                source: Box::new(std::io::Error::other(err::describe(code))),
+            }
+        }
+    }
+}
+
+fn decode<T>(what: &str, r: std::result::Result<T, crate::rpc::XdrError>) -> Result<T> {
+    r.map_err(|e| Error::Protocol(format!("VXI-11 {what} reply: {e}")))
+}
+
+impl Vxi11Board {
+    /// Connects to the gateway at `host` (`name`, `name:port` for a fixed core
+    /// port, or a name with the port in `opts`).
+    pub fn connect(host: &str, mut opts: Vxi11Options) -> Result<Self> {
+        let given = crate::backend::resolve(host, 0)?;
+        if given.port() != 0 && opts.port.is_none() {
+            opts.port = Some(given.port());
+        }
+        let ip = given.ip();
+        let port = match opts.port {
+            Some(p) => p,
+            None => channel::getport(
+                SocketAddr::new(ip, opts.portmapper_port),
+                proto::DEVICE_CORE,
+                proto::VERSION,
+                opts.open_timeout,
+            )?,
+        };
+        let peer = SocketAddr::new(ip, port);
+        let core = Channel::connect(
+            peer,
+            proto::DEVICE_CORE,
+            proto::VERSION,
+            Limits {
+                max_record: MAX_REPLY + 4096,
+                max_fragments: 100_000,
+            },
+            opts.open_timeout,
+            "VXI-11 core channel",
+        )?;
+        let mut b = Self {
+            core,
+            max_recv_size: 1024,
+            links: HashMap::new(),
+            interface: None,
+            timeout: Duration::from_secs(10),
+            lock_timeout: opts.lock_timeout,
+            start: Instant::now(),
+            intr: None,
+            abort_port: 0,
+            peer,
+        };
+        if opts.interrupts {
+            if let Err(e) = b.open_interrupts() {
+                log::debug!("VXI-11: no interrupt channel ({e}); SRQ is polled");
+            }
+        }
+        Ok(b)
+    }
+
+    /// The gateway's core channel address.
+    pub fn peer(&self) -> SocketAddr {
+        self.peer
+    }
+
+    /// The abort channel port the gateway gave with the last link.
+    pub fn abort_port(&self) -> u16 {
+        self.abort_port
+    }
+
+    fn open_interrupts(&mut self) -> Result<()> {
+        let local = self
+            .core
+            .local_addr()
+            .map_err(|e| channel::io_err("local address", e))?;
+        let IpAddr::V4(v4) = local.ip() else {
+            return Err(Error::unsupported(
+                "the interrupt channel over IPv6",
+                "vxi11",
+            ));
+        };
+        let server = intr::IntrServer::start(local.ip())
+            .map_err(|e| channel::io_err("interrupt server", e))?;
+        let f = proto::RemoteFunc {
+            host_addr: u32::from(v4),
+            host_port: server.addr.port(),
+            prog: proto::DEVICE_INTR,
+            vers: proto::VERSION,
+            family: 0,
+        };
+        let res = self
+            .core
+            .call(procs::CREATE_INTR_CHAN, &f.encode(), Some(MARGIN))?;
+        let code = decode("create_intr_chan", proto::decode_error(res))?;
+        if code != err::NONE {
+            return Err(device_error("create_intr_chan", code, self.timeout, 0));
+        }
+        self.intr = Some(server);
+        Ok(())
+    }
+
+    fn create_link(&mut self, name: &str) -> Result<u32> {
+        let p = proto::CreateLink {
+            client_id: std::process::id() as i32,
+            lock_device: false,
+            lock_timeout: 0,
+            device: name.as_bytes().to_vec(),
+        };
+        let res = self
+            .core
+            .call(procs::CREATE_LINK, &p.encode(), Some(MARGIN))?;
+        let r = decode("create_link", proto::CreateLinkResp::decode(res))?;
+        if r.error != err::NONE {
+            return Err(Error::Backend {
+                kind: ErrorKind::InvalidAddress,
+                message: format!(
+                    "VXI-11 create_link {name:?}: error {} ({})",
+                    r.error,
+                    err::describe(r.error)
+                ),
+                transferred: None,
+                source: Box::new(std::io::Error::other(err::describe(r.error))),
+            });
+        }
+        self.max_recv_size = (r.max_recv_size as usize).clamp(1, MAX_READ);
+        self.abort_port = r.abort_port;
+        Ok(r.lid)
+    }
+
+    fn link(&mut self, device: Address) -> Result<u32> {
+        if let Some(&l) = self.links.get(&device) {
+            return Ok(l);
+        }
+        let lid = self.create_link(&proto::device_name(device))?;
+        self.links.insert(device, lid);
+        if self.intr.is_some() {
+            let args = proto::encode_enable_srq(lid, true, intr::HANDLE);
+            let res = self
+                .core
+                .call(procs::DEVICE_ENABLE_SRQ, &args, Some(MARGIN))?;
+            let code = decode("device_enable_srq", proto::decode_error(res))?;
+            if code != err::NONE {
+                log::debug!("VXI-11: device_enable_srq: {}", err::describe(code));
+            }
+        }
+        Ok(lid)
+    }
+
+    fn interface_link(&mut self) -> Result<u32> {
+        match self.interface {
+            Some(Some(l)) => Ok(l),
+            Some(None) => Err(Error::unsupported(
+                "interface operations (no gpib0 link)",
+                "vxi11",
+            )),
+            None => {
+                let l = self.create_link("gpib0").ok();
+                self.interface = Some(l);
+                self.interface_link()
+            }
+        }
+    }
+
+    /// How long to wait on the socket for an operation with the I/O timeout (and
+    /// possibly a lock wait) on the gateway's side.
+    fn wait(&self) -> Option<Duration> {
+        if self.timeout.is_zero() {
+            None
+        } else {
+            Some(self.timeout + self.lock_timeout + MARGIN)
+        }
+    }
+
+    fn io_timeout_ms(&self) -> u32 {
+        if self.timeout.is_zero() {
+            u32::MAX
+        } else {
+            ms(self.timeout)
+        }
+    }
+
+    fn generic(&mut self, op: &'static str, proc_: u32, lid: u32) -> Result<&[u8]> {
+        let p = proto::Generic {
+            lid,
+            flags: flags::WAITLOCK,
+            lock_timeout: ms(self.lock_timeout),
+            io_timeout: self.io_timeout_ms(),
+        };
+        let wait = self.wait();
+        let _ = op;
+        self.core.call(proc_, &p.encode(), wait)
+    }
+
+    fn generic_error(&mut self, op: &'static str, proc_: u32, device: Address) -> Result<()> {
+        let lid = self.link(device)?;
+        let timeout = self.timeout;
+        let res = self.generic(op, proc_, lid)?;
+        let code = decode(op, proto::decode_error(res))?;
+        if code != err::NONE {
+            return Err(device_error(op, code, timeout, 0));
+        }
+        Ok(())
+    }
+
+    /// Locks `device` for this connection (`device_lock`), waiting up to the lock
+    /// timeout for another link's lock.
+    pub fn lock(&mut self, device: Address) -> Result<()> {
+        let lid = self.link(device)?;
+        let p = proto::Lock {
+            lid,
+            flags: flags::WAITLOCK,
+            lock_timeout: ms(self.lock_timeout),
+        };
+        let wait = Some(self.lock_timeout + MARGIN);
+        let res = self.core.call(procs::DEVICE_LOCK, &p.encode(), wait)?;
+        let code = decode("device_lock", proto::decode_error(res))?;
+        if code != err::NONE {
+            return Err(device_error("device_lock", code, self.lock_timeout, 0));
+        }
+        Ok(())
+    }
+
+    /// Releases this connection's lock on `device` (`device_unlock`).
+    pub fn unlock(&mut self, device: Address) -> Result<()> {
+        let lid = self.link(device)?;
+        let mut w = crate::rpc::XdrWriter::new();
+        w.u32(lid);
+        let res = self
+            .core
+            .call(procs::DEVICE_UNLOCK, w.as_bytes(), Some(MARGIN))?;
+        let code = decode("device_unlock", proto::decode_error(res))?;
+        if code != err::NONE {
+            return Err(device_error("device_unlock", code, self.timeout, 0));
+        }
+        Ok(())
+    }
+
+    /// Sets how long operations wait for a lock held by another link.
+    pub fn set_lock_timeout(&mut self, timeout: Duration) {
+        self.lock_timeout = timeout;
+    }
+
+    /// Aborts the operation in progress on `device`'s link, on the abort channel
+    /// (`device_abort`, a connection of its own).
+    pub fn abort(&mut self, device: Address) -> Result<()> {
+        let lid = self.link(device)?;
+        let mut ch = Channel::connect(
+            SocketAddr::new(self.peer.ip(), self.abort_port),
+            proto::DEVICE_ASYNC,
+            proto::VERSION,
+            Limits {
+                max_record: 1024,
+                max_fragments: 16,
+            },
+            MARGIN,
+            "VXI-11 abort channel",
+        )?;
+        let mut w = crate::rpc::XdrWriter::new();
+        w.u32(lid);
+        let res = ch.call(procs::DEVICE_ABORT, w.as_bytes(), Some(MARGIN))?;
+        let code = decode("device_abort", proto::decode_error(res))?;
+        if code != err::NONE {
+            return Err(device_error("device_abort", code, self.timeout, 0));
+        }
+        Ok(())
+    }
+
+    fn docmd(&mut self, cmd: i32, data: &[u8]) -> Result<Vec<u8>> {
+        let lid = self.interface_link()?;
+        let p = proto::Docmd {
+            lid,
+            flags: flags::WAITLOCK,
+            io_timeout: self.io_timeout_ms(),
+            lock_timeout: ms(self.lock_timeout),
+            cmd,
+            network_order: true,
+            datasize: 2,
+            data_in: data,
+        };
+        let wait = self.wait();
+        let res = self.core.call(procs::DEVICE_DOCMD, &p.encode(), wait)?;
+        let (code, out) = decode("device_docmd", proto::decode_docmd_resp(res, 4096))?;
+        if code != err::NONE {
+            return Err(device_error("device_docmd", code, self.timeout, 0));
+        }
+        Ok(out)
+    }
+}
+
+impl Drop for Vxi11Board {
+    fn drop(&mut self) {
+        let lids: Vec<u32> = self
+            .links
+            .values()
+            .copied()
+            .chain(self.interface.flatten())
+            .collect();
+        for lid in lids {
+            let mut w = crate::rpc::XdrWriter::new();
+            w.u32(lid);
+            let _ = self.core.call(
+                procs::DESTROY_LINK,
+                w.as_bytes(),
+                Some(Duration::from_secs(2)),
+            );
+        }
+        if self.intr.is_some() {
+            let _ = self
+                .core
+                .call(procs::DESTROY_INTR_CHAN, &[], Some(Duration::from_secs(2)));
+        }
+    }
+}
+
+impl Backend for Vxi11Board {
+    fn name(&self) -> &str {
+        "vxi11"
+    }
+
+    fn board_address(&self) -> PrimaryAddress {
+        PrimaryAddress::try_from(0u8).expect("0 is a valid address")
+    }
+
+    fn write(&mut self, _data: &[u8], _eoi: bool) -> Result<usize> {
+        Err(Error::unsupported(
+            "a data write without a device address",
+            "vxi11",
+        ))
+    }
+
+    fn read(&mut self, _buf: &mut [u8], _eos: Option<Eos>) -> Result<ReadStatus> {
+        Err(Error::unsupported(
+            "a data read without a device address",
+            "vxi11",
+        ))
+    }
+
+    fn interface_clear(&mut self) -> Result<()> {
+        self.docmd(proto::docmd::IFC_CONTROL, &[]).map(drop)
+    }
+
+    fn remote_enable(&mut self, on: bool) -> Result<()> {
+        self.docmd(proto::docmd::REN_CONTROL, &[0, u8::from(on)])
+            .map(drop)
+    }
+
+    fn set_timeout(&mut self, timeout: Duration) -> Result<Duration> {
+        // The protocol carries milliseconds: round up, never down.
+        let mut t = Duration::from_millis(timeout.as_millis().min(u128::from(u32::MAX - 1)) as u64);
+        if t < timeout {
+            t += Duration::from_millis(1);
+        }
+        self.timeout = t;
+        Ok(t)
+    }
+
+    fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    fn now(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    fn clock_kind(&self) -> ClockKind {
+        ClockKind::Wall
+    }
+
+    fn device_level(&self) -> bool {
+        true
+    }
+
+    fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
+        let lid = self.link(device)?;
+        let mut sent = 0usize;
+        let mut chunks = data.chunks(self.max_recv_size).peekable();
+        if data.is_empty() {
+            chunks = [].chunks(1).peekable();
+            if !eoi {
+                return Ok(0);
+            }
+        }
+        let mut first = true;
+        while first || chunks.peek().is_some() {
+            first = false;
+            let c = chunks.next().unwrap_or(&[]);
+            let last = chunks.peek().is_none();
+            let p = proto::Write {
+                lid,
+                io_timeout: self.io_timeout_ms(),
+                lock_timeout: ms(self.lock_timeout),
+                flags: flags::WAITLOCK | if last && eoi { flags::END } else { 0 },
+                data: c,
+            };
+            let wait = self.wait();
+            let timeout = self.timeout;
+            let res = self.core.call(procs::DEVICE_WRITE, &p.encode(), wait)?;
+            let (code, size) = decode("device_write", proto::decode_error_value(res))?;
+            let size = (size as usize).min(c.len());
+            if code != err::NONE {
+                return Err(device_error("write", code, timeout, sent + size));
+            }
+            sent += size;
+            if size < c.len() {
+                return Err(Error::Protocol(format!(
+                    "VXI-11 device_write took {size} of {} bytes",
+                    c.len()
+                )));
+            }
+        }
+        Ok(sent)
+    }
+
+    fn device_read(
+        &mut self,
+        device: Address,
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
+        let lid = self.link(device)?;
+        let mut count = 0usize;
+        let start = Instant::now();
+        loop {
+            if count == buf.len() {
+                return Ok(ReadStatus {
+                    count,
+                    end: ReadEnd::BufferFull,
+                });
+            }
+            let want = (buf.len() - count).min(MAX_READ);
+            let left = if self.timeout.is_zero() {
+                u32::MAX
+            } else {
+                ms(self.timeout.saturating_sub(start.elapsed())).max(1)
+            };
+            let p = proto::Read {
+                lid,
+                request_size: want as u32,
+                io_timeout: left,
+                lock_timeout: ms(self.lock_timeout),
+                flags: flags::WAITLOCK | if eos.is_some() { flags::TERMCHRSET } else { 0 },
+                term_char: eos.map_or(0, |e| e.byte),
+            };
+            let wait = self.wait();
+            let timeout = self.timeout;
+            let res = self.core.call(procs::DEVICE_READ, &p.encode(), wait)?;
+            let (code, why, data) = decode("device_read", proto::decode_read_resp(res, want))?;
+            buf[count..count + data.len()].copy_from_slice(data);
+            count += data.len();
+            if code != err::NONE {
+                return Err(device_error("read", code, timeout, count));
+            }
+            if why & reason::END != 0 {
+                return Ok(ReadStatus {
+                    count,
+                    end: ReadEnd::Eoi,
+                });
+            }
+            if why & reason::CHR != 0 {
+                return Ok(ReadStatus {
+                    count,
+                    end: ReadEnd::Eos,
+                });
+            }
+            if data.is_empty() && why & reason::REQCNT == 0 {
+                return Err(Error::Protocol(
+                    "VXI-11 device_read returned nothing and no reason".into(),
+                ));
+            }
+        }
+    }
+
+    fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
+        let lid = self.link(device)?;
+        let timeout = self.timeout;
+        let res = self.generic("device_readstb", procs::DEVICE_READSTB, lid)?;
+        let (code, stb) = decode("device_readstb", proto::decode_error_value(res))?;
+        if code != err::NONE {
+            return Err(device_error("serial poll", code, timeout, 0));
+        }
+        Ok(StatusByte(stb as u8))
+    }
+
+    fn srq(&mut self) -> Result<bool> {
+        let out = self.docmd(
+            proto::docmd::BUS_STATUS,
+            &proto::docmd::STATUS_SRQ.to_be_bytes(),
+        )?;
+        Ok(out.iter().any(|&b| b != 0))
+    }
+
+    fn wait_srq(&mut self, timeout: Duration) -> Result<bool> {
+        let start = Instant::now();
+        loop {
+            if self.srq()? {
+                return Ok(true);
+            }
+            let left = timeout.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Ok(false);
+            }
+            let slice = left.min(Duration::from_millis(50));
+            match &self.intr {
+                // The interrupt channel wakes the wait at once; the line is read again.
+                Some(i) => {
+                    i.signals.wait(slice);
+                }
+                None => std::thread::sleep(slice.min(Duration::from_millis(1))),
+            }
+        }
+    }
+
+    fn device_clear(&mut self, device: Address) -> Result<()> {
+        self.generic_error("device_clear", procs::DEVICE_CLEAR, device)
+    }
+
+    fn device_trigger(&mut self, device: Address) -> Result<()> {
+        self.generic_error("device_trigger", procs::DEVICE_TRIGGER, device)
+    }
+
+    fn device_remote(&mut self, device: Address) -> Result<()> {
+        self.generic_error("device_remote", procs::DEVICE_REMOTE, device)
+    }
+
+    fn device_local(&mut self, device: Address) -> Result<()> {
+        self.generic_error("device_local", procs::DEVICE_LOCAL, device)
+    }
+
+    fn wire_stats(&self) -> Option<WireStats> {
+        Some(self.core.stats)
+    }
+}

@@ -1,0 +1,92 @@
+//! One device's view of a locked transaction: the same calls whether the backend
+//! addresses devices with raw command bytes or by itself (device-level backends).
+
+use crate::address::Address;
+use crate::backend::{Backend, Eos, ReadStatus};
+use crate::bus::Transaction;
+use crate::error::Result;
+use crate::message::InterfaceMessage;
+
+/// A [`Transaction`] bound to one device.
+///
+/// On a raw backend every call is the transaction's own (addressing sent only when it
+/// is not in place). On a device-level backend ([`Backend::device_level`]) the
+/// addressing calls do nothing and each transfer goes to the backend's device-level
+/// operation for this device.
+pub(crate) struct Link<'t, 'a> {
+    tx: &'t mut Transaction<'a>,
+    device: Address,
+    device_level: bool,
+}
+
+impl<'t, 'a> Link<'t, 'a> {
+    pub(crate) fn new(tx: &'t mut Transaction<'a>, device: Address) -> Self {
+        let device_level = tx.device_level();
+        Self {
+            tx,
+            device,
+            device_level,
+        }
+    }
+
+    /// Addresses the device to listen (nothing to send on a device-level backend).
+    pub(crate) fn address_to_device(&mut self, device: Address) -> Result<()> {
+        self.device = device;
+        if self.device_level {
+            return Ok(());
+        }
+        self.tx.address_to_device(device)
+    }
+
+    /// Addresses the device to talk (nothing to send on a device-level backend).
+    pub(crate) fn address_from_device(&mut self, device: Address) -> Result<()> {
+        self.device = device;
+        if self.device_level {
+            return Ok(());
+        }
+        self.tx.address_from_device(device)
+    }
+
+    /// Writes to the device (already addressed on a raw backend).
+    pub(crate) fn write(&mut self, data: &[u8], eoi: bool) -> Result<usize> {
+        if self.device_level {
+            return self.tx.backend().device_write(self.device, data, eoi);
+        }
+        self.tx.write(data, eoi)
+    }
+
+    /// Reads from the device (already addressed on a raw backend).
+    pub(crate) fn read(&mut self, buf: &mut [u8], eos: Option<Eos>) -> Result<ReadStatus> {
+        if self.device_level {
+            return self.tx.backend().device_read(self.device, buf, eos);
+        }
+        self.tx.read(buf, eos)
+    }
+
+    /// SDC, GET or GTL to the device.
+    pub(crate) fn addressed_command(&mut self, device: Address, m: InterfaceMessage) -> Result<()> {
+        if self.device_level {
+            let b = self.tx.backend();
+            return match m {
+                InterfaceMessage::SelectedDeviceClear => b.device_clear(device),
+                InterfaceMessage::GroupExecuteTrigger => b.device_trigger(device),
+                InterfaceMessage::GoToLocal => b.device_local(device),
+                _ => Err(crate::Error::unsupported(
+                    "this addressed command",
+                    b.name(),
+                )),
+            };
+        }
+        self.tx.addressed_command(device, m)
+    }
+
+    /// Whether the backend is device-level.
+    pub(crate) fn device_level(&self) -> bool {
+        self.device_level
+    }
+
+    /// The backend itself.
+    pub(crate) fn backend(&mut self) -> &mut dyn Backend {
+        self.tx.backend()
+    }
+}

@@ -1,0 +1,381 @@
+//! A bus served on the network: as a Prologix GPIB-ETHERNET adapter (each connection
+//! with its own controller state) and as a VXI-11 LAN/GPIB gateway (core, abort and
+//! interrupt channels, and optionally a portmapper).
+//!
+//! ```
+//! use gpib::{sim, Bus};
+//! use gpib::serve::{Server, ServeOptions};
+//! let bus = Bus::new(sim::bench().board(0).unwrap());
+//! let server = Server::start(bus, ServeOptions::ephemeral()).unwrap();
+//! let host = server.prologix_addr().unwrap().to_string();
+//! let net = gpib::Bus::new(gpib::backend::prologix::PrologixBoard::connect_tcp(&host).unwrap());
+//! assert_eq!(net.device(22).unwrap().query("*IDN?").unwrap(), "SIMULATED,SCPI-DMM,0,1.0");
+//! server.stop();
+//! ```
+//!
+//! Every connection runs on a thread of its own, up to
+//! [`ServeOptions::max_connections`] at once; beyond that a connection is closed as
+//! soon as it is accepted. A connection that sends nothing for
+//! [`ServeOptions::idle_timeout`] is closed. Every length read from the network is
+//! bounded; a client that sends garbage loses its own connection and nothing else.
+//! Transactions of different clients never interleave inside one bus transaction
+//! (the [`Bus`] lock); VXI-11 locks are honoured, and a dropped connection releases
+//! its locks and links.
+
+mod portmap;
+mod prologix;
+mod rpc_server;
+mod vxi11;
+
+use std::collections::HashMap;
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::address::Address;
+use crate::bus::Bus;
+
+/// Where and how to serve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeOptions {
+    /// Address to bind (127.0.0.1 unless told otherwise).
+    pub bind: IpAddr,
+    /// Prologix port (`Some(0)`: any free port; `None`: no Prologix service).
+    pub prologix_port: Option<u16>,
+    /// VXI-11 core channel port (`Some(0)`: any free port; `None`: no VXI-11).
+    pub vxi11_port: Option<u16>,
+    /// VXI-11 abort channel port (0: any free port).
+    pub abort_port: u16,
+    /// Portmapper port (`Some(111)` is the standard; `None`: no portmapper). When it
+    /// cannot be bound, the server runs without one and says so.
+    pub portmap_port: Option<u16>,
+    /// Most connections open at once, all services together.
+    pub max_connections: usize,
+    /// A connection silent for this long is closed.
+    pub idle_timeout: Duration,
+    /// The `maxRecvSize` the VXI-11 gateway advertises (and the most data one
+    /// `device_write` may carry; one `device_read` answers at most this much too).
+    pub max_recv_size: u32,
+    /// The device `inst0` names on VXI-11 and the Prologix `++addr` at connection.
+    pub default_address: Option<Address>,
+}
+
+impl ServeOptions {
+    /// 127.0.0.1, every service on a free port chosen by the system, no portmapper.
+    pub fn ephemeral() -> Self {
+        Self {
+            bind: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            prologix_port: Some(0),
+            vxi11_port: Some(0),
+            abort_port: 0,
+            portmap_port: None,
+            max_connections: 256,
+            idle_timeout: Duration::from_secs(60),
+            max_recv_size: 1 << 20,
+            default_address: None,
+        }
+    }
+}
+
+impl Default for ServeOptions {
+    /// The standard ports: Prologix 1234, VXI-11 core on a free port, portmapper 111.
+    fn default() -> Self {
+        Self {
+            prologix_port: Some(crate::backend::prologix::DEFAULT_PORT),
+            portmap_port: Some(crate::backend::vxi11::proto::portmap::PORT),
+            ..Self::ephemeral()
+        }
+    }
+}
+
+/// Open connections, so that stopping the server closes them.
+#[derive(Default)]
+pub(crate) struct Registry {
+    next: AtomicU64,
+    live: Mutex<HashMap<u64, TcpStream>>,
+    count: AtomicUsize,
+    refused: AtomicU64,
+    accepted: AtomicU64,
+}
+
+/// A connection's slot in the registry; frees it when dropped.
+pub(crate) struct Slot {
+    reg: Arc<Registry>,
+    pub(crate) id: u64,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.reg
+            .live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.id);
+        self.reg.count.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Registry {
+    /// Takes a slot for `s`, or refuses when `max` are open.
+    fn admit(self: &Arc<Self>, s: &TcpStream, max: usize) -> Option<Slot> {
+        if self.count.fetch_add(1, Ordering::SeqCst) >= max {
+            self.count.fetch_sub(1, Ordering::SeqCst);
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        if let Ok(c) = s.try_clone() {
+            self.live
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(id, c);
+        }
+        self.accepted.fetch_add(1, Ordering::Relaxed);
+        Some(Slot {
+            reg: self.clone(),
+            id,
+        })
+    }
+
+    fn close_all(&self) {
+        for s in self.live.lock().unwrap_or_else(|p| p.into_inner()).values() {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+/// Counts of what the server has seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerStats {
+    /// Connections open now.
+    pub open: usize,
+    /// Connections accepted so far.
+    pub accepted: u64,
+    /// Connections refused because the cap was reached.
+    pub refused: u64,
+}
+
+/// A running server; [`Server::stop`] (or dropping it) stops it.
+pub struct Server {
+    prologix: Option<SocketAddr>,
+    vxi11: Option<SocketAddr>,
+    abort: Option<SocketAddr>,
+    portmap: Option<SocketAddr>,
+    portmap_error: Option<String>,
+    stop: Arc<AtomicBool>,
+    registry: Arc<Registry>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.ports_line())
+    }
+}
+
+/// What a connection handler gets.
+pub(crate) type Handler = Arc<dyn Fn(TcpStream, Slot) + Send + Sync>;
+
+fn listen(
+    addr: SocketAddr,
+    handler: Handler,
+    stop: Arc<AtomicBool>,
+    registry: Arc<Registry>,
+    max: usize,
+    idle: Duration,
+) -> io::Result<(SocketAddr, JoinHandle<()>)> {
+    let l = TcpListener::bind(addr)?;
+    let local = l.local_addr()?;
+    l.set_nonblocking(true)?;
+    let t = std::thread::Builder::new()
+        .name(format!("serve-{}", local.port()))
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                match l.accept() {
+                    Ok((s, peer)) => {
+                        let _ = s.set_nonblocking(false);
+                        let Some(slot) = registry.admit(&s, max) else {
+                            log::debug!("refused {peer}: {max} connections open");
+                            let _ = s.shutdown(Shutdown::Both);
+                            continue;
+                        };
+                        let _ = s.set_read_timeout(Some(idle));
+                        let _ = s.set_write_timeout(Some(idle.max(Duration::from_secs(1))));
+                        let _ = s.set_nodelay(true);
+                        let h = handler.clone();
+                        let spawned = std::thread::Builder::new()
+                            .name(format!("conn-{peer}"))
+                            .stack_size(256 * 1024)
+                            .spawn(move || h(s, slot));
+                        if let Err(e) = spawned {
+                            log::warn!("no thread for {peer}: {e}");
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    Err(e) => {
+                        log::warn!("accept: {e}");
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                }
+            }
+        })?;
+    Ok((local, t))
+}
+
+impl Server {
+    /// Starts the services `opts` asks for over `bus`.
+    pub fn start(bus: Bus, opts: ServeOptions) -> io::Result<Self> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let registry = Arc::new(Registry::default());
+        let mut threads = Vec::new();
+        let max = opts.max_connections.max(1);
+        let idle = opts.idle_timeout.max(Duration::from_millis(1));
+        let mut prologix = None;
+        if let Some(port) = opts.prologix_port {
+            let b = bus.clone();
+            let default = opts.default_address;
+            let h: Handler = Arc::new(move |s, slot| prologix::serve(b.clone(), s, slot, default));
+            let (a, t) = listen(
+                SocketAddr::new(opts.bind, port),
+                h,
+                stop.clone(),
+                registry.clone(),
+                max,
+                idle,
+            )?;
+            prologix = Some(a);
+            threads.push(t);
+        }
+        let (mut vxi, mut abort, mut portmap, mut portmap_error) = (None, None, None, None);
+        if let Some(port) = opts.vxi11_port {
+            let gw = Arc::new(vxi11::Gateway::new(bus.clone(), &opts));
+            let g = gw.clone();
+            let h: Handler = Arc::new(move |s, slot| vxi11::serve_abort(&g, s, slot));
+            let (a, t) = listen(
+                SocketAddr::new(opts.bind, opts.abort_port),
+                h,
+                stop.clone(),
+                registry.clone(),
+                max,
+                idle,
+            )?;
+            abort = Some(a);
+            threads.push(t);
+            gw.set_abort_port(a.port());
+            let g = gw.clone();
+            let h: Handler = Arc::new(move |s, slot| vxi11::serve_core(&g, s, slot));
+            let (a, t) = listen(
+                SocketAddr::new(opts.bind, port),
+                h,
+                stop.clone(),
+                registry.clone(),
+                max,
+                idle,
+            )?;
+            vxi = Some(a);
+            threads.push(t);
+            if let Some(pm) = opts.portmap_port {
+                let core = a.port();
+                let h: Handler = Arc::new(move |s, slot| portmap::serve(s, slot, core));
+                match listen(
+                    SocketAddr::new(opts.bind, pm),
+                    h,
+                    stop.clone(),
+                    registry.clone(),
+                    max,
+                    idle,
+                ) {
+                    Ok((a, t)) => {
+                        portmap = Some(a);
+                        threads.push(t);
+                    }
+                    Err(e) => {
+                        log::warn!("no portmapper on port {pm}: {e}");
+                        portmap_error = Some(format!("port {pm}: {e}"));
+                    }
+                }
+            }
+        }
+        Ok(Self {
+            prologix,
+            vxi11: vxi,
+            abort,
+            portmap,
+            portmap_error,
+            stop,
+            registry,
+            threads,
+        })
+    }
+
+    /// The Prologix service's address.
+    pub fn prologix_addr(&self) -> Option<SocketAddr> {
+        self.prologix
+    }
+
+    /// The VXI-11 core channel's address.
+    pub fn vxi11_addr(&self) -> Option<SocketAddr> {
+        self.vxi11
+    }
+
+    /// The VXI-11 abort channel's address.
+    pub fn abort_addr(&self) -> Option<SocketAddr> {
+        self.abort
+    }
+
+    /// The portmapper's address, when it runs.
+    pub fn portmap_addr(&self) -> Option<SocketAddr> {
+        self.portmap
+    }
+
+    /// Why the portmapper does not run, when it was asked for.
+    pub fn portmap_error(&self) -> Option<&str> {
+        self.portmap_error.as_deref()
+    }
+
+    /// Connections open, accepted and refused.
+    pub fn stats(&self) -> ServerStats {
+        ServerStats {
+            open: self.registry.count.load(Ordering::SeqCst),
+            accepted: self.registry.accepted.load(Ordering::Relaxed),
+            refused: self.registry.refused.load(Ordering::Relaxed),
+        }
+    }
+
+    /// One line naming every service and its address, for scripts:
+    /// `serving prologix=127.0.0.1:1234 vxi11=127.0.0.1:40001 abort=127.0.0.1:40002 portmap=none`.
+    pub fn ports_line(&self) -> String {
+        let f = |a: Option<SocketAddr>| a.map_or("none".to_string(), |a| a.to_string());
+        format!(
+            "serving prologix={} vxi11={} abort={} portmap={}",
+            f(self.prologix),
+            f(self.vxi11),
+            f(self.abort),
+            f(self.portmap)
+        )
+    }
+
+    /// Stops accepting, closes every connection and waits for the listeners.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.registry.close_all();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}

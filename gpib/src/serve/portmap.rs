@@ -1,0 +1,44 @@
+//! A portmapper (program 100000 v2) that knows one program: the VXI-11 core channel.
+
+use std::net::TcpStream;
+
+use super::rpc_server::{serve_records, Outcome};
+use super::Slot;
+use crate::backend::vxi11::proto::{self, portmap};
+use crate::rpc::{Limits, XdrReader, XdrWriter};
+
+pub(crate) fn serve(s: TcpStream, _slot: Slot, core_port: u16) {
+    let limits = Limits {
+        max_record: 4096,
+        max_fragments: 64,
+    };
+    serve_records(
+        s,
+        limits,
+        portmap::PROG,
+        portmap::VERS,
+        "portmapper",
+        |proc_, args| match proc_ {
+            portmap::NULL => Outcome::Reply(Vec::new()),
+            portmap::GETPORT => {
+                let mut r = XdrReader::new(args);
+                let (Ok(prog), Ok(vers), Ok(prot), Ok(_port)) =
+                    (r.u32(), r.u32(), r.u32(), r.u32())
+                else {
+                    return Outcome::Garbage;
+                };
+                let port =
+                    if prog == proto::DEVICE_CORE && vers == proto::VERSION && prot == portmap::TCP
+                    {
+                        u32::from(core_port)
+                    } else {
+                        0
+                    };
+                let mut w = XdrWriter::new();
+                w.u32(port);
+                Outcome::Reply(w.into_vec())
+            }
+            _ => Outcome::ProcUnavail,
+        },
+    );
+}

@@ -1,0 +1,625 @@
+//! The VXI-11 gateway: links, locks, the core channel's procedures over a [`Bus`],
+//! the abort channel, and SRQ sent on clients' interrupt channels.
+
+use std::collections::HashMap;
+use std::io::BufWriter;
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use super::rpc_server::{serve_records, Outcome};
+use super::{ServeOptions, Slot};
+use crate::address::Address;
+use crate::backend::vxi11::proto::{self, err, flags, procs, reason, DeviceName};
+use crate::backend::{Eos, ReadEnd};
+use crate::bus::Bus;
+use crate::error::{Error, ErrorKind};
+use crate::rpc::msg::{self, CallHeader};
+use crate::rpc::record::{self, Limits};
+use crate::rpc::{XdrReader, XdrWriter};
+
+/// Bytes moved per bus call while answering one `device_read`.
+const PIECE: usize = 64 * 1024;
+/// Most links one connection may hold.
+const MAX_LINKS_PER_CONN: usize = 64;
+
+struct LinkInfo {
+    conn: u64,
+    target: DeviceName,
+    srq: Option<Vec<u8>>,
+    aborted: bool,
+}
+
+#[derive(Default)]
+struct State {
+    next_lid: u32,
+    links: HashMap<u32, LinkInfo>,
+    /// Who holds each lock.
+    locks: HashMap<Target, u32>,
+    /// Interrupt channels, by connection.
+    intr: HashMap<u64, IntrChannel>,
+}
+
+/// A connection to a client's interrupt server.
+type IntrChannel = Arc<Mutex<BufWriter<TcpStream>>>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Target {
+    Interface,
+    Device(Address),
+}
+
+fn target(d: DeviceName) -> Target {
+    match d {
+        DeviceName::Interface => Target::Interface,
+        DeviceName::Device(a) => Target::Device(a),
+    }
+}
+
+pub(crate) struct Gateway {
+    bus: Bus,
+    state: Mutex<State>,
+    changed: Condvar,
+    max_recv: usize,
+    default: Option<Address>,
+    abort_port: AtomicU16,
+    srq_was: Mutex<bool>,
+}
+
+fn error_code(e: &Error) -> u32 {
+    match e.kind() {
+        ErrorKind::Timeout => err::IO_TIMEOUT,
+        ErrorKind::NoListener => err::NOT_ACCESSIBLE,
+        ErrorKind::Unsupported => err::NOT_SUPPORTED,
+        ErrorKind::InvalidAddress | ErrorKind::InvalidArgument => err::PARAMETER,
+        _ => err::IO_ERROR,
+    }
+}
+
+fn only_error(code: u32) -> Outcome {
+    Outcome::Reply(proto::encode_error(code))
+}
+
+fn ms(v: u32) -> Duration {
+    Duration::from_millis(u64::from(v))
+}
+
+impl Gateway {
+    pub(crate) fn new(bus: Bus, opts: &ServeOptions) -> Self {
+        Self {
+            bus,
+            state: Mutex::new(State {
+                next_lid: 1,
+                ..State::default()
+            }),
+            changed: Condvar::new(),
+            max_recv: (opts.max_recv_size as usize).clamp(1024, 16 << 20),
+            default: opts.default_address,
+            abort_port: AtomicU16::new(0),
+            srq_was: Mutex::new(false),
+        }
+    }
+
+    pub(crate) fn set_abort_port(&self, p: u16) {
+        self.abort_port.store(p, Ordering::Relaxed);
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits until `lid` may use its target: no other link holds the lock. Returns
+    /// the target, or the error code.
+    fn access(&self, conn: u64, lid: u32, fl: u32, lock_timeout: u32) -> Result<DeviceName, u32> {
+        let deadline = Instant::now() + ms(lock_timeout);
+        let mut st = self.state();
+        loop {
+            let Some(l) = st.links.get_mut(&lid).filter(|l| l.conn == conn) else {
+                return Err(err::INVALID_LINK);
+            };
+            if l.aborted {
+                l.aborted = false;
+                return Err(err::ABORT);
+            }
+            let t = l.target;
+            match st.locks.get(&target(t)) {
+                Some(&holder) if holder != lid => {
+                    let now = Instant::now();
+                    if fl & flags::WAITLOCK == 0 || now >= deadline {
+                        return Err(err::LOCKED);
+                    }
+                    st = self
+                        .changed
+                        .wait_timeout(st, deadline - now)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0;
+                }
+                _ => return Ok(t),
+            }
+        }
+    }
+
+    fn device(&self, t: DeviceName, io_timeout: u32) -> Result<crate::Device, u32> {
+        let DeviceName::Device(a) = t else {
+            return Err(err::NOT_SUPPORTED);
+        };
+        let mut d = self.bus.device(a).map_err(|_| err::INVALID_ADDRESS)?;
+        d.set_timeout(Some(ms(io_timeout.max(1))));
+        d.set_write_terminator(None);
+        Ok(d)
+    }
+
+    /// Destroys every link of `conn`, releasing its locks, and its interrupt channel.
+    fn drop_conn(&self, conn: u64) {
+        let mut st = self.state();
+        let mine: Vec<u32> = st
+            .links
+            .iter()
+            .filter(|(_, l)| l.conn == conn)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in mine {
+            st.links.remove(&id);
+        }
+        let State { links, locks, .. } = &mut *st;
+        locks.retain(|_, holder| links.contains_key(holder));
+        st.intr.remove(&conn);
+        drop(st);
+        self.changed.notify_all();
+    }
+
+    /// After an operation: when SRQ has just been asserted, tells every link that
+    /// enabled it, on its connection's interrupt channel (no reply expected).
+    fn check_srq(&self) {
+        let targets: Vec<(Vec<u8>, IntrChannel)> = {
+            let st = self.state();
+            if st.intr.is_empty() {
+                return;
+            }
+            st.links
+                .values()
+                .filter_map(|l| Some((l.srq.clone()?, st.intr.get(&l.conn)?.clone())))
+                .collect()
+        };
+        if targets.is_empty() {
+            return;
+        }
+        let now = self.bus.srq().unwrap_or(false);
+        let mut was = self.srq_was.lock().unwrap_or_else(|p| p.into_inner());
+        let rising = now && !*was;
+        *was = now;
+        drop(was);
+        if !rising {
+            return;
+        }
+        for (handle, ch) in targets {
+            let mut w = XdrWriter::new();
+            w.opaque(&handle);
+            let call = msg::encode_call(
+                CallHeader {
+                    xid: 0,
+                    prog: proto::DEVICE_INTR,
+                    vers: proto::VERSION,
+                    proc_: procs::DEVICE_INTR_SRQ,
+                },
+                w.as_bytes(),
+            );
+            let mut ch = ch.lock().unwrap_or_else(|p| p.into_inner());
+            if let Err(e) = record::write_record(&mut *ch, &call, 4096) {
+                log::info!("interrupt channel: {e}");
+            }
+        }
+    }
+
+    fn call(&self, conn: u64, peer: SocketAddr, proc_: u32, args: &[u8]) -> Outcome {
+        let out = self.dispatch(conn, peer, proc_, args);
+        if matches!(
+            proc_,
+            procs::DEVICE_WRITE
+                | procs::DEVICE_READ
+                | procs::DEVICE_TRIGGER
+                | procs::DEVICE_READSTB
+                | procs::DEVICE_CLEAR
+        ) {
+            self.check_srq();
+        }
+        out
+    }
+
+    fn dispatch(&self, conn: u64, peer: SocketAddr, proc_: u32, args: &[u8]) -> Outcome {
+        match proc_ {
+            procs::CREATE_LINK => self.create_link(conn, args),
+            procs::DEVICE_WRITE => self.write(conn, args),
+            procs::DEVICE_READ => self.read(conn, args),
+            procs::DEVICE_READSTB => {
+                let Ok(p) = proto::Generic::decode(args) else {
+                    return Outcome::Garbage;
+                };
+                let r = self
+                    .access(conn, p.lid, p.flags, p.lock_timeout)
+                    .and_then(|t| self.device(t, p.io_timeout))
+                    .and_then(|d| d.serial_poll().map_err(|e| error_code(&e)));
+                Outcome::Reply(match r {
+                    Ok(stb) => proto::encode_error_value(err::NONE, u32::from(stb.0)),
+                    Err(c) => proto::encode_error_value(c, 0),
+                })
+            }
+            procs::DEVICE_TRIGGER
+            | procs::DEVICE_CLEAR
+            | procs::DEVICE_REMOTE
+            | procs::DEVICE_LOCAL => {
+                let Ok(p) = proto::Generic::decode(args) else {
+                    return Outcome::Garbage;
+                };
+                let r = self
+                    .access(conn, p.lid, p.flags, p.lock_timeout)
+                    .and_then(|t| self.device(t, p.io_timeout))
+                    .and_then(|d| {
+                        match proc_ {
+                            procs::DEVICE_TRIGGER => d.trigger(),
+                            procs::DEVICE_CLEAR => d.clear(),
+                            procs::DEVICE_REMOTE => d.remote(),
+                            _ => d.go_to_local(),
+                        }
+                        .map_err(|e| error_code(&e))
+                    });
+                only_error(r.err().unwrap_or(err::NONE))
+            }
+            procs::DEVICE_LOCK => {
+                let Ok(p) = proto::Lock::decode(args) else {
+                    return Outcome::Garbage;
+                };
+                only_error(self.lock(conn, p))
+            }
+            procs::DEVICE_UNLOCK => {
+                let Ok(lid) = XdrReader::new(args).u32() else {
+                    return Outcome::Garbage;
+                };
+                only_error(self.unlock(conn, lid))
+            }
+            procs::DEVICE_ENABLE_SRQ => {
+                let Ok((lid, on, handle)) = proto::decode_enable_srq(args) else {
+                    return Outcome::Garbage;
+                };
+                let mut st = self.state();
+                let code = match st.links.get_mut(&lid).filter(|l| l.conn == conn) {
+                    Some(l) => {
+                        l.srq = on.then_some(handle);
+                        err::NONE
+                    }
+                    None => err::INVALID_LINK,
+                };
+                only_error(code)
+            }
+            procs::DEVICE_DOCMD => self.docmd(conn, args),
+            procs::DESTROY_LINK => {
+                let Ok(lid) = XdrReader::new(args).u32() else {
+                    return Outcome::Garbage;
+                };
+                let mut st = self.state();
+                let code = if st.links.get(&lid).is_some_and(|l| l.conn == conn) {
+                    st.links.remove(&lid);
+                    st.locks.retain(|_, h| *h != lid);
+                    err::NONE
+                } else {
+                    err::INVALID_LINK
+                };
+                drop(st);
+                self.changed.notify_all();
+                only_error(code)
+            }
+            procs::CREATE_INTR_CHAN => {
+                let Ok(f) = proto::RemoteFunc::decode(args) else {
+                    return Outcome::Garbage;
+                };
+                only_error(self.create_intr(conn, peer, f))
+            }
+            procs::DESTROY_INTR_CHAN => {
+                let code = if self.state().intr.remove(&conn).is_some() {
+                    err::NONE
+                } else {
+                    err::NO_CHANNEL
+                };
+                only_error(code)
+            }
+            _ => Outcome::ProcUnavail,
+        }
+    }
+
+    fn create_link(&self, conn: u64, args: &[u8]) -> Outcome {
+        let Ok(p) = proto::CreateLink::decode(args) else {
+            return Outcome::Garbage;
+        };
+        let resp = |error, lid| {
+            Outcome::Reply(
+                proto::CreateLinkResp {
+                    error,
+                    lid,
+                    abort_port: self.abort_port.load(Ordering::Relaxed),
+                    max_recv_size: self.max_recv as u32,
+                }
+                .encode(),
+            )
+        };
+        let name = String::from_utf8_lossy(&p.device);
+        let t = match proto::parse_device_name(&name, self.default) {
+            Ok(t) => t,
+            Err(why) => {
+                log::info!("create_link: {why}");
+                return resp(err::INVALID_ADDRESS, 0);
+            }
+        };
+        let mut st = self.state();
+        if st.links.values().filter(|l| l.conn == conn).count() >= MAX_LINKS_PER_CONN {
+            return resp(err::OUT_OF_RESOURCES, 0);
+        }
+        let lid = st.next_lid;
+        st.next_lid = st.next_lid.wrapping_add(1).max(1);
+        st.links.insert(
+            lid,
+            LinkInfo {
+                conn,
+                target: t,
+                srq: None,
+                aborted: false,
+            },
+        );
+        drop(st);
+        if p.lock_device {
+            let code = self.lock(
+                conn,
+                proto::Lock {
+                    lid,
+                    flags: flags::WAITLOCK,
+                    lock_timeout: p.lock_timeout,
+                },
+            );
+            if code != err::NONE {
+                self.state().links.remove(&lid);
+                return resp(code, 0);
+            }
+        }
+        resp(err::NONE, lid)
+    }
+
+    fn lock(&self, conn: u64, p: proto::Lock) -> u32 {
+        if let Err(c) = self.access(conn, p.lid, p.flags, p.lock_timeout) {
+            return c;
+        }
+        let mut st = self.state();
+        let Some(t) = st
+            .links
+            .get(&p.lid)
+            .filter(|l| l.conn == conn)
+            .map(|l| target(l.target))
+        else {
+            return err::INVALID_LINK;
+        };
+        match st.locks.get(&t) {
+            Some(&h) if h != p.lid => err::LOCKED,
+            _ => {
+                st.locks.insert(t, p.lid);
+                err::NONE
+            }
+        }
+    }
+
+    fn unlock(&self, conn: u64, lid: u32) -> u32 {
+        let mut st = self.state();
+        let Some(t) = st
+            .links
+            .get(&lid)
+            .filter(|l| l.conn == conn)
+            .map(|l| target(l.target))
+        else {
+            return err::INVALID_LINK;
+        };
+        let code = if st.locks.get(&t) == Some(&lid) {
+            st.locks.remove(&t);
+            err::NONE
+        } else {
+            err::NO_LOCK
+        };
+        drop(st);
+        self.changed.notify_all();
+        code
+    }
+
+    fn write(&self, conn: u64, args: &[u8]) -> Outcome {
+        let Ok(p) = proto::Write::decode(args, self.max_recv) else {
+            return Outcome::Garbage;
+        };
+        let r = self
+            .access(conn, p.lid, p.flags, p.lock_timeout)
+            .and_then(|t| self.device(t, p.io_timeout))
+            .map(|d| {
+                let res = if p.flags & flags::END != 0 {
+                    d.write(p.data).map(|()| p.data.len())
+                } else {
+                    d.write_partial(p.data)
+                };
+                match res {
+                    Ok(n) => (err::NONE, n),
+                    Err(e) => (error_code(&e), e.transferred().unwrap_or(0)),
+                }
+            });
+        Outcome::Reply(match r {
+            Ok((code, n)) => proto::encode_error_value(code, n as u32),
+            Err(c) => proto::encode_error_value(c, 0),
+        })
+    }
+
+    fn read(&self, conn: u64, args: &[u8]) -> Outcome {
+        let Ok(p) = proto::Read::decode(args) else {
+            return Outcome::Garbage;
+        };
+        let mut dev = match self
+            .access(conn, p.lid, p.flags, p.lock_timeout)
+            .and_then(|t| self.device(t, p.io_timeout))
+        {
+            Ok(d) => d,
+            Err(c) => return Outcome::Reply(proto::encode_read_resp(c, 0, &[])),
+        };
+        if p.flags & flags::TERMCHRSET != 0 {
+            dev.set_eos(Some(Eos {
+                byte: p.term_char,
+                eight_bit: true,
+            }));
+        }
+        // At most what was asked for and what one reply may carry; memory grows with
+        // what the device sends, a piece at a time.
+        let want = (p.request_size as usize).min(self.max_recv);
+        let mut data = Vec::new();
+        let mut why = 0;
+        let mut code = err::NONE;
+        while data.len() < want {
+            let start = data.len();
+            let n = (want - start).min(PIECE);
+            data.resize(start + n, 0);
+            match dev.read(&mut data[start..]) {
+                Ok(st) => {
+                    data.truncate(start + st.count);
+                    match st.end {
+                        ReadEnd::Eoi => why |= reason::END,
+                        ReadEnd::Eos => why |= reason::CHR,
+                        ReadEnd::BufferFull => {}
+                    }
+                    if why != 0 {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    data.truncate(start + e.transferred().unwrap_or(0).min(n));
+                    code = error_code(&e);
+                    break;
+                }
+            }
+        }
+        if code == err::NONE && data.len() == p.request_size as usize {
+            why |= reason::REQCNT;
+        }
+        Outcome::Reply(proto::encode_read_resp(code, why, &data))
+    }
+
+    fn docmd(&self, conn: u64, args: &[u8]) -> Outcome {
+        let Ok(p) = proto::Docmd::decode(args, 4096) else {
+            return Outcome::Garbage;
+        };
+        let reply = |code: u32, data: &[u8]| Outcome::Reply(proto::encode_docmd_resp(code, data));
+        let t = match self.access(conn, p.lid, p.flags, p.lock_timeout) {
+            Ok(t) => t,
+            Err(c) => return reply(c, &[]),
+        };
+        if t != DeviceName::Interface {
+            return reply(err::NOT_SUPPORTED, &[]);
+        }
+        let word = |v: u16| -> Vec<u8> { v.to_be_bytes().to_vec() };
+        let arg = p
+            .data_in
+            .get(..2)
+            .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]));
+        let result = match p.cmd {
+            proto::docmd::SEND_COMMAND => self
+                .bus
+                .transaction(|tx| tx.command(p.data_in))
+                .map(|()| p.data_in.to_vec()),
+            proto::docmd::BUS_STATUS => match arg {
+                proto::docmd::STATUS_SRQ => self.bus.srq().map(|s| word(u16::from(s))),
+                proto::docmd::STATUS_REMOTE => self.bus.lines().map(|l| word(u16::from(l.ren))),
+                proto::docmd::STATUS_NDAC => self.bus.lines().map(|l| word(u16::from(l.ndac))),
+                proto::docmd::STATUS_ADDRESS => Ok(word(u16::from(
+                    self.bus
+                        .transaction(|tx| Ok(tx.board_address()))
+                        .map_or(0, |a| a.get()),
+                ))),
+                _ => return reply(err::PARAMETER, &[]),
+            },
+            proto::docmd::IFC_CONTROL => self.bus.interface_clear().map(|()| Vec::new()),
+            proto::docmd::REN_CONTROL => self.bus.remote_enable(arg != 0).map(|()| Vec::new()),
+            _ => return reply(err::NOT_SUPPORTED, &[]),
+        };
+        match result {
+            Ok(d) => reply(err::NONE, &d),
+            Err(e) => reply(error_code(&e), &[]),
+        }
+    }
+
+    fn create_intr(&self, conn: u64, peer: SocketAddr, f: proto::RemoteFunc) -> u32 {
+        if f.family != 0 || f.prog != proto::DEVICE_INTR || f.vers != proto::VERSION {
+            return err::NOT_SUPPORTED;
+        }
+        if self.state().intr.contains_key(&conn) {
+            return err::CHANNEL_ESTABLISHED;
+        }
+        // Only back to the client itself, whatever address it names.
+        let to = SocketAddr::new(peer.ip(), f.host_port);
+        match TcpStream::connect_timeout(&to, Duration::from_secs(2)) {
+            Ok(s) => {
+                let _ = s.set_write_timeout(Some(Duration::from_secs(2)));
+                let _ = s.set_nodelay(true);
+                self.state()
+                    .intr
+                    .insert(conn, Arc::new(Mutex::new(BufWriter::new(s))));
+                err::NONE
+            }
+            Err(e) => {
+                log::info!("interrupt channel to {to}: {e}");
+                err::NO_CHANNEL
+            }
+        }
+    }
+}
+
+/// Serves the core channel on one connection; its links and locks go with it.
+pub(crate) fn serve_core(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
+    let Ok(peer) = s.peer_addr() else { return };
+    let limits = Limits {
+        max_record: gw.max_recv + 4096,
+        max_fragments: 100_000,
+    };
+    let conn = slot.id;
+    serve_records(
+        s,
+        limits,
+        proto::DEVICE_CORE,
+        proto::VERSION,
+        "VXI-11 core",
+        |proc_, args| gw.call(conn, peer, proc_, args),
+    );
+    gw.drop_conn(conn);
+}
+
+/// Serves the abort channel: `device_abort` ends a lock wait on the link.
+pub(crate) fn serve_abort(gw: &Arc<Gateway>, s: TcpStream, _slot: Slot) {
+    let limits = Limits {
+        max_record: 1024,
+        max_fragments: 16,
+    };
+    serve_records(
+        s,
+        limits,
+        proto::DEVICE_ASYNC,
+        proto::VERSION,
+        "VXI-11 abort",
+        |proc_, args| {
+            if proc_ != procs::DEVICE_ABORT {
+                return Outcome::ProcUnavail;
+            }
+            let Ok(lid) = XdrReader::new(args).u32() else {
+                return Outcome::Garbage;
+            };
+            let mut st = gw.state();
+            let code = match st.links.get_mut(&lid) {
+                Some(l) => {
+                    l.aborted = true;
+                    err::NONE
+                }
+                None => err::INVALID_LINK,
+            };
+            drop(st);
+            gw.changed.notify_all();
+            only_error(code)
+        },
+    );
+}
