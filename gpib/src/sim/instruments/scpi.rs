@@ -7,24 +7,35 @@
 //! | `*RST`, `*CLS`, `*WAI` | reset settings; clear status and error queue; no-op |
 //! | `*ESE n`, `*ESE?`, `*ESR?` | standard event status enable / register (read clears) |
 //! | `*SRE n`, `*SRE?`, `*STB?` | service request enable; status byte with MSS |
-//! | `*OPC`, `*OPC?` | set OPC in the ESR; answer `1` |
+//! | `*OPC`, `*OPC?` | set OPC in the ESR, answer `1`: when the measurement in progress ends |
 //! | `*TRG` (or GET) | take a reading and queue it (MAV; SRQ when `*SRE 16`) |
+//! | `INIT`, `FETCH?` | start a measurement; answer the last reading |
+//! | `VOLT:APER s`, `VOLT:APER?` | the measurement time (seconds; 0: readings at once) |
 //! | `SYST:ERR?` | oldest error `<code>,"<text>"`, or `0,"No error"` |
-//! | `MEAS:VOLT?`, `READ?` | a reading, ASCII (`+1.23456789E+00`) |
+//! | `MEAS:VOLT?`, `READ?` | a reading, ASCII (`+1.23456789E+00`), after the measurement time |
 //! | `WAV:POIN n`, `WAV:POIN?` | waveform length in points (default 1000) |
 //! | `WAV:DATA?`, `CURV?` | waveform as a definite-length block of big-endian `f32` |
 //! | `BLOCK? n` | a definite-length block of n bytes (0, 1, 2, ... 255, 0, ...: 0x0A inside) |
 //! | `DATA <block>`, `DATA?`, `DATA:LEN?` | store a block; answer it back; its length |
 //!
 //! Unknown commands push -113 "Undefined header" and set the ESR's command-error bit.
+//!
+//! A measurement (`READ?`, `MEAS:VOLT?`, `*TRG`, GET, `INIT`) takes the configured
+//! measurement time of virtual time ([`ScpiInstrument::with_measurement_time`]): its
+//! reading, a pending `*OPC?` answer and the OPC bit of a pending `*OPC` (with
+//! `*ESE 1;*SRE 32`, SRQ) come when it ends. A controller that reads meanwhile waits,
+//! as the handshake waits for a talker that is not ready.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::block::{self, BlockFormat, HeaderParse};
 use crate::sim::instrument::{DeviceIo, Instrument};
 use crate::status::StatusByte;
 
+/// Longest measurement time `VOLT:APER` takes, in seconds.
+pub const MAX_MEASUREMENT_S: f64 = 1000.0;
 /// Largest block `BLOCK?` or `WAV:POIN` produce, and `DATA` stores (bytes).
 pub const MAX_BLOCK: usize = 64 << 20;
 /// Largest program message held while it arrives: a block of [`MAX_BLOCK`] and 4 KiB
@@ -60,6 +71,29 @@ pub struct ScpiInstrument {
     readings: u64,
     triggers: u64,
     responses: usize,
+    /// How long a measurement takes.
+    measurement_time: Duration,
+    /// The measurement in progress, if any.
+    measuring: Option<Measurement>,
+    /// Number of the last measurement started (its timer's token).
+    measurement_no: u64,
+    /// The last reading taken (`FETCH?`).
+    last_reading: Option<f64>,
+    /// `*OPC` waits for the measurement: set OPC when it ends.
+    opc_pending: bool,
+    /// `*OPC?` waits for the measurement: answer `1` when it ends.
+    opc_query_pending: bool,
+}
+
+/// What a measurement in progress does with its reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Measurement {
+    /// `READ?`, `MEAS:VOLT?`: answer it.
+    Answer,
+    /// `*TRG`, GET: queue it as a message of its own.
+    Trigger,
+    /// `INIT`: keep it for `FETCH?`.
+    Keep,
 }
 
 impl Default for ScpiInstrument {
@@ -88,6 +122,69 @@ impl ScpiInstrument {
             readings: 0,
             triggers: 0,
             responses: 0,
+            measurement_time: Duration::ZERO,
+            measuring: None,
+            measurement_no: 0,
+            last_reading: None,
+            opc_pending: false,
+            opc_query_pending: false,
+        }
+    }
+
+    /// The same instrument, taking `time` of virtual time per measurement.
+    pub fn with_measurement_time(mut self, time: Duration) -> Self {
+        self.measurement_time = time;
+        self
+    }
+
+    /// The time a measurement takes.
+    pub fn measurement_time(&self) -> Duration {
+        self.measurement_time
+    }
+
+    /// Starts a measurement; its reading goes where `what` says when it ends (at once
+    /// for a measurement time of zero).
+    fn measure(&mut self, what: Measurement, io: &mut DeviceIo<'_>) {
+        if self.measuring.is_some() {
+            self.push_error(-213, "Init ignored");
+            return;
+        }
+        if self.measurement_time.is_zero() {
+            self.finish_measurement(what, io, false);
+            return;
+        }
+        self.measurement_no += 1;
+        self.measuring = Some(what);
+        io.wake_after(self.measurement_time, self.measurement_no);
+    }
+
+    /// A measurement ended: its reading, and what waited for it. `alone`: outside a
+    /// program message (from a timer), so the answers form a message of their own.
+    fn finish_measurement(&mut self, what: Measurement, io: &mut DeviceIo<'_>, alone: bool) {
+        let v = self.reading();
+        self.last_reading = Some(v);
+        let mut parts: Vec<String> = Vec::new();
+        match what {
+            Measurement::Answer if alone => parts.push(sci(v)),
+            Measurement::Answer => self.respond(io, &sci(v)),
+            Measurement::Trigger => {
+                self.triggers += 1;
+                io.output.push_str(&sci(v));
+                io.output.push(b"\n");
+                io.output.finish_message();
+            }
+            Measurement::Keep => {}
+        }
+        if std::mem::take(&mut self.opc_pending) {
+            self.esr |= ESR_OPC;
+        }
+        if std::mem::take(&mut self.opc_query_pending) {
+            parts.push("1".into());
+        }
+        if !parts.is_empty() {
+            io.output.push_str(&parts.join(";"));
+            io.output.push(b"\n");
+            io.output.finish_message();
         }
     }
 
@@ -216,12 +313,21 @@ impl ScpiInstrument {
             self.respond(io, &idn);
             self.idn = idn;
         } else if eq(h, b"*OPC?") {
-            self.respond(io, "1");
+            if self.measuring.is_some() {
+                self.opc_query_pending = true;
+            } else {
+                self.respond(io, "1");
+            }
         } else if eq(h, b"*OPC") {
-            self.esr |= ESR_OPC;
+            if self.measuring.is_some() {
+                self.opc_pending = true;
+            } else {
+                self.esr |= ESR_OPC;
+            }
         } else if eq(h, b"*RST") {
             self.points = 1000;
             self.data.clear();
+            self.abort_measurement();
         } else if eq(h, b"*CLS") {
             self.esr = 0;
             self.errors.clear();
@@ -250,13 +356,31 @@ impl ScpiInstrument {
                 None => self.push_error(-224, "Illegal parameter value"),
             }
         } else if eq(h, b"*TRG") {
-            self.trigger_reading(io);
+            self.measure(Measurement::Trigger, io);
+        } else if eq(h, b"INIT") || eq(h, b"INIT:IMM") || eq(h, b"INITIATE") {
+            self.measure(Measurement::Keep, io);
+        } else if eq(h, b"FETCH?") || eq(h, b"FETC?") {
+            match self.last_reading {
+                Some(v) => self.respond(io, &sci(v)),
+                None => self.push_error(-230, "Data corrupt or stale"),
+            }
+        } else if eq(h, b"VOLT:APER") || eq(h, b"SENS:VOLT:APER") {
+            let secs = std::str::from_utf8(arg)
+                .ok()
+                .and_then(|t| t.trim().parse::<f64>().ok())
+                .filter(|s| (0.0..=MAX_MEASUREMENT_S).contains(s));
+            match secs {
+                Some(s) => self.measurement_time = Duration::from_secs_f64(s),
+                None => self.push_error(-222, "Data out of range"),
+            }
+        } else if eq(h, b"VOLT:APER?") || eq(h, b"SENS:VOLT:APER?") {
+            let s = self.measurement_time.as_secs_f64();
+            self.respond(io, &sci(s));
         } else if eq(h, b"SYST:ERR?") || eq(h, b"SYSTEM:ERROR?") || eq(h, b"SYST:ERR:NEXT?") {
             let (c, t) = self.errors.pop_front().unwrap_or((0, "No error"));
             self.respond(io, &format!("{c},\"{t}\""));
         } else if eq(h, b"MEAS:VOLT?") || eq(h, b"MEASURE:VOLTAGE?") || eq(h, b"READ?") {
-            let v = self.reading();
-            self.respond(io, &sci(v));
+            self.measure(Measurement::Answer, io);
         } else if eq(h, b"WAV:POIN") || eq(h, b"WAVEFORM:POINTS") {
             match num() {
                 Some(n) if n.checked_mul(4).is_some_and(|b| b <= MAX_BLOCK) => self.points = n,
@@ -296,12 +420,11 @@ impl ScpiInstrument {
         }
     }
 
-    fn trigger_reading(&mut self, io: &mut DeviceIo<'_>) {
-        self.triggers += 1;
-        let v = self.reading();
-        io.output.push_str(&sci(v));
-        io.output.push(b"\n");
-        io.output.finish_message();
+    /// Drops the measurement in progress and what waited for it.
+    fn abort_measurement(&mut self) {
+        self.measuring = None;
+        self.opc_pending = false;
+        self.opc_query_pending = false;
     }
 
     /// Parses and runs one whole program message (units separated by `;`, blocks
@@ -511,14 +634,26 @@ impl Instrument for ScpiInstrument {
     fn clear(&mut self, io: &mut DeviceIo<'_>) {
         io.output.clear();
         self.input.clear();
+        self.abort_measurement();
         self.scanned = 0;
         self.discarding = false;
     }
 
     fn trigger(&mut self, io: &mut DeviceIo<'_>) {
         let before = self.service_wanted(!io.output.is_empty());
-        self.trigger_reading(io);
+        self.measure(Measurement::Trigger, io);
         self.after(before, io);
+    }
+
+    fn timer(&mut self, token: u64, io: &mut DeviceIo<'_>) {
+        if token != self.measurement_no {
+            return; // a measurement that was aborted
+        }
+        if let Some(what) = self.measuring.take() {
+            let before = self.service_wanted(!io.output.is_empty());
+            self.finish_measurement(what, io, true);
+            self.after(before, io);
+        }
     }
 
     fn status(&mut self, io: &DeviceIo<'_>) -> StatusByte {

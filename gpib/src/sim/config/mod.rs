@@ -1,0 +1,460 @@
+//! Simulated hosts described in TOML, and the built-in ones (files in `gpib/configs/`).
+//!
+//! ```toml
+//! name = "my-bench"
+//! [[board]]
+//! name = "gpib0"
+//! address = 0
+//! transfer = "dma"          # or "pio"
+//!   [[board.device]]
+//!   address = 22
+//!   model = "scpi"          # "scpi", "hp3565" or "disc"
+//!   idn = "ACME,DMM,1,2"
+//!   name = "voltmeter"      # optional: what libgpib's ibfind("voltmeter") opens,
+//!   timeout_s = 3           # with these optional settings (gpib.conf's device
+//!   eos = 0x0a              # section: timeout, eos, set-reos, set-bin, set-xeos,
+//!   set_reos = true         # set-eot)
+//! ```
+//!
+//! Every timing field is optional; see [`BoardConfig`] and [`DeviceConfig`] for the
+//! defaults, the units (each field's name ends with its unit) and the limits. Names
+//! of boards and devices are unique on a host. Files are read by [`load`] and
+//! [`Config::read_file`]: regular files of at most [`MAX_CONFIG_BYTES`] (1 MiB).
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::address::{Address, PrimaryAddress};
+use crate::error::{Error, Result};
+use crate::sim::host::SimHost;
+use crate::sim::instrument::Instrument;
+use crate::sim::instruments::{Disc, Hp3565, ScpiInstrument};
+use crate::sim::named::NamedDevice;
+use crate::sim::timing::{BoardTiming, DeviceTiming, TransferMode, MIN_T1_NS};
+
+/// The largest configuration file read (1 MiB); a bigger file is refused unread.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The built-in configurations: (name, TOML text).
+pub const BUILTIN: &[(&str, &str)] = &[
+    (
+        "hp9000-350",
+        include_str!("../../../configs/hp9000-350.toml"),
+    ),
+    ("bench", include_str!("../../../configs/bench.toml")),
+];
+
+/// A whole host.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The host's name.
+    pub name: String,
+    /// What it is.
+    #[serde(default)]
+    pub description: String,
+    /// Its boards, in index order.
+    #[serde(rename = "board", default)]
+    pub boards: Vec<BoardConfig>,
+}
+
+/// One board; timing defaults are [`BoardTiming::default`]'s.
+///
+/// Times are checked when the host is built: per-call and per-command-byte times at
+/// most [`MAX_CALL_US`] (1 s), per-byte and settling times at most [`MAX_BYTE_NS`]
+/// (1 s), the timeout at most [`MAX_TIMEOUT_S`] (1000 s); NaN and infinities are
+/// refused. An error names the field and its limit.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoardConfig {
+    /// The board's name (what `ibfind()` finds); unique on the host.
+    pub name: String,
+    /// What it is.
+    #[serde(default)]
+    pub description: String,
+    /// The board's primary address (default 0).
+    #[serde(default)]
+    pub address: u8,
+    /// I/O timeout in seconds, 0 to 1000; 0 = none (default 10).
+    pub timeout_s: Option<f64>,
+    /// "pio" or "dma".
+    pub transfer: Option<TransferMode>,
+    /// Driver entry and set-up per read or write call, µs (at most 1 s).
+    pub call_overhead_us: Option<f64>,
+    /// Time per command byte (with ATN), µs (at most 1 s).
+    pub command_byte_us: Option<f64>,
+    /// CPU time per byte read by programmed I/O, ns (at most 1 s).
+    pub pio_read_byte_ns: Option<u64>,
+    /// CPU time per byte written by programmed I/O, ns (at most 1 s).
+    pub pio_write_byte_ns: Option<u64>,
+    /// Time per byte of the DMA engine, ns (at most 1 s).
+    pub dma_byte_ns: Option<u64>,
+    /// CPU time to set up one DMA transfer, µs (at most 1 s).
+    pub dma_setup_us: Option<f64>,
+    /// Bytes per DMA interrupt (at most 16 MiB; 0 counts as 1).
+    pub dma_block_bytes: Option<u64>,
+    /// CPU time per interrupt, µs (at most 1 s).
+    pub interrupt_us: Option<f64>,
+    /// T1 settling time when the board talks, ns (350 ns to 1 s).
+    pub t1_ns: Option<u64>,
+    /// Acceptance time when the board listens, ns (at most 1 s).
+    pub accept_ns: Option<u64>,
+    /// HS488 is enabled.
+    #[serde(default)]
+    pub hs488: bool,
+    /// The host driver polls mounted discs on this board.
+    #[serde(default)]
+    pub polled: bool,
+    /// Time one poll of this board takes, µs (at most 1 s).
+    pub poll_us: Option<f64>,
+    /// Its devices.
+    #[serde(rename = "device", default)]
+    pub devices: Vec<DeviceConfig>,
+}
+
+/// One device; timing defaults are [`DeviceTiming::default`]'s.
+///
+/// Per-byte, settling and holdoff times are at most [`MAX_BYTE_NS`] (1 s), the
+/// response latency at most [`MAX_RESPONSE_LATENCY_US`] (1000 s).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceConfig {
+    /// Primary address, 0..=30.
+    pub address: u8,
+    /// Secondary address, 0..=30.
+    pub secondary: Option<u8>,
+    /// "scpi", "hp3565" or "disc".
+    pub model: String,
+    /// `*IDN?` answer of a SCPI instrument.
+    pub idn: Option<String>,
+    /// Disc model ("7958").
+    pub disc: Option<String>,
+    /// Mount point of a disc (only a disc has one).
+    pub mount: Option<String>,
+    /// Whether the disc starts mounted (default true when it has a mount point).
+    pub mounted: Option<bool>,
+    /// T1 settling time when the device talks, ns (350 ns to 1 s).
+    pub t1_ns: Option<u64>,
+    /// Acceptance time when the device listens, ns (at most 1 s).
+    pub accept_ns: Option<u64>,
+    /// Time after a command before the device talks or listens again, µs (at most 1000 s).
+    pub response_latency_us: Option<f64>,
+    /// Time the firmware needs to resume talking after a held-off handshake, ns (at most 1 s).
+    pub holdoff_recovery_talk_ns: Option<u64>,
+    /// Time the firmware needs to resume listening after a held-off handshake, ns (at most 1 s).
+    pub holdoff_recovery_listen_ns: Option<u64>,
+    /// Time a measurement of a SCPI instrument takes (`READ?`, `*TRG`, `INIT`), s
+    /// (at most 1000 s; default 0: readings at once).
+    pub measurement_time_s: Option<f64>,
+    /// The device's name, as in linux-gpib's gpib.conf `device { name = "voltmeter" }`:
+    /// `ibfind("voltmeter")` of the compatibility library opens a device descriptor with
+    /// the settings below. Unique on the host (also among board names).
+    pub name: Option<String>,
+    /// A named device's I/O timeout in seconds, 0 to 1000; 0 = none (default: its board's).
+    pub timeout_s: Option<f64>,
+    /// A named device's end-of-string byte (default 0).
+    pub eos: Option<u8>,
+    /// Reads end on the EOS byte (gpib.conf `set-reos`; linux-gpib's REOS).
+    #[serde(default, alias = "set-reos")]
+    pub set_reos: bool,
+    /// The EOS byte is compared on all 8 bits (gpib.conf `set-bin`; BIN).
+    #[serde(default, alias = "set-bin")]
+    pub set_bin: bool,
+    /// EOI is sent with the EOS byte on writes (gpib.conf `set-xeos`; XEOS).
+    #[serde(default, alias = "set-xeos")]
+    pub set_xeos: bool,
+    /// EOI with the last byte of writes (gpib.conf `set-eot`; default true).
+    #[serde(alias = "set-eot")]
+    pub eot: Option<bool>,
+}
+
+impl DeviceConfig {
+    fn has_named_settings(&self) -> bool {
+        self.timeout_s.is_some()
+            || self.eos.is_some()
+            || self.set_reos
+            || self.set_bin
+            || self.set_xeos
+            || self.eot.is_some()
+    }
+}
+
+/// Longest I/O timeout a configuration may give: 1000 s (linux-gpib's longest step,
+/// T1000s). 0 means no timeout.
+pub const MAX_TIMEOUT_S: f64 = 1000.0;
+impl Config {
+    /// Parses TOML text.
+    pub fn parse(text: &str) -> Result<Self> {
+        toml::from_str(text).map_err(|e| Error::Config(e.to_string()))
+    }
+
+    /// Reads and parses the TOML file at `path` (a regular file of at most
+    /// [`MAX_CONFIG_BYTES`]; see [`read_text_file`]). Errors name the file.
+    pub fn read_file(path: &std::path::Path) -> Result<Self> {
+        let text = read_text_file(path, MAX_CONFIG_BYTES)?;
+        Self::parse(&text).map_err(|e| in_file(path, e))
+    }
+
+    /// A built-in configuration by name, or else the TOML file at `name_or_path`.
+    pub fn from_name_or_path(name_or_path: &str) -> Result<Self> {
+        match BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+            Some((_, text)) => Self::parse(text),
+            None => Self::read_file(std::path::Path::new(name_or_path)),
+        }
+    }
+
+    /// Builds the host this configuration describes.
+    pub fn build(&self) -> Result<SimHost> {
+        if self.boards.is_empty() {
+            return Err(Error::Config(format!(
+                "host {:?} has no [[board]]",
+                self.name
+            )));
+        }
+        for (i, b) in self.boards.iter().enumerate() {
+            if self.boards[..i].iter().any(|o| o.name == b.name) {
+                return Err(Error::Config(format!(
+                    "two boards named {:?}: board names must be unique",
+                    b.name
+                )));
+            }
+        }
+        let mut names: Vec<&str> = Vec::new();
+        for b in &self.boards {
+            for dev in &b.devices {
+                let Some(name) = &dev.name else { continue };
+                if name.trim().is_empty() {
+                    return Err(Error::Config(format!(
+                        "device {} on board {}: name must not be empty",
+                        dev.address, b.name
+                    )));
+                }
+                if names.contains(&name.as_str()) {
+                    return Err(Error::Config(format!(
+                        "two devices named {name:?}: device names must be unique"
+                    )));
+                }
+                if self.boards.iter().any(|o| o.name == *name) {
+                    return Err(Error::Config(format!(
+                        "device name {name:?} is also a board's name: names must be unique"
+                    )));
+                }
+                names.push(name);
+            }
+        }
+        let host = SimHost::new(self.name.clone());
+        for b in &self.boards {
+            let on = format!("board {}", b.name);
+            let on = on.as_str();
+            let d = BoardTiming::default();
+            let timing = BoardTiming {
+                mode: b.transfer.unwrap_or(d.mode),
+                call_overhead: us_field(
+                    b.call_overhead_us,
+                    d.call_overhead,
+                    "call_overhead_us",
+                    MAX_CALL_US,
+                    on,
+                )?,
+                command_byte: us_field(
+                    b.command_byte_us,
+                    d.command_byte,
+                    "command_byte_us",
+                    MAX_CALL_US,
+                    on,
+                )?,
+                pio_read_byte_ns: ns_field(
+                    b.pio_read_byte_ns,
+                    d.pio_read_byte_ns,
+                    "pio_read_byte_ns",
+                    on,
+                )?,
+                pio_write_byte_ns: ns_field(
+                    b.pio_write_byte_ns,
+                    d.pio_write_byte_ns,
+                    "pio_write_byte_ns",
+                    on,
+                )?,
+                dma_byte_ns: ns_field(b.dma_byte_ns, d.dma_byte_ns, "dma_byte_ns", on)?,
+                dma_setup: us_field(b.dma_setup_us, d.dma_setup, "dma_setup_us", MAX_CALL_US, on)?,
+                dma_block: int_field(
+                    b.dma_block_bytes,
+                    d.dma_block,
+                    "dma_block_bytes",
+                    MAX_DMA_BLOCK_BYTES,
+                    "bytes",
+                    on,
+                )?
+                .max(1),
+                interrupt_cpu: us_field(
+                    b.interrupt_us,
+                    d.interrupt_cpu,
+                    "interrupt_us",
+                    MAX_CALL_US,
+                    on,
+                )?,
+                t1_ns: ns_field(b.t1_ns, d.t1_ns, "t1_ns", on)?,
+                accept_ns: ns_field(b.accept_ns, d.accept_ns, "accept_ns", on)?,
+                hs488: b.hs488,
+                polled: b.polled,
+                poll_cost: us_field(b.poll_us, d.poll_cost, "poll_us", MAX_CALL_US, on)?,
+            };
+            check_t1(timing.t1_ns, &b.name)?;
+            let timeout = secs_field(
+                b.timeout_s,
+                Duration::from_secs(10),
+                "timeout_s",
+                MAX_TIMEOUT_S,
+                on,
+            )?;
+            let address = PrimaryAddress::try_from(b.address)
+                .map_err(|e| Error::Config(format!("board {}: {e}", b.name)))?;
+            let index = host.add_board(b.name.clone(), address, timing, timeout);
+            for dev in &b.devices {
+                let addr = Address::new(dev.address, dev.secondary)
+                    .map_err(|e| Error::Config(format!("board {}: {e}", b.name)))?;
+                let on = format!("device {addr} on board {}", b.name);
+                let on = on.as_str();
+                let dd = DeviceTiming::default();
+                let timing = DeviceTiming {
+                    t1_ns: ns_field(dev.t1_ns, dd.t1_ns, "t1_ns", on)?,
+                    accept_ns: ns_field(dev.accept_ns, dd.accept_ns, "accept_ns", on)?,
+                    response_latency: us_field(
+                        dev.response_latency_us,
+                        dd.response_latency,
+                        "response_latency_us",
+                        MAX_RESPONSE_LATENCY_US,
+                        on,
+                    )?,
+                    holdoff_recovery_talk_ns: ns_field(
+                        dev.holdoff_recovery_talk_ns,
+                        dd.holdoff_recovery_talk_ns,
+                        "holdoff_recovery_talk_ns",
+                        on,
+                    )?,
+                    holdoff_recovery_listen_ns: ns_field(
+                        dev.holdoff_recovery_listen_ns,
+                        dd.holdoff_recovery_listen_ns,
+                        "holdoff_recovery_listen_ns",
+                        on,
+                    )?,
+                };
+                check_t1(timing.t1_ns, &format!("device {addr} on {}", b.name))?;
+                let instrument: Box<dyn Instrument> = match dev.model.to_ascii_lowercase().as_str()
+                {
+                    "scpi" => Box::new(
+                        match &dev.idn {
+                            Some(i) => ScpiInstrument::new(i.clone()),
+                            None => ScpiInstrument::default(),
+                        }
+                        .with_measurement_time(secs_field(
+                            dev.measurement_time_s,
+                            Duration::ZERO,
+                            "measurement_time_s",
+                            crate::sim::instruments::scpi::MAX_MEASUREMENT_S,
+                            on,
+                        )?),
+                    ),
+                    "hp3565" => Box::new(Hp3565::new()),
+                    "disc" => {
+                        Box::new(Disc::new(dev.disc.clone().unwrap_or_else(|| "disc".into())))
+                    }
+                    other => {
+                        return Err(Error::Config(format!(
+                        "device {addr} on {}: unknown model {other:?} (known: scpi, hp3565, disc)",
+                        b.name
+                    )))
+                    }
+                };
+                let at = host.attach(index, addr, instrument, timing)?;
+                match &dev.name {
+                    Some(name) => host.add_named_device(NamedDevice {
+                        name: name.clone(),
+                        board: index,
+                        address: addr,
+                        timeout: match dev.timeout_s {
+                            None => None,
+                            t => Some(secs_field(
+                                t,
+                                Duration::ZERO,
+                                "timeout_s",
+                                MAX_TIMEOUT_S,
+                                on,
+                            )?),
+                        },
+                        eos: dev.eos.unwrap_or(0),
+                        reos: dev.set_reos,
+                        bin: dev.set_bin,
+                        xeos: dev.set_xeos,
+                        eot: dev.eot.unwrap_or(true),
+                    })?,
+                    None if dev.has_named_settings() => {
+                        return Err(Error::Config(format!(
+                            "{on}: timeout_s, eos, set_reos, set_bin, set_xeos and eot apply \
+                             only to a named device (add name = \"...\")"
+                        )))
+                    }
+                    None => {}
+                }
+                if let Some(m) = &dev.mount {
+                    host.set_mount_point(at, m, dev.mounted.unwrap_or(true))?;
+                }
+            }
+        }
+        Ok(host)
+    }
+}
+
+fn check_t1(t1: u64, what: &str) -> Result<()> {
+    if t1 < MIN_T1_NS {
+        return Err(Error::Config(format!(
+            "{what}: T1 of {t1} ns is below IEEE 488.1's minimum of {MIN_T1_NS} ns"
+        )));
+    }
+    Ok(())
+}
+
+/// The names of the built-in configurations.
+pub fn builtin_names() -> Vec<&'static str> {
+    BUILTIN.iter().map(|(n, _)| *n).collect()
+}
+
+/// Builds a built-in configuration by name.
+pub fn builtin(name: &str) -> Result<SimHost> {
+    let text = BUILTIN
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| *t)
+        .ok_or_else(|| {
+            Error::Config(format!(
+                "unknown configuration {name:?} (built in: {})",
+                builtin_names().join(", ")
+            ))
+        })?;
+    Config::parse(text)?.build()
+}
+
+/// Builds a host from a built-in name or a TOML file path.
+///
+/// A file is read through [`Config::read_file`] (a regular file of at most
+/// [`MAX_CONFIG_BYTES`]); every error about it names the file once.
+pub fn load(name_or_path: &str) -> Result<SimHost> {
+    if BUILTIN.iter().any(|(n, _)| *n == name_or_path) {
+        return builtin(name_or_path);
+    }
+    let path = std::path::Path::new(name_or_path);
+    Config::read_file(path)?
+        .build()
+        .map_err(|e| in_file(path, e))
+}
+
+mod fields;
+mod file;
+#[cfg(test)]
+mod tests;
+
+use fields::{int_field, ns_field, secs_field, us_field};
+pub use fields::{MAX_BYTE_NS, MAX_CALL_US, MAX_DMA_BLOCK_BYTES, MAX_RESPONSE_LATENCY_US};
+use file::in_file;
+pub use file::read_text_file;
