@@ -12,3 +12,4 @@ mod seed;
 mod srq;
 mod stress;
 mod threads;
+mod timeline;
