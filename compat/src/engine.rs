@@ -9,10 +9,7 @@ use std::time::{Duration, Instant};
 use gpib_sim::sim::config::Config;
 use gpib_sim::sim::timing::{BoardTiming, TransferMode};
 use gpib_sim::sim::{NamedDevice, SimBoard, SimHost};
-use gpib_sim::{
-    codes, Address, Backend, CommandDecoder, Eos, ErrorKind, InterfaceMessage, PrimaryAddress,
-    ReadEnd, ReadStatus,
-};
+use gpib_sim::{codes, Address, Backend, Eos, PrimaryAddress, ReadEnd, ReadStatus};
 
 use crate::consts::*;
 use crate::status::{self, Values};
@@ -47,52 +44,25 @@ impl Fail {
 /// The result of an operation: the count to report (`None`: leave ibcnt alone).
 pub type Res<T = Option<i64>> = Result<T, Fail>;
 
-/// What kind of bus operation an error came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Call {
-    /// Command bytes with ATN.
-    Command,
-    /// Data bytes (a read or a write).
-    Data,
-    /// Anything else.
-    Other,
-}
+pub use gpib_sim::abi::Call;
 
-/// The `iberr` a real libgpib reports for a simulator error.
+/// The `iberr` a real libgpib reports for a simulator error (`gpib::abi`'s mapping),
+/// with the errno in the count for a system-level failure.
 pub fn fail_from(e: &gpib_sim::Error, call: Call) -> Fail {
-    let count = e.transferred().map(|n| n as i64);
-    let (iberr, timo) = match e.kind() {
-        ErrorKind::Timeout => (EABO, true),
-        ErrorKind::CommandTimeout => (EBUS, true),
-        ErrorKind::NoListener => (ENOL, false),
-        ErrorKind::NotControllerInCharge => (ECIC, false),
-        ErrorKind::SrqStuck => (ESRQ, false),
-        ErrorKind::BusConflict => (EBUS, false),
-        // The simulator refuses data transfers the board is not addressed for.
-        ErrorKind::InvalidArgument if call == Call::Data => (EADR, false),
-        ErrorKind::InvalidArgument | ErrorKind::InvalidAddress | ErrorKind::InvalidResource => {
-            (EARG, false)
-        }
-        ErrorKind::Unsupported => (ECAP, false),
-        ErrorKind::BackendUnavailable => (ENEB, false),
-        _ => {
-            // A system-level failure: EDVR with an errno in ibcntl.
-            let errno = match e {
-                gpib_sim::Error::Io(io) => io.raw_os_error().map_or(EIO, i64::from),
-                _ => EIO,
-            };
-            return Fail {
-                iberr: EDVR,
-                count: Some(errno),
-                timo: false,
-            };
-        }
+    let (iberr, timo) = gpib_sim::abi::iberr_for(e.kind(), call);
+    let count = if iberr == EDVR {
+        Some(match e {
+            gpib_sim::Error::Io(io) => io.raw_os_error().map_or(EIO, i64::from),
+            _ => EIO,
+        })
+    } else {
+        e.transferred().map(|n| n as i64)
     };
     Fail { iberr, count, timo }
 }
 
 fn data_fail(e: &gpib_sim::Error, before: usize) -> Fail {
-    let f = fail_from(e, Call::Data);
+    let f = fail_from(e, Call::Read);
     Fail {
         count: Some((before + e.transferred().unwrap_or(0)) as i64),
         ..f
@@ -225,33 +195,32 @@ impl Desc {
     }
 }
 
-/// What one board's bus lock protects: the simulator backend and what the library
-/// knows about the board's state on the bus.
+/// What one board's lock protects: the board, driven through the `gpib` crate's
+/// controller layer (its addressing, its errors), and the status bytes automatic
+/// serial polling took. The board's own state (ATN, TACS, LACS, REN, SRQ) is the
+/// simulator's, asked of it; nothing here decodes command bytes.
 pub struct BoardBus {
-    sim: SimBoard,
-    me: u8,
-    applied: Option<Duration>,
-    decoder: CommandDecoder,
-    /// The board is addressed to talk.
-    pub tacs: bool,
-    /// The board is addressed to listen.
-    pub lacs: bool,
-    /// REN is asserted.
-    pub ren: bool,
-    /// The board asserts ATN: after command bytes (`ibcmd`, addressing, polls) and
-    /// `ibcac`, until a data transfer or `ibgts` releases it (linux-gpib's semantics).
-    pub atn: bool,
+    bus: gpib_sim::Bus,
     /// Status bytes with RQS taken by automatic serial polling, per device.
     pub spoll: HashMap<Address, VecDeque<u8>>,
 }
 
 impl BoardBus {
+    fn new(sim: SimBoard) -> Self {
+        let bus = gpib_sim::Bus::new(sim);
+        // linux-gpib addresses the bus for every device-level call.
+        bus.set_readdress(true);
+        Self {
+            bus,
+            spoll: HashMap::new(),
+        }
+    }
+
     fn use_timeout(&mut self, d: Duration) -> Res<()> {
-        if self.applied != Some(d) {
-            self.sim
+        if self.bus.timeout() != d {
+            self.bus
                 .set_timeout(d)
                 .map_err(|e| fail_from(&e, Call::Other))?;
-            self.applied = Some(d);
         }
         Ok(())
     }
@@ -260,96 +229,108 @@ impl BoardBus {
         if bytes.is_empty() {
             return Ok(());
         }
-        self.atn = true;
-        self.sim.command(bytes).map_err(|e| {
+        self.bus.transaction(|tx| tx.command(bytes)).map_err(|e| {
             let f = fail_from(&e, Call::Command);
             Fail {
                 count: Some(e.transferred().unwrap_or(0) as i64),
                 ..f
             }
-        })?;
-        for &b in bytes {
-            match self.decoder.next_message(b) {
-                InterfaceMessage::Talk(a) => self.tacs = a.get() == self.me,
-                InterfaceMessage::Untalk => self.tacs = false,
-                InterfaceMessage::Listen(a) if a.get() == self.me => self.lacs = true,
-                InterfaceMessage::Unlisten => self.lacs = false,
-                _ => {}
-            }
-        }
-        Ok(())
+        })
     }
 
-    /// MTA(board), UNL, MLA (+MSA) of each device: the board talks to them.
+    /// The board talks to `to` (UNL, MTA board, MLA \[MSA\] of each).
     fn send_setup(&mut self, to: &[Address]) -> Res<()> {
-        let mut cmd = vec![codes::TALK_BASE + self.me, codes::UNL];
-        for a in to {
-            push_listen(&mut cmd, *a);
-        }
-        self.command(&cmd)
+        self.bus
+            .transaction(|tx| tx.address_to_devices(to))
+            .map_err(|e| fail_from(&e, Call::Command))
     }
 
-    /// UNL, MLA(board), MTA (+MSA) of the device: the device talks to the board.
+    /// `from` talks to the board (UNL, MTA \[MSA\], MLA board).
     fn receive_setup(&mut self, from: Address) -> Res<()> {
-        let mut cmd = vec![
-            codes::UNL,
-            codes::LISTEN_BASE + self.me,
-            codes::TALK_BASE + from.primary.get(),
-        ];
-        if let Some(s) = from.secondary {
-            cmd.push(s.to_ni());
-        }
-        self.command(&cmd)
+        self.bus
+            .transaction(|tx| tx.address_from_device(from))
+            .map_err(|e| fail_from(&e, Call::Command))
     }
 
     fn interface_clear(&mut self) -> Res<()> {
-        self.sim
+        self.bus
             .interface_clear()
-            .map_err(|e| fail_from(&e, Call::Other))?;
-        self.tacs = false;
-        self.lacs = false;
-        self.decoder = CommandDecoder::new();
-        Ok(())
+            .map_err(|e| fail_from(&e, Call::Other))
     }
 
     fn remote_enable(&mut self, on: bool) -> Res<()> {
-        self.sim
+        self.bus
             .remote_enable(on)
-            .map_err(|e| fail_from(&e, Call::Other))?;
-        self.ren = on;
-        Ok(())
+            .map_err(|e| fail_from(&e, Call::Other))
+    }
+
+    /// The board's own state, as the simulator knows it.
+    pub fn board_status(&mut self) -> gpib_sim::BoardStatus {
+        self.bus
+            .with_backend(|b| b.board_status())
+            .unwrap_or_default()
     }
 
     /// SRQ line state.
     pub fn srq(&mut self) -> bool {
-        self.sim.srq().unwrap_or(false)
+        self.bus.srq().unwrap_or(false)
     }
 
     fn read(&mut self, buf: &mut [u8], eos: Option<Eos>) -> gpib_sim::Result<ReadStatus> {
-        self.atn = false;
-        self.sim.read(buf, eos)
+        self.bus.transaction(|tx| tx.read(buf, eos))
     }
 
     fn write(&mut self, data: &[u8], eoi: bool) -> gpib_sim::Result<usize> {
-        self.atn = false;
-        self.sim.write(data, eoi)
+        self.bus.transaction(|tx| tx.write(data, eoi))
     }
 
     fn serial_poll(&mut self, a: Address) -> Res<u8> {
-        let r = self.sim.serial_poll(a);
-        // A serial poll leaves the board addressed to listen (UNT without UNL), and
-        // ends with SPD and UNT under ATN.
-        self.tacs = false;
-        self.lacs = true;
-        self.atn = true;
-        r.map(|s| s.0).map_err(|e| fail_from(&e, Call::Other))
+        self.bus
+            .serial_poll(a)
+            .map(|s| s.0)
+            .map_err(|e| fail_from(&e, Call::Other))
     }
-}
 
-fn push_listen(cmd: &mut Vec<u8>, a: Address) {
-    cmd.push(codes::LISTEN_BASE + a.primary.get());
-    if let Some(s) = a.secondary {
-        cmd.push(s.to_ni());
+    fn parallel_poll(&mut self) -> Res<u8> {
+        self.bus
+            .parallel_poll()
+            .map_err(|e| fail_from(&e, Call::Other))
+    }
+
+    fn listener_present(&mut self, a: Address) -> Res<bool> {
+        self.bus
+            .with_backend(|b| b.listener_present(a))
+            .map_err(|e| fail_from(&e, Call::Other))
+    }
+
+    fn lines(&mut self) -> Res<gpib_sim::BusLines> {
+        self.bus.lines().map_err(|e| fail_from(&e, Call::Other))
+    }
+
+    fn take_control(&mut self) -> Res<()> {
+        self.bus
+            .with_backend(|b| b.take_control())
+            .map_err(|e| fail_from(&e, Call::Other))
+    }
+
+    fn go_to_standby(&mut self) -> Res<()> {
+        self.bus
+            .with_backend(|b| b.go_to_standby())
+            .map_err(|e| fail_from(&e, Call::Other))
+    }
+
+    /// Waits up to `timeout` for SRQ on the simulator's clock.
+    fn wait_srq(&mut self, timeout: Duration) -> bool {
+        self.bus.wait_srq(timeout).unwrap_or(false)
+    }
+
+    fn delay(&mut self, d: Duration) {
+        self.bus.delay(d);
+    }
+
+    /// Whether waits take wall time (real-time mode).
+    fn waits_in_wall_time(&mut self) -> bool {
+        self.bus.with_backend(|b| b.waits_in_wall_time())
     }
 }
 
@@ -473,17 +454,7 @@ impl Library {
                 t1_code: t1_code(b.t1_ns.unwrap_or(defaults.t1_ns)),
                 dma: b.transfer.unwrap_or(defaults.mode) == TransferMode::Dma,
                 default_tmo: timeout_code(sim.timeout()),
-                bus: Mutex::new(BoardBus {
-                    sim,
-                    me: b.address,
-                    applied: None,
-                    decoder: CommandDecoder::new(),
-                    tacs: false,
-                    lacs: false,
-                    ren: false,
-                    atn: false,
-                    spoll: HashMap::new(),
-                }),
+                bus: Mutex::new(BoardBus::new(sim)),
             };
             lib.boards.push(board);
         }
@@ -581,18 +552,17 @@ impl Library {
         };
         let mut bus = board.lock();
         if d.is_board {
-            s |= CIC;
-            if bus.atn {
-                s |= ATN;
-            }
-            if bus.tacs {
-                s |= TACS;
-            }
-            if bus.lacs {
-                s |= LACS;
-            }
-            if bus.srq() {
-                s |= SRQI;
+            let b = bus.board_status();
+            for (on, bit) in [
+                (b.controller_in_charge, CIC),
+                (b.atn, ATN),
+                (b.talker, TACS),
+                (b.listener, LACS),
+                (b.srq, SRQI),
+            ] {
+                if on {
+                    s |= bit;
+                }
             }
         } else if bus.spoll.get(&d.address()).is_some_and(|q| !q.is_empty()) {
             s |= RQS;
@@ -962,11 +932,7 @@ pub fn rpp(lib: &Library, d: &mut Desc) -> Res<u8> {
     let board = lib.board(d.board);
     let mut bus = board.lock();
     bus.use_timeout(timeout_of(d.s.ppoll_tmo))?;
-    // The poll is ATN with EOI; the controller stays active (ATN) afterwards.
-    bus.atn = true;
-    bus.sim
-        .parallel_poll()
-        .map_err(|e| fail_from(&e, Call::Other))
+    bus.parallel_poll()
 }
 
 /// `ibrsp`: the device's status byte (a byte taken by automatic polling first).
@@ -995,13 +961,13 @@ pub fn sic(lib: &Library, d: &mut Desc) -> Res {
 
 /// `ibcac`: the board becomes active controller, asserting ATN.
 pub fn cac(lib: &Library, d: &mut Desc) -> Res {
-    lib.board(d.board).lock().atn = true;
+    lib.board(d.board).lock().take_control()?;
     Ok(None)
 }
 
 /// `ibgts`: the board goes to standby, releasing ATN.
 pub fn gts(lib: &Library, d: &mut Desc) -> Res {
-    lib.board(d.board).lock().atn = false;
+    lib.board(d.board).lock().go_to_standby()?;
     Ok(None)
 }
 
@@ -1017,13 +983,9 @@ pub fn ln(lib: &Library, d: &mut Desc, pad: i32, sad: i32) -> Res<bool> {
     let pad = check_pad(pad)?;
     let board = lib.board(d.board);
     let mut bus = board.lock();
-    // Looking for a listener addresses it with command bytes.
-    bus.atn = true;
     let mut present = |s: Option<u8>| -> Res<bool> {
         let a = Address::new(pad, s).map_err(|_| Fail::code(EARG))?;
-        bus.sim
-            .listener_present(a)
-            .map_err(|e| fail_from(&e, Call::Other))
+        bus.listener_present(a)
     };
     match sad {
         ALL_SAD => {
@@ -1044,8 +1006,7 @@ pub fn ln(lib: &Library, d: &mut Desc, pad: i32, sad: i32) -> Res<bool> {
 /// `iblines`: the line status word (every line valid).
 pub fn lines(lib: &Library, d: &Desc) -> Res<i16> {
     let mut bus = lib.board(d.board).lock();
-    let mut l = bus.sim.lines().map_err(|e| fail_from(&e, Call::Other))?;
-    l.atn |= bus.atn;
+    let l = bus.lines()?;
     drop(bus);
     let mut v = VALID_ALL;
     for (on, bit) in [
@@ -1123,20 +1084,48 @@ pub fn wait(lib: &Library, slot: &Mutex<Desc>, mask: i32) -> Res {
         }
         (timeout_of(d.s.tmo), d.is_board)
     };
+    let board = lock_desc(slot).board;
+    let wall = lib.board(board).lock().waits_in_wall_time();
+    let srq_bit = if is_board { SRQI } else { RQS };
+    let done = |d: &Desc| {
+        if !is_board && mask & RQS != 0 {
+            autopoll(lib, d);
+        }
+        lib.status(d) & mask & !TIMO != 0
+    };
+    if !wall && mask & srq_bit != 0 && mask & TIMO != 0 && !limit.is_zero() {
+        if done(&lock_desc(slot)) {
+            return Ok(None);
+        }
+        // An instrument event is due before the timeout (a measurement that ends, an
+        // operation that completes): wait for it on the simulator's clock, which jumps
+        // to it at once (the 200 ms of a measurement take no wall time).
+        let due = lib.host.as_ref().and_then(SimHost::next_event);
+        let now = lib.host.as_ref().map_or(Duration::ZERO, SimHost::now);
+        if due.is_some_and(|t| t <= now.saturating_add(limit)) {
+            lib.board(board).lock().wait_srq(limit);
+            let mut d = lock_desc(slot);
+            if !done(&d) {
+                d.timed_out = true;
+            }
+            return Ok(None);
+        }
+    }
+    // Nothing scheduled can bring the condition: only another thread's call can. Wait
+    // in wall time (the descriptor unlocked), and let the simulator's clock wait too.
     let start = Instant::now();
     loop {
         {
             let mut d = lock_desc(slot);
-            if !is_board && mask & RQS != 0 {
-                autopoll(lib, &d);
-            }
-            if lib.status(&d) & mask & !TIMO != 0 {
+            if done(&d) {
                 return Ok(None);
             }
             if mask & TIMO != 0 && !limit.is_zero() && start.elapsed() >= limit {
                 d.timed_out = true;
-                // The simulated clock waited too.
-                lib.board(d.board).lock().sim.delay(limit);
+                drop(d);
+                if !wall {
+                    lib.board(board).lock().delay(limit);
+                }
                 return Ok(None);
             }
         }
@@ -1628,7 +1617,7 @@ mod tests {
             transferred: 4,
         };
         assert_eq!(
-            fail_from(&t, Call::Data),
+            fail_from(&t, Call::Read),
             Fail {
                 iberr: EABO,
                 count: Some(4),
@@ -1642,7 +1631,7 @@ mod tests {
         assert_eq!(fail_from(&c, Call::Command).iberr, EBUS);
         assert!(fail_from(&c, Call::Command).timo);
         assert_eq!(
-            fail_from(&E::NoListener { transferred: 0 }, Call::Data).iberr,
+            fail_from(&E::NoListener { transferred: 0 }, Call::Read).iberr,
             ENOL
         );
         assert_eq!(
@@ -1657,9 +1646,12 @@ mod tests {
             detail: "x".into(),
             transferred: 0,
         };
-        assert_eq!(fail_from(&bus, Call::Data).iberr, EBUS);
-        let arg = E::InvalidArgument("not addressed".into());
-        assert_eq!(fail_from(&arg, Call::Data).iberr, EADR);
+        assert_eq!(fail_from(&bus, Call::Read).iberr, EBUS);
+        // EADR comes from the simulator's own NotAddressed, not from a guess.
+        let not_addressed = E::NotAddressed("not addressed to listen".into());
+        assert_eq!(fail_from(&not_addressed, Call::Read).iberr, EADR);
+        let arg = E::InvalidArgument("bad".into());
+        assert_eq!(fail_from(&arg, Call::Read).iberr, EARG);
         assert_eq!(fail_from(&arg, Call::Other).iberr, EARG);
         assert_eq!(
             fail_from(&E::unsupported("x", "sim"), Call::Other).iberr,
@@ -1674,7 +1666,7 @@ mod tests {
                 timo: false
             }
         );
-        assert_eq!(fail_from(&E::Protocol("?".into()), Call::Data).iberr, EDVR);
+        assert_eq!(fail_from(&E::Protocol("?".into()), Call::Read).iberr, EDVR);
     }
 
     #[test]

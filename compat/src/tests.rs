@@ -858,3 +858,28 @@ fn child_stress() {
     );
     assert_eq!(c, threads * iters);
 }
+
+#[test]
+fn ibwait_jumps_to_a_timed_measurement_on_the_simulated_clock() {
+    let _g = serial();
+    let ud = dev(22); // T3s
+    write(ud, b"*RST;*CLS;VOLT:APER 0.5;*ESE 1;*SRE 32\n");
+    write(ud, b"INIT;*OPC\n");
+    let host = crate::engine::library().host.clone().unwrap();
+    let t0 = host.now();
+    let sta = ibwait(ud, RQS | TIMO);
+    let waited = host.now() - t0;
+    assert_eq!(sta & (RQS | TIMO | ERR), RQS, "{sta:#x}");
+    // It waited for the measurement on the simulated clock, not for the timeout.
+    assert!(
+        waited >= std::time::Duration::from_millis(500)
+            && waited < std::time::Duration::from_secs(3),
+        "{waited:?}"
+    );
+    let mut stb: c_char = 0;
+    // SAFETY: `stb` is writable.
+    unsafe { ibrsp(ud, &mut stb) };
+    assert_eq!(stb as u8 & 0x60, 0x60, "RQS and ESB");
+    write(ud, b"*RST;*CLS;*SRE 0;*ESE 0\n");
+    ibonl(ud, 0);
+}

@@ -19,7 +19,7 @@ pub(crate) use net::resolve;
 
 use crate::address::{Address, PrimaryAddress};
 use crate::error::{Error, Result};
-use crate::message::{CommandBuf, InterfaceMessage};
+use crate::message::{addressing, InterfaceMessage};
 use crate::status::{BoardStatus, BusLines, StatusByte};
 
 #[cfg(feature = "linux-gpib")]
@@ -244,7 +244,7 @@ pub trait Backend: Send {
     ///
     /// Errors as [`Backend::write`]; a timeout keeps its count.
     fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
-        self.command(addressing_to(self.board_address(), device).as_bytes())?;
+        self.command(addressing::to_devices(self.board_address(), &[device]).as_bytes())?;
         self.write(data, eoi)
     }
 
@@ -260,7 +260,7 @@ pub trait Backend: Send {
         buf: &mut [u8],
         eos: Option<Eos>,
     ) -> Result<ReadStatus> {
-        self.command(addressing_from(self.board_address(), device).as_bytes())?;
+        self.command(addressing::from_device(self.board_address(), device).as_bytes())?;
         self.read(buf, eos)
     }
 
@@ -278,7 +278,7 @@ pub trait Backend: Send {
     /// Puts one device in remote: REN asserted and the device addressed to listen.
     fn device_remote(&mut self, device: Address) -> Result<()> {
         self.remote_enable(true)?;
-        self.command(addressing_to(self.board_address(), device).as_bytes())
+        self.command(addressing::to_devices(self.board_address(), &[device]).as_bytes())
     }
 
     /// GTL to one device: it returns to local (front-panel) control.
@@ -379,33 +379,9 @@ pub struct WireStats {
     pub waiting: Duration,
 }
 
-/// UNL, MTA board, MLA device \[MSA\].
-fn addressing_to(board: PrimaryAddress, device: Address) -> CommandBuf {
-    let mut cmd = CommandBuf::new();
-    cmd.push(InterfaceMessage::Unlisten)
-        .push(InterfaceMessage::Talk(board))
-        .push(InterfaceMessage::Listen(device.primary));
-    if let Some(s) = device.secondary {
-        cmd.push(InterfaceMessage::Secondary(s));
-    }
-    cmd
-}
-
-/// UNL, MTA device \[MSA\], MLA board.
-fn addressing_from(board: PrimaryAddress, device: Address) -> CommandBuf {
-    let mut cmd = CommandBuf::new();
-    cmd.push(InterfaceMessage::Unlisten)
-        .push(InterfaceMessage::Talk(device.primary));
-    if let Some(s) = device.secondary {
-        cmd.push(InterfaceMessage::Secondary(s));
-    }
-    cmd.push(InterfaceMessage::Listen(board));
-    cmd
-}
-
 /// One addressed command to `device`, with its addressing, in one command call.
 fn addressed<B: Backend + ?Sized>(b: &mut B, device: Address, m: InterfaceMessage) -> Result<()> {
-    let mut cmd = addressing_to(b.board_address(), device);
+    let mut cmd = addressing::to_devices(b.board_address(), &[device]);
     cmd.push(m);
     b.command(cmd.as_bytes())
 }
@@ -413,15 +389,7 @@ fn addressed<B: Backend + ?Sized>(b: &mut B, device: Address, m: InterfaceMessag
 /// The serial poll built from the required core: UNL, MLA(board), SPE, MTA(device)
 /// \[MSA\], one byte, then SPD, UNT (sent even when the read failed).
 pub fn generic_serial_poll<B: Backend + ?Sized>(b: &mut B, device: Address) -> Result<StatusByte> {
-    let mut cmd = CommandBuf::new();
-    cmd.push(InterfaceMessage::Unlisten)
-        .push(InterfaceMessage::Listen(b.board_address()))
-        .push(InterfaceMessage::SerialPollEnable)
-        .push(InterfaceMessage::Talk(device.primary));
-    if let Some(s) = device.secondary {
-        cmd.push(InterfaceMessage::Secondary(s));
-    }
-    b.command(cmd.as_bytes())?;
+    b.command(addressing::serial_poll(b.board_address(), device).as_bytes())?;
     let mut byte = [0u8; 1];
     let got = b.read(&mut byte, None);
     let end = [

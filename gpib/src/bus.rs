@@ -12,7 +12,7 @@ use crate::address::{Address, PrimaryAddress, SecondaryAddress};
 use crate::backend::{Backend, BoardId, ClockKind, Eos, ReadStatus, Turns};
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::message::{CommandBuf, InterfaceMessage};
+use crate::message::{addressing, InterfaceMessage};
 use crate::status::{BusLines, StatusByte};
 
 /// Which way the last addressing pointed, so it need not be sent again.
@@ -497,43 +497,35 @@ impl Transaction<'_> {
     }
 
     /// UNL, MTA board, MLA device \[MSA\].
-    fn to_device_bytes(&self, device: Address) -> CommandBuf {
-        let mut cmd = CommandBuf::new();
-        cmd.push(InterfaceMessage::Unlisten)
-            .push(InterfaceMessage::Talk(self.board_address()))
-            .push(InterfaceMessage::Listen(device.primary));
-        if let Some(s) = device.secondary {
-            cmd.push(InterfaceMessage::Secondary(s));
-        }
-        cmd
-    }
-
     /// Addresses `device` to listen and the board to talk (UNL, MTA board, MLA device
     /// \[MSA\]), unless that addressing is already in place.
     pub fn address_to_device(&mut self, device: Address) -> Result<()> {
         if !self.state.readdress && self.state.addressed == Addressed::ToDevice(device) {
             return Ok(());
         }
-        self.command(self.to_device_bytes(device).as_bytes())?;
+        self.command(addressing::to_devices(self.board_address(), &[device]).as_bytes())?;
         self.state.addressed = Addressed::ToDevice(device);
         Ok(())
     }
 
+    /// Addresses every one of `devices` to listen and the board to talk (UNL, MTA
+    /// board, MLA \[MSA\] of each), always.
+    pub fn address_to_devices(&mut self, devices: &[Address]) -> Result<()> {
+        self.command(addressing::to_devices(self.board_address(), devices).as_bytes())?;
+        if let [one] = devices {
+            self.state.addressed = Addressed::ToDevice(*one);
+        }
+        Ok(())
+    }
+
     /// Addresses `device` to talk and the board to listen (UNL, MTA device \[MSA\],
-    /// MLA board), unless that addressing is already in place. This is the seed
+    /// MLA board), unless that addressing is already in place. This is the 1988 io_test
     /// program's `listencmd`.
     pub fn address_from_device(&mut self, device: Address) -> Result<()> {
         if !self.state.readdress && self.state.addressed == Addressed::FromDevice(device) {
             return Ok(());
         }
-        let mut cmd = CommandBuf::new();
-        cmd.push(InterfaceMessage::Unlisten)
-            .push(InterfaceMessage::Talk(device.primary));
-        if let Some(s) = device.secondary {
-            cmd.push(InterfaceMessage::Secondary(s));
-        }
-        cmd.push(InterfaceMessage::Listen(self.board_address()));
-        self.command(cmd.as_bytes())?;
+        self.command(addressing::from_device(self.board_address(), device).as_bytes())?;
         self.state.addressed = Addressed::FromDevice(device);
         Ok(())
     }
@@ -542,7 +534,7 @@ impl Transaction<'_> {
     /// addressing (UNL, MTA board, MLA device \[MSA\], command) in one command call, so
     /// it reaches the device whatever the bus state was. The addressing stays in place.
     pub fn addressed_command(&mut self, device: Address, m: InterfaceMessage) -> Result<()> {
-        let mut cmd = self.to_device_bytes(device);
+        let mut cmd = addressing::to_devices(self.board_address(), &[device]);
         cmd.push(m);
         self.command(cmd.as_bytes())?;
         self.state.addressed = Addressed::ToDevice(device);

@@ -18,6 +18,9 @@ pub enum ErrorKind {
     CommandTimeout,
     /// SRQ is asserted but no device answers a serial poll with RQS set (linux-gpib `ESRQ`).
     SrqStuck,
+    /// The board is not addressed the way the transfer needs: to talk for a write, to
+    /// listen for a read (linux-gpib `EADR`).
+    NotAddressed,
     /// An IEEE 488.2 arbitrary block was malformed.
     MalformedBlock,
     /// An address outside 0..=30 (or 0x60..=0x7E for secondaries).
@@ -86,6 +89,9 @@ pub enum Error {
         /// Primary addresses that were polled.
         polled: Vec<u8>,
     },
+    /// The board is not addressed for the transfer.
+    #[error("the board is not addressed for this transfer: {0}")]
+    NotAddressed(String),
     /// A malformed IEEE 488.2 arbitrary block.
     #[error("malformed arbitrary block: {reason} (after {read} byte(s) read)")]
     MalformedBlock {
@@ -185,6 +191,7 @@ impl Error {
             Error::NotControllerInCharge => ErrorKind::NotControllerInCharge,
             Error::CommandTimeout { .. } => ErrorKind::CommandTimeout,
             Error::SrqStuck { .. } => ErrorKind::SrqStuck,
+            Error::NotAddressed(_) => ErrorKind::NotAddressed,
             Error::MalformedBlock { .. } => ErrorKind::MalformedBlock,
             Error::InvalidAddress { .. } => ErrorKind::InvalidAddress,
             Error::InvalidResource { .. } => ErrorKind::InvalidResource,

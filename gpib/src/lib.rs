@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(not(feature = "linux-gpib"), forbid(unsafe_code))]
 
+pub mod abi;
 mod address;
 pub mod backend;
 pub mod block;

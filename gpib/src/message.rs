@@ -286,6 +286,99 @@ impl CommandBuf {
     }
 }
 
+/// The addressing sequences, built in one place for every path that addresses the
+/// bus (the controller layer, serial polls, the libgpib-compatible library). Each
+/// starts with UNL, so that only the devices named listen.
+pub mod addressing {
+    use super::{CommandBuf, InterfaceMessage as M};
+    use crate::address::{Address, PrimaryAddress};
+
+    fn listen(cmd: &mut CommandBuf, a: Address) {
+        cmd.push(M::Listen(a.primary));
+        if let Some(s) = a.secondary {
+            cmd.push(M::Secondary(s));
+        }
+    }
+
+    fn talk(cmd: &mut CommandBuf, a: Address) {
+        cmd.push(M::Talk(a.primary));
+        if let Some(s) = a.secondary {
+            cmd.push(M::Secondary(s));
+        }
+    }
+
+    /// UNL, MTA board, MLA \[MSA\] of each device: the board talks to `devices`.
+    pub fn to_devices(board: PrimaryAddress, devices: &[Address]) -> CommandBuf {
+        let mut cmd = CommandBuf::new();
+        cmd.push(M::Unlisten).push(M::Talk(board));
+        for &d in devices {
+            listen(&mut cmd, d);
+        }
+        cmd
+    }
+
+    /// UNL, MTA device \[MSA\], MLA board: `device` talks to the board (the 1988
+    /// io_test program's `listencmd`).
+    pub fn from_device(board: PrimaryAddress, device: Address) -> CommandBuf {
+        let mut cmd = CommandBuf::new();
+        cmd.push(M::Unlisten);
+        talk(&mut cmd, device);
+        cmd.push(M::Listen(board));
+        cmd
+    }
+
+    /// UNL, MLA board, SPE, MTA device \[MSA\]: the start of a serial poll.
+    pub fn serial_poll(board: PrimaryAddress, device: Address) -> CommandBuf {
+        let mut cmd = CommandBuf::new();
+        cmd.push(M::Unlisten)
+            .push(M::Listen(board))
+            .push(M::SerialPollEnable);
+        talk(&mut cmd, device);
+        cmd
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use crate::message::codes;
+
+        #[test]
+        fn every_sequence_starts_with_unl() {
+            let me = PrimaryAddress::new_const(0);
+            let a = Address::new(22, None).unwrap();
+            let b = Address::new(9, Some(3)).unwrap();
+            assert_eq!(
+                to_devices(me, &[a, b]).as_bytes(),
+                [
+                    codes::UNL,
+                    codes::TALK_BASE,
+                    codes::LISTEN_BASE + 22,
+                    codes::LISTEN_BASE + 9,
+                    codes::SECONDARY_BASE + 3
+                ]
+            );
+            assert_eq!(
+                from_device(me, b).as_bytes(),
+                [
+                    codes::UNL,
+                    codes::TALK_BASE + 9,
+                    codes::SECONDARY_BASE + 3,
+                    codes::LISTEN_BASE
+                ]
+            );
+            assert_eq!(
+                serial_poll(me, a).as_bytes(),
+                [
+                    codes::UNL,
+                    codes::LISTEN_BASE,
+                    codes::SPE,
+                    codes::TALK_BASE + 22
+                ]
+            );
+        }
+    }
+}
+
 impl Default for CommandBuf {
     fn default() -> Self {
         Self::new()

@@ -67,71 +67,7 @@ fn ib_timeout(code: i32) -> IbTimeout {
     ALL[code.clamp(0, 17) as usize]
 }
 
-/// linux-gpib's `iberr` codes, by name (for messages).
-const IBERR_NAMES: &[(i32, &str, &str)] = &[
-    (0, "EDVR", "system error"),
-    (1, "ECIC", "the board is not controller-in-charge"),
-    (2, "ENOL", "no listeners"),
-    (3, "EADR", "the board is not addressed correctly"),
-    (4, "EARG", "invalid argument"),
-    (5, "ESAC", "the board is not system controller"),
-    (6, "EABO", "I/O aborted"),
-    (7, "ENEB", "no such board"),
-    (8, "EDMA", "DMA error"),
-    (10, "EOIP", "asynchronous I/O in progress"),
-    (11, "ECAP", "capability missing or disabled"),
-    (12, "EFSO", "file system error"),
-    (14, "EBUS", "command bytes not accepted (bus error)"),
-    (15, "ESTB", "serial poll status bytes lost"),
-    (16, "ESRQ", "SRQ stuck on"),
-    (17, "ECNF", "configuration file error"),
-    (20, "ETAB", "table overflow"),
-];
-
-/// The library's [`ErrorKind`] for linux-gpib error `iberr` (its `iberr` code) raised
-/// by a call of kind `call`, with `timed_out` when `TIMO` was set in `ibsta`.
-///
-/// | iberr | kind |
-/// |---|---|
-/// | EDVR, ENEB, ECNF | [`ErrorKind::BackendUnavailable`] |
-/// | ECIC, ESAC | [`ErrorKind::NotControllerInCharge`] |
-/// | ENOL | [`ErrorKind::NoListener`] |
-/// | EADR, EARG, ETAB | [`ErrorKind::InvalidArgument`] |
-/// | EABO | [`ErrorKind::Timeout`] ([`ErrorKind::CommandTimeout`] for `ibcmd`); [`ErrorKind::Io`] when aborted without `TIMO` |
-/// | EBUS | [`ErrorKind::CommandTimeout`] for `ibcmd`, else [`ErrorKind::BusConflict`] |
-/// | ECAP | [`ErrorKind::Unsupported`] |
-/// | ESRQ | [`ErrorKind::SrqStuck`] |
-/// | EDMA, EOIP, EFSO, ESTB, others | [`ErrorKind::Io`] |
-pub fn kind_for_iberr(iberr: i32, call: Call, timed_out: bool) -> ErrorKind {
-    match iberr {
-        0 | 7 | 17 => ErrorKind::BackendUnavailable,
-        1 | 5 => ErrorKind::NotControllerInCharge,
-        2 => ErrorKind::NoListener,
-        3 | 4 | 20 => ErrorKind::InvalidArgument,
-        6 if call == Call::Command => ErrorKind::CommandTimeout,
-        6 if timed_out || matches!(call, Call::Read | Call::Write) => ErrorKind::Timeout,
-        6 => ErrorKind::Io,
-        14 if call == Call::Command => ErrorKind::CommandTimeout,
-        14 => ErrorKind::BusConflict,
-        11 => ErrorKind::Unsupported,
-        16 => ErrorKind::SrqStuck,
-        _ => ErrorKind::Io,
-    }
-}
-
-/// Which kind of linux-gpib call failed (the same code means different things for
-/// command bytes and data).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Call {
-    /// `ibcmd`: command bytes with ATN.
-    Command,
-    /// `ibwrt`: data bytes out.
-    Write,
-    /// `ibrd`: data bytes in.
-    Read,
-    /// Any other call.
-    Other,
-}
+pub use crate::abi::{kind_for_iberr, Call, IBERR_NAMES};
 
 fn iberr_code(e: &IbError) -> i32 {
     match e {

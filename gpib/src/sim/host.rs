@@ -389,6 +389,12 @@ impl SimHost {
         self.lock().callers.now()
     }
 
+    /// When the next instrument event is due (a timer an instrument set: a
+    /// measurement that ends, an operation that completes), if any.
+    pub fn next_event(&self) -> Option<Duration> {
+        self.lock().timers.next_due()
+    }
+
     /// Host CPU time modelled so far, all CPUs together.
     pub fn cpu(&self) -> Duration {
         self.lock().cpus.busy()

@@ -145,7 +145,7 @@ impl World {
         let poll_ns = poller::poll_ns(&mut self.boards, board);
         let b = &self.boards[board];
         if !b.addressing.board_talks() {
-            return Err(Error::InvalidArgument(
+            return Err(Error::NotAddressed(
                 "the board is not addressed to talk: address it (MTA) before writing".into(),
             ));
         }
@@ -225,12 +225,12 @@ impl World {
         let b = &self.boards[board];
         let timeout = b.timeout;
         if !b.addressing.board_listens() {
-            return Err(Error::InvalidArgument(
+            return Err(Error::NotAddressed(
                 "the board is not addressed to listen: address it (MLA) before reading".into(),
             ));
         }
         if b.addressing.board_talks() {
-            return Err(Error::InvalidArgument(
+            return Err(Error::NotAddressed(
                 "the board is addressed to talk, not to listen".into(),
             ));
         }
@@ -451,6 +451,8 @@ impl World {
     /// Whether a device listens at `a`: UNL, MLA \[MSA\], then sensing NDAC.
     pub(crate) fn listener_present(&mut self, board: usize, a: Address) -> bool {
         let t = self.begin();
+        // UNL, MLA [MSA] are command bytes: ATN is asserted.
+        self.boards[board].addressing.assert_atn();
         let b = &self.boards[board];
         let present = b.slot_at(a).is_some();
         let d = b
@@ -466,6 +468,8 @@ impl World {
     /// A parallel poll: the DIO byte the configured devices answer with.
     pub(crate) fn parallel_poll(&mut self, board: usize) -> u8 {
         let t = self.begin();
+        // The poll is ATN with EOI; the controller stays active (ATN) afterwards.
+        self.boards[board].addressing.assert_atn();
         let mut dio = 0u8;
         for d in &mut self.boards[board].devices {
             if let Some((sense, line)) = d.ppe {

@@ -73,6 +73,8 @@ pub struct ScpiInstrument {
     responses: usize,
     /// How long a measurement takes.
     measurement_time: Duration,
+    /// What `*RST` sets it back to (the configured time).
+    configured_measurement_time: Duration,
     /// The measurement in progress, if any.
     measuring: Option<Measurement>,
     /// Number of the last measurement started (its timer's token).
@@ -123,6 +125,7 @@ impl ScpiInstrument {
             triggers: 0,
             responses: 0,
             measurement_time: Duration::ZERO,
+            configured_measurement_time: Duration::ZERO,
             measuring: None,
             measurement_no: 0,
             last_reading: None,
@@ -134,6 +137,7 @@ impl ScpiInstrument {
     /// The same instrument, taking `time` of virtual time per measurement.
     pub fn with_measurement_time(mut self, time: Duration) -> Self {
         self.measurement_time = time;
+        self.configured_measurement_time = time;
         self
     }
 
@@ -327,6 +331,7 @@ impl ScpiInstrument {
         } else if eq(h, b"*RST") {
             self.points = 1000;
             self.data.clear();
+            self.measurement_time = self.configured_measurement_time;
             self.abort_measurement();
         } else if eq(h, b"*CLS") {
             self.esr = 0;
