@@ -26,7 +26,6 @@ use crate::status::{BoardStatus, BusLines, StatusByte};
 pub mod linux_gpib;
 mod net;
 pub mod prologix;
-pub mod timeout_steps;
 pub mod vxi11;
 
 /// The end-of-string byte that stops a read, and how it is compared.

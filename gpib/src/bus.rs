@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use crate::address::{Address, PrimaryAddress, SecondaryAddress};
 use crate::backend::{Backend, BoardId, ClockKind, Eos, ReadStatus, Turns};
-use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::message::{addressing, InterfaceMessage};
 use crate::status::{BusLines, StatusByte};
@@ -152,15 +151,6 @@ impl Bus {
     /// The backend's name.
     pub fn backend_name(&self) -> &str {
         &self.shared.name
-    }
-
-    /// A handle to the device at `address` (a number, a [`PrimaryAddress`] or an [`Address`]).
-    pub fn device<A>(&self, address: A) -> Result<Device>
-    where
-        A: TryInto<Address>,
-        Error: From<A::Error>,
-    {
-        Ok(Device::new(self.clone(), address.try_into()?))
     }
 
     /// Runs `f` with the board locked: nothing else uses the bus until it returns.

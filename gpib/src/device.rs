@@ -20,6 +20,17 @@ const GROW_STEP: usize = 64 * 1024;
 /// Largest single allocation made ahead of data that has not arrived yet.
 const MAX_AHEAD: usize = 1 << 20;
 
+impl Bus {
+    /// A handle to the device at `address` (a number, a [`PrimaryAddress`](crate::PrimaryAddress) or an [`Address`]).
+    pub fn device<A>(&self, address: A) -> Result<Device>
+    where
+        A: TryInto<Address>,
+        Error: From<A::Error>,
+    {
+        Ok(Device::new(self.clone(), address.try_into()?))
+    }
+}
+
 /// A device at one address on a bus.
 ///
 /// Settings (timeout, EOS, write terminator) belong to the handle, are applied at

@@ -56,7 +56,7 @@ use crate::status::{BusLines, StatusByte};
 /// The backend's name in messages.
 const NAME: &str = "linux-gpib";
 
-pub use super::timeout_steps::{timeout_code, TIMEOUT_STEPS};
+pub use crate::abi::timeout_steps::{timeout_code, TIMEOUT_STEPS};
 
 fn ib_timeout(code: i32) -> IbTimeout {
     use IbTimeout::*;

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use crate::error::ErrorKind;
 
+pub mod timeout_steps;
+
 // ibsta bits.
 pub const DCAS: i32 = 0x0001;
 pub const DTAS: i32 = 0x0002;
@@ -55,12 +57,12 @@ pub const EIO: i64 = 5;
 
 /// Timeout codes TNONE (0) ... T1000s (17) and the duration each stands for
 /// (TNONE: no timeout, shown as zero, which is also the simulator's "none").
-pub use crate::backend::timeout_steps::TIMEOUT_STEPS as TIMEOUTS;
+pub use timeout_steps::TIMEOUT_STEPS as TIMEOUTS;
 pub const T1S: i32 = 11;
 
 /// The code of the shortest step not shorter than `d` (TNONE for zero or > 1000 s).
 pub fn timeout_code(d: Duration) -> i32 {
-    crate::backend::timeout_steps::timeout_code(d).0
+    timeout_steps::timeout_code(d).0
 }
 
 /// The duration of timeout code `code` (0..=17).

@@ -35,7 +35,7 @@ pub const TIMEOUT_STEPS: [Duration; 18] = [
 ///
 /// ```
 /// use std::time::Duration;
-/// use gpib::backend::timeout_steps::timeout_code;
+/// use gpib::abi::timeout_steps::timeout_code;
 /// assert_eq!(timeout_code(Duration::from_millis(1500)), (12, Duration::from_secs(3)));
 /// assert_eq!(timeout_code(Duration::from_secs(1)), (11, Duration::from_secs(1)));
 /// assert_eq!(timeout_code(Duration::ZERO), (0, Duration::ZERO));
