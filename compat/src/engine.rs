@@ -720,7 +720,7 @@ fn io_timeout(bus: &mut BoardBus, d: &Desc) -> Res<()> {
 
 fn unaddress(bus: &mut BoardBus, d: &Desc) -> Res<()> {
     if !d.is_board && d.s.unaddr {
-        bus.command(&[codes::UNT, codes::UNL])?;
+        bus.command(gpib_sim::addressing::unaddress().as_bytes())?;
     }
     Ok(())
 }

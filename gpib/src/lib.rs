@@ -47,6 +47,6 @@ pub use backend::{Backend, BoardId, ClockKind, Eos, ReadEnd, ReadStatus, Turns, 
 pub use bus::{Bus, Transaction};
 pub use device::{BlockInfo, Device};
 pub use error::{Error, ErrorKind, Result};
-pub use message::{codes, CommandBuf, CommandDecoder, InterfaceMessage};
+pub use message::{addressing, codes, CommandBuf, CommandDecoder, InterfaceMessage};
 pub use resource::{NetworkResource, PrologixLink, Resource};
 pub use status::{BoardStatus, BusLines, StatusByte};

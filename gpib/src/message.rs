@@ -327,6 +327,13 @@ pub mod addressing {
         cmd
     }
 
+    /// UNT, UNL: nobody addressed (linux-gpib's `IbcUnAddr` after each device I/O).
+    pub fn unaddress() -> CommandBuf {
+        let mut cmd = CommandBuf::new();
+        cmd.push(M::Untalk).push(M::Unlisten);
+        cmd
+    }
+
     /// UNL, MLA board, SPE, MTA device \[MSA\]: the start of a serial poll.
     pub fn serial_poll(board: PrimaryAddress, device: Address) -> CommandBuf {
         let mut cmd = CommandBuf::new();

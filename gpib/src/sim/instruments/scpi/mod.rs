@@ -30,9 +30,14 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::block::{self, BlockFormat, HeaderParse};
+mod measurement;
+mod message;
+
+use measurement::Measurement;
+
 use crate::sim::instrument::{DeviceIo, Instrument};
 use crate::status::StatusByte;
+use message::{eq, message_end, sci, trim};
 
 /// Longest measurement time `VOLT:APER` takes, in seconds.
 pub const MAX_MEASUREMENT_S: f64 = 1000.0;
@@ -87,17 +92,6 @@ pub struct ScpiInstrument {
     opc_query_pending: bool,
 }
 
-/// What a measurement in progress does with its reading.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Measurement {
-    /// `READ?`, `MEAS:VOLT?`: answer it.
-    Answer,
-    /// `*TRG`, GET: queue it as a message of its own.
-    Trigger,
-    /// `INIT`: keep it for `FETCH?`.
-    Keep,
-}
-
 impl Default for ScpiInstrument {
     fn default() -> Self {
         Self::new("SIMULATED,SCPI-DMM,0,1.0")
@@ -144,52 +138,6 @@ impl ScpiInstrument {
     /// The time a measurement takes.
     pub fn measurement_time(&self) -> Duration {
         self.measurement_time
-    }
-
-    /// Starts a measurement; its reading goes where `what` says when it ends (at once
-    /// for a measurement time of zero).
-    fn measure(&mut self, what: Measurement, io: &mut DeviceIo<'_>) {
-        if self.measuring.is_some() {
-            self.push_error(-213, "Init ignored");
-            return;
-        }
-        if self.measurement_time.is_zero() {
-            self.finish_measurement(what, io, false);
-            return;
-        }
-        self.measurement_no += 1;
-        self.measuring = Some(what);
-        io.wake_after(self.measurement_time, self.measurement_no);
-    }
-
-    /// A measurement ended: its reading, and what waited for it. `alone`: outside a
-    /// program message (from a timer), so the answers form a message of their own.
-    fn finish_measurement(&mut self, what: Measurement, io: &mut DeviceIo<'_>, alone: bool) {
-        let v = self.reading();
-        self.last_reading = Some(v);
-        let mut parts: Vec<String> = Vec::new();
-        match what {
-            Measurement::Answer if alone => parts.push(sci(v)),
-            Measurement::Answer => self.respond(io, &sci(v)),
-            Measurement::Trigger => {
-                self.triggers += 1;
-                io.output.push_str(&sci(v));
-                io.output.push(b"\n");
-                io.output.finish_message();
-            }
-            Measurement::Keep => {}
-        }
-        if std::mem::take(&mut self.opc_pending) {
-            self.esr |= ESR_OPC;
-        }
-        if std::mem::take(&mut self.opc_query_pending) {
-            parts.push("1".into());
-        }
-        if !parts.is_empty() {
-            io.output.push_str(&parts.join(";"));
-            io.output.push(b"\n");
-            io.output.finish_message();
-        }
     }
 
     /// Times it was triggered (GET or `*TRG`).
@@ -425,13 +373,6 @@ impl ScpiInstrument {
         }
     }
 
-    /// Drops the measurement in progress and what waited for it.
-    fn abort_measurement(&mut self) {
-        self.measuring = None;
-        self.opc_pending = false;
-        self.opc_query_pending = false;
-    }
-
     /// Parses and runs one whole program message (units separated by `;`, blocks
     /// inside). A new message discards an unread answer (IEEE 488.2 "query
     /// interrupted").
@@ -451,9 +392,10 @@ impl ScpiInstrument {
                     start = i;
                 }
                 b'#' => {
-                    let (body, next) = self.block_parameter(msg, i);
-                    if let Some(body) = body {
-                        self.unit(&msg[start..i], Some(body), io);
+                    let (body, next) = message::block_parameter(msg, i);
+                    match body {
+                        Ok(body) => self.unit(&msg[start..i], Some(body), io),
+                        Err((code, text)) => self.push_error(code, text),
                     }
                     i = next;
                     start = next;
@@ -470,122 +412,6 @@ impl ScpiInstrument {
             io.executed();
         }
     }
-
-    /// The block parameter starting at `msg[at]` (a `#`): its body when it is valid,
-    /// and where the next unit starts. An invalid block pushes its error and skips the
-    /// rest of its unit: a body shorter than announced, a length over [`MAX_BLOCK`], or
-    /// bytes other than white space between the body and the `;` or NL that follows.
-    fn block_parameter<'m>(&mut self, msg: &'m [u8], at: usize) -> (Option<&'m [u8]>, usize) {
-        let unit_end = |from: usize| {
-            msg[from.min(msg.len())..]
-                .iter()
-                .position(|&b| matches!(b, b';' | b'\n'))
-                .map_or(msg.len(), |k| from + k + 1)
-        };
-        let h = match block::parse_header(&msg[at..]) {
-            Ok(HeaderParse::Complete(h)) => h,
-            _ => {
-                self.push_error(-161, "Invalid block data");
-                return (None, unit_end(at));
-            }
-        };
-        let body_start = at + h.header_len;
-        let Some(len) = h.body_len else {
-            // `#0` (and `#I`): the body runs to the END that ended the message.
-            let mut body = &msg[body_start..];
-            if h.format == BlockFormat::Indefinite {
-                match body.split_last() {
-                    Some((b'\n', rest)) => body = rest,
-                    _ => {
-                        self.push_error(-161, "Invalid block data");
-                        return (None, msg.len());
-                    }
-                }
-            }
-            return (Some(body), msg.len());
-        };
-        let body_end = match usize::try_from(len) {
-            Ok(l) if l <= MAX_BLOCK => body_start + l,
-            _ => {
-                self.push_error(-223, "Too much data");
-                return (None, unit_end(body_start));
-            }
-        };
-        if body_end > msg.len() {
-            self.push_error(-161, "Invalid block data");
-            return (None, msg.len());
-        }
-        let mut j = body_end;
-        while j < msg.len() && matches!(msg[j], b' ' | b'\t' | b'\r') {
-            j += 1;
-        }
-        if j < msg.len() && !matches!(msg[j], b';' | b'\n') {
-            self.push_error(-161, "Invalid block data");
-            return (None, unit_end(j));
-        }
-        (Some(&msg[body_start..body_end]), (j + 1).min(msg.len()))
-    }
-}
-
-/// Where the program message at the start of `msg` ends, as far as the bytes so far
-/// tell: `Ok(n)` when a NL outside any block ends it after `n` bytes, `Err(k)` when
-/// more bytes are needed (scanning may resume at `k`: no block starts before it).
-///
-/// A block whose length cannot be held (over [`MAX_BLOCK`], or overflowing) is not
-/// waited for: the next NL or END ends its message, whose unit then reports the error.
-fn message_end(msg: &[u8], from: usize) -> Result<usize, usize> {
-    let mut i = from;
-    while i < msg.len() {
-        match msg[i] {
-            b'\n' => return Ok(i + 1),
-            b'#' => match block::parse_header(&msg[i..]) {
-                Ok(HeaderParse::Complete(h)) => match h.body_len.map(usize::try_from) {
-                    Some(Ok(l)) if l <= MAX_BLOCK => {
-                        let end = i + h.header_len + l;
-                        if end > msg.len() {
-                            return Err(i);
-                        }
-                        i = end;
-                    }
-                    Some(_) => i += h.header_len,
-                    // `#0` and `#I` end only with END.
-                    None => return Err(i),
-                },
-                Ok(HeaderParse::NeedAtLeast(_)) => return Err(i),
-                Err(_) => i += 1,
-            },
-            _ => i += 1,
-        }
-    }
-    Err(msg.len())
-}
-
-/// A reading in SCPI's NR3 form: `+1.23456789E+00`.
-fn sci(v: f64) -> String {
-    let s = format!("{v:+.8E}");
-    match s.split_once('E') {
-        Some((m, e)) => {
-            let exp: i32 = e.parse().unwrap_or(0);
-            format!("{m}E{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
-        }
-        None => s,
-    }
-}
-
-fn eq(a: &[u8], b: &[u8]) -> bool {
-    a.eq_ignore_ascii_case(b)
-}
-
-fn trim(b: &[u8]) -> &[u8] {
-    let s = b
-        .iter()
-        .position(|c| !c.is_ascii_whitespace())
-        .unwrap_or(b.len());
-    let e = b
-        .iter()
-        .rposition(|c| !c.is_ascii_whitespace())
-        .map_or(s, |e| e + 1);
-    &b[s..e.max(s)]
 }
 
 impl Instrument for ScpiInstrument {
@@ -678,7 +504,7 @@ impl Instrument for ScpiInstrument {
 
 #[cfg(test)]
 mod tests {
-    use super::sci;
+    use super::message::sci;
 
     #[test]
     fn nr3() {
