@@ -563,7 +563,7 @@ mod tests {
             (1, Call::Command, false, K::NotControllerInCharge),
             (2, Call::Write, false, K::NoListener),
             (2, Call::Command, false, K::NoListener),
-            (3, Call::Read, false, K::InvalidArgument),
+            (3, Call::Read, false, K::NotAddressed),
             (4, Call::Other, false, K::InvalidArgument),
             (5, Call::Other, false, K::NotControllerInCharge),
             (6, Call::Read, true, K::Timeout),
