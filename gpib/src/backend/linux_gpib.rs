@@ -129,11 +129,23 @@ pub struct LinuxGpibBoard {
     /// The timeout applied to the descriptor (a linux-gpib step).
     timeout: Duration,
     opened: Instant,
-    /// The EOS mode last applied with `ibeos` (`None`: not known yet). Reads pass their
-    /// EOS every time; the call to libgpib is made only when it changes.
-    eos_applied: Option<Option<Eos>>,
-    /// The EOI-on-write setting last applied with `ibeot` (`None`: not known yet).
-    eot_applied: Option<bool>,
+    /// What was last applied to the board descriptor.
+    applied: Applied,
+    /// Device descriptors (`ibdev`), one per device address used: each transfer is one
+    /// `ibwrt`/`ibrd` on it, libgpib addressing the bus in the same call.
+    devices: std::collections::HashMap<Address, (c_int, Applied)>,
+}
+
+/// Settings last applied to one descriptor (`None`: not known yet). Transfers pass
+/// theirs every time; libgpib is called only when one changes.
+#[derive(Debug, Clone, Copy, Default)]
+struct Applied {
+    /// The EOS mode (`ibeos`).
+    eos: Option<Option<Eos>>,
+    /// EOI with the last byte of writes (`ibeot`).
+    eot: Option<bool>,
+    /// The timeout (`ibtmo`).
+    timeout: Option<Duration>,
 }
 
 impl std::fmt::Debug for LinuxGpibBoard {
@@ -240,11 +252,45 @@ impl LinuxGpibBoard {
             address,
             timeout,
             opened: Instant::now(),
-            eos_applied: None,
-            eot_applied: None,
+            applied: Applied {
+                timeout: Some(timeout),
+                ..Applied::default()
+            },
+            devices: std::collections::HashMap::new(),
         };
         log::debug!("opened {board:?}");
         Ok(board)
+    }
+
+    /// The `ibdev` descriptor of `device` on this board (opened on first use), with
+    /// the board's timeout applied.
+    fn device_descriptor(&mut self, device: Address) -> Result<(c_int, &mut Applied)> {
+        let t = self.timeout;
+        if !self.devices.contains_key(&device) {
+            let (pad, sad) = lg_address(device)?;
+            let ud = traditional::ibdev(
+                self.key,
+                pad,
+                sad,
+                ib_timeout(timeout_code(t).0),
+                IbSendEOI::Enabled(1),
+                eos_mode(None),
+            )
+            .map_err(|e| driver_error("ibdev", Call::Other, e, None, t))?;
+            let applied = Applied {
+                eos: Some(None),
+                eot: Some(true),
+                timeout: Some(t),
+            };
+            self.devices.insert(device, (ud, applied));
+        }
+        let Some((ud, applied)) = self.devices.get_mut(&device) else {
+            return Err(Error::InvalidArgument(format!(
+                "no descriptor for {device}"
+            )));
+        };
+        apply_timeout(*ud, applied, t)?;
+        Ok((*ud, applied))
     }
 
     /// The board descriptor (the board index, or what `ibfind` returned).
@@ -255,34 +301,109 @@ impl LinuxGpibBoard {
     fn error(&self, what: &'static str, call: Call, e: GpibError, count: Option<usize>) -> Error {
         driver_error(what, call, e, count, self.timeout)
     }
+}
 
-    /// Sets the EOS mode for the next read: REOS (and BIN for 8-bit compares) with the
-    /// byte, or nothing at all; never XEOS.
-    fn apply_eos(&mut self, eos: Option<Eos>) -> Result<()> {
-        if self.eos_applied == Some(eos) {
-            return Ok(());
-        }
-        self.eos_applied = None;
-        traditional::ibeos(self.ud, eos_mode(eos))
-            .map_err(|e| self.error("ibeos", Call::Other, e, None))?;
-        self.eos_applied = Some(eos);
-        Ok(())
+/// Sets the EOS mode for the next read on `ud`: REOS (and BIN for 8-bit compares)
+/// with the byte, or nothing at all; never XEOS.
+fn apply_eos(ud: c_int, applied: &mut Applied, eos: Option<Eos>, t: Duration) -> Result<()> {
+    if applied.eos == Some(eos) {
+        return Ok(());
     }
+    applied.eos = None;
+    traditional::ibeos(ud, eos_mode(eos))
+        .map_err(|e| driver_error("ibeos", Call::Other, e, None, t))?;
+    applied.eos = Some(eos);
+    Ok(())
+}
 
-    /// Sets whether the next write asserts EOI with its last byte.
-    fn apply_eot(&mut self, eoi: bool) -> Result<()> {
-        let mode = if eoi {
-            IbSendEOI::Enabled(1)
-        } else {
-            IbSendEOI::Disabled
-        };
-        if self.eot_applied == Some(eoi) {
-            return Ok(());
+/// Sets whether the next write on `ud` asserts EOI with its last byte.
+fn apply_eot(ud: c_int, applied: &mut Applied, eoi: bool, t: Duration) -> Result<()> {
+    if applied.eot == Some(eoi) {
+        return Ok(());
+    }
+    let mode = if eoi {
+        IbSendEOI::Enabled(1)
+    } else {
+        IbSendEOI::Disabled
+    };
+    applied.eot = None;
+    traditional::ibeot(ud, mode).map_err(|e| driver_error("ibeot", Call::Other, e, None, t))?;
+    applied.eot = Some(eoi);
+    Ok(())
+}
+
+/// Sets `ud`'s timeout to the board's `t`.
+fn apply_timeout(ud: c_int, applied: &mut Applied, t: Duration) -> Result<()> {
+    if applied.timeout == Some(t) {
+        return Ok(());
+    }
+    applied.timeout = None;
+    traditional::ibtmo(ud, ib_timeout(timeout_code(t).0))
+        .map_err(|e| driver_error("ibtmo", Call::Other, e, None, t))?;
+    applied.timeout = Some(t);
+    Ok(())
+}
+
+/// One `ibwrt` on `ud`, EOI with the last byte when `eoi`.
+fn write_on(
+    ud: c_int,
+    applied: &mut Applied,
+    data: &[u8],
+    eoi: bool,
+    t: Duration,
+) -> Result<usize> {
+    apply_eot(ud, applied, eoi, t)?;
+    match traditional::ibwrt(ud, data) {
+        Ok(n) => Ok(n.min(data.len())),
+        // linux-gpib-rs's ibwrt formats the data as UTF-8 for its debug log and
+        // fails after the bytes were sent; the thread status tells the truth.
+        Err(GpibError::ValueError(_)) if !IbStatus::from_ibsta(ThreadIbsta()).err => {
+            Ok(thread_count(data.len()))
         }
-        self.eot_applied = None;
-        traditional::ibeot(self.ud, mode).map_err(|e| self.error("ibeot", Call::Other, e, None))?;
-        self.eot_applied = Some(eoi);
-        Ok(())
+        Err(e) => {
+            let sent = thread_count(data.len());
+            Err(driver_error("write", Call::Write, e, Some(sent), t))
+        }
+    }
+}
+
+/// One `ibrd` on `ud` into `buf`, ending on EOS too when `eos` is given.
+fn read_on(
+    ud: c_int,
+    applied: &mut Applied,
+    buf: &mut [u8],
+    eos: Option<Eos>,
+    t: Duration,
+) -> Result<ReadStatus> {
+    if buf.is_empty() {
+        return Ok(ReadStatus {
+            count: 0,
+            end: ReadEnd::BufferFull,
+        });
+    }
+    apply_eos(ud, applied, eos, t)?;
+    match traditional::ibrd(ud, buf) {
+        Ok((status, n)) => {
+            let n = n.min(buf.len());
+            let on_eos = n > 0 && eos.is_some_and(|e| e.matches(buf[n - 1]));
+            let end = if on_eos {
+                ReadEnd::Eos
+            } else if status.end {
+                ReadEnd::Eoi
+            } else if n == buf.len() {
+                ReadEnd::BufferFull
+            } else {
+                // linux-gpib ends a short read only on END; treat anything else
+                // as the end of the message rather than read again blindly.
+                log::warn!("ibrd returned {n} of {} byte(s) without END", buf.len());
+                ReadEnd::Eoi
+            };
+            Ok(ReadStatus { count: n, end })
+        }
+        Err(e) => {
+            let got = thread_count(buf.len());
+            Err(driver_error("read", Call::Read, e, Some(got), t))
+        }
     }
 }
 
@@ -305,6 +426,11 @@ fn eos_mode(eos: Option<Eos>) -> IbEosMode {
 
 impl Drop for LinuxGpibBoard {
     fn drop(&mut self) {
+        for (device, (ud, _)) in self.devices.drain() {
+            if let Err(e) = traditional::ibonl(ud, IbOnline::Close) {
+                log::warn!("closing the descriptor of {device}: {e}");
+            }
+        }
         if self.owned {
             if let Err(e) = traditional::ibonl(self.ud, IbOnline::Close) {
                 log::warn!("closing {}: {e}", self.label);
@@ -433,52 +559,53 @@ impl Backend for LinuxGpibBoard {
     }
 
     fn write(&mut self, data: &[u8], eoi: bool) -> Result<usize> {
-        self.apply_eot(eoi)?;
-        match traditional::ibwrt(self.ud, data) {
-            Ok(n) => Ok(n.min(data.len())),
-            // linux-gpib-rs's ibwrt formats the data as UTF-8 for its debug log and
-            // fails after the bytes were sent; the thread status tells the truth.
-            Err(GpibError::ValueError(_)) if !IbStatus::from_ibsta(ThreadIbsta()).err => {
-                Ok(thread_count(data.len()))
-            }
-            Err(e) => {
-                let sent = thread_count(data.len());
-                Err(self.error("write", Call::Write, e, Some(sent)))
-            }
-        }
+        write_on(self.ud, &mut self.applied, data, eoi, self.timeout)
     }
 
     fn read(&mut self, buf: &mut [u8], eos: Option<Eos>) -> Result<ReadStatus> {
-        if buf.is_empty() {
-            return Ok(ReadStatus {
-                count: 0,
-                end: ReadEnd::BufferFull,
-            });
-        }
-        self.apply_eos(eos)?;
-        match traditional::ibrd(self.ud, buf) {
-            Ok((status, n)) => {
-                let n = n.min(buf.len());
-                let on_eos = n > 0 && eos.is_some_and(|e| e.matches(buf[n - 1]));
-                let end = if on_eos {
-                    ReadEnd::Eos
-                } else if status.end {
-                    ReadEnd::Eoi
-                } else if n == buf.len() {
-                    ReadEnd::BufferFull
-                } else {
-                    // linux-gpib ends a short read only on END; treat anything else
-                    // as the end of the message rather than read again blindly.
-                    log::warn!("ibrd returned {n} of {} byte(s) without END", buf.len());
-                    ReadEnd::Eoi
-                };
-                Ok(ReadStatus { count: n, end })
-            }
-            Err(e) => {
-                let got = thread_count(buf.len());
-                Err(self.error("read", Call::Read, e, Some(got)))
-            }
-        }
+        read_on(self.ud, &mut self.applied, buf, eos, self.timeout)
+    }
+
+    /// Device-level: each transfer is one `ibwrt`/`ibrd` on an `ibdev` descriptor of
+    /// the device, which addresses the bus in the same call (as raw libgpib programs
+    /// do), so a query costs the calls it costs them.
+    fn device_level(&self) -> bool {
+        true
+    }
+
+    fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
+        let t = self.timeout;
+        let (ud, applied) = self.device_descriptor(device)?;
+        write_on(ud, applied, data, eoi, t)
+    }
+
+    fn device_read(
+        &mut self,
+        device: Address,
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
+        let t = self.timeout;
+        let (ud, applied) = self.device_descriptor(device)?;
+        read_on(ud, applied, buf, eos, t)
+    }
+
+    fn device_clear(&mut self, device: Address) -> Result<()> {
+        let t = self.timeout;
+        let (ud, _) = self.device_descriptor(device)?;
+        traditional::ibclr(ud).map_err(|e| driver_error("ibclr", Call::Other, e, None, t))
+    }
+
+    fn device_trigger(&mut self, device: Address) -> Result<()> {
+        let t = self.timeout;
+        let (ud, _) = self.device_descriptor(device)?;
+        traditional::ibtrg(ud).map_err(|e| driver_error("ibtrg", Call::Other, e, None, t))
+    }
+
+    fn device_local(&mut self, device: Address) -> Result<()> {
+        let t = self.timeout;
+        let (ud, _) = self.device_descriptor(device)?;
+        traditional::ibloc(ud).map_err(|e| driver_error("ibloc", Call::Other, e, None, t))
     }
 
     fn interface_clear(&mut self) -> Result<()> {
@@ -495,6 +622,7 @@ impl Backend for LinuxGpibBoard {
         traditional::ibtmo(self.ud, ib_timeout(code))
             .map_err(|e| self.error("ibtmo", Call::Other, e, None))?;
         self.timeout = applied;
+        self.applied.timeout = Some(applied);
         Ok(applied)
     }
 
