@@ -301,4 +301,8 @@ pub struct ServeArgs {
     /// (default: virtual time, each call returns at once).
     #[arg(long)]
     pub realtime: bool,
+    /// Print each request on stderr with its duration on the bus's clock (modelled
+    /// time: in virtual time every call returns at once).
+    #[arg(long)]
+    pub trace: bool,
 }

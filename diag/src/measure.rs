@@ -111,11 +111,6 @@ impl Session {
             None if target.device.is_some() => target.device.unwrap_or(Address::primary(
                 gpib::PrimaryAddress::try_from(0u8).expect("valid"),
             )),
-            None if target.bus.device_level() => {
-                return Err(DiagError::Usage(
-                    "a network backend cannot look for listeners: give --device <ADDR>".into(),
-                ))
-            }
             None if target.host.is_some() => {
                 instruments.first().map(|(a, _)| *a).ok_or_else(|| {
                     DiagError::Usage(
@@ -124,14 +119,18 @@ impl Session {
                 })?
             }
             // Hardware: the first listener on the bus.
-            None => target
-                .bus
-                .find_listeners()?
-                .first()
-                .copied()
-                .ok_or_else(|| {
+            None => match target.bus.find_listeners() {
+                Ok(found) => found.first().copied().ok_or_else(|| {
                     DiagError::Usage("no listener found on the board: give --device <ADDR>".into())
                 })?,
+                Err(e) if e.kind() == gpib::ErrorKind::Unsupported => {
+                    return Err(DiagError::Usage(format!(
+                        "the {} backend cannot look for listeners: give --device <ADDR>",
+                        target.backend
+                    )))
+                }
+                Err(e) => return Err(e.into()),
+            },
         };
         let protocol = match protocol {
             Protocol::Auto => match instruments.iter().find(|(a, _)| *a == address) {

@@ -279,3 +279,32 @@ fn silent_clients_are_closed_and_the_cap_refuses_the_rest() {
         .unwrap_or(0);
     assert!(n >= 900, "{report}");
 }
+
+// In virtual time every call returns at once; `--trace` shows what each took on the
+// bus's clock (the modelled duration).
+#[test]
+fn trace_shows_each_request_with_its_modelled_duration() {
+    let s = Served::start(&["--trace"]);
+    s.still_serves();
+    let stderr = s.interrupt();
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("on the bus"))
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("prologix") && l.contains("byte(s) to 22")),
+        "{stderr}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("vxi11 procedure")),
+        "{stderr}"
+    );
+    // A query's write took modelled bus time, not zero.
+    let ms: Vec<f64> = lines
+        .iter()
+        .filter_map(|l| l.split(": ").last()?.split(' ').next()?.parse().ok())
+        .collect();
+    assert!(ms.iter().any(|&m| m > 0.0), "{lines:?}");
+}

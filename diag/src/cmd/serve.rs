@@ -43,6 +43,7 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         idle_timeout: Duration::from_secs_f64(a.idle_timeout.max(0.001)),
         max_recv_size: 1 << 20,
         default_address: default,
+        trace: a.trace,
     };
     let stop = Arc::new(AtomicBool::new(false));
     let s = stop.clone();

@@ -61,6 +61,9 @@ pub struct ServeOptions {
     pub max_recv_size: u32,
     /// The device `inst0` names on VXI-11 and the Prologix `++addr` at connection.
     pub default_address: Option<Address>,
+    /// Print each request on stderr with the time it took on the bus's clock (the
+    /// modelled duration on the simulator, whose calls return at once).
+    pub trace: bool,
 }
 
 impl ServeOptions {
@@ -76,6 +79,7 @@ impl ServeOptions {
             idle_timeout: Duration::from_secs(60),
             max_recv_size: 1 << 20,
             default_address: None,
+            trace: false,
         }
     }
 }
@@ -239,7 +243,9 @@ impl Server {
         if let Some(port) = opts.prologix_port {
             let b = bus.clone();
             let default = opts.default_address;
-            let h: Handler = Arc::new(move |s, slot| prologix::serve(b.clone(), s, slot, default));
+            let trace = opts.trace;
+            let h: Handler =
+                Arc::new(move |s, slot| prologix::serve(b.clone(), s, slot, default, trace));
             let (a, t) = listen(
                 SocketAddr::new(opts.bind, port),
                 h,

@@ -32,6 +32,8 @@ enum Line {
 
 struct Conn {
     bus: Bus,
+    /// The client, when requests are traced.
+    peer: Option<String>,
     out: TcpStream,
     addr: Address,
     auto: bool,
@@ -47,10 +49,12 @@ struct Conn {
     cmd_too_long: bool,
 }
 
-pub(crate) fn serve(bus: Bus, s: TcpStream, _slot: Slot, default: Option<Address>) {
+pub(crate) fn serve(bus: Bus, s: TcpStream, _slot: Slot, default: Option<Address>, trace: bool) {
     let Ok(out) = s.try_clone() else { return };
+    let peer = trace.then(|| s.peer_addr().map_or("?".to_string(), |p| p.to_string()));
     let mut c = Conn {
         bus,
+        peer,
         out,
         addr: default.unwrap_or_else(|| Address::try_from(1u8).expect("valid")),
         auto: false,
@@ -144,7 +148,25 @@ impl Conn {
         }
     }
 
+    /// One line: a `++` command or data for the addressed device, traced when asked.
     fn end_of_line(&mut self) -> std::io::Result<()> {
+        let Some(peer) = self.peer.clone() else {
+            return self.line_done();
+        };
+        let what = match self.line {
+            Line::Command => format!("++{}", String::from_utf8_lossy(&self.cmd).trim()),
+            _ => format!("{} byte(s) to {}", self.data.len(), self.addr),
+        };
+        let t0 = self.bus.now();
+        let r = self.line_done();
+        eprintln!(
+            "gpib-diag serve: {peer} prologix {what}: {:.3} ms on the bus",
+            (self.bus.now().saturating_sub(t0)).as_secs_f64() * 1e3
+        );
+        r
+    }
+
+    fn line_done(&mut self) -> std::io::Result<()> {
         let line = std::mem::replace(&mut self.line, Line::Start);
         match line {
             Line::Start => Ok(()),

@@ -65,6 +65,8 @@ pub(crate) struct Gateway {
     default: Option<Address>,
     abort_port: AtomicU16,
     srq_was: Mutex<bool>,
+    /// Print each call with its time on the bus's clock.
+    trace: bool,
 }
 
 fn error_code(e: &Error) -> u32 {
@@ -98,6 +100,7 @@ impl Gateway {
             default: opts.default_address,
             abort_port: AtomicU16::new(0),
             srq_was: Mutex::new(false),
+            trace: opts.trace,
         }
     }
 
@@ -213,7 +216,14 @@ impl Gateway {
     }
 
     fn call(&self, conn: u64, peer: SocketAddr, proc_: u32, args: &[u8]) -> Outcome {
+        let t0 = self.trace.then(|| self.bus.now());
         let out = self.dispatch(conn, peer, proc_, args);
+        if let Some(t0) = t0 {
+            eprintln!(
+                "gpib-diag serve: {peer} vxi11 procedure {proc_}: {:.3} ms on the bus",
+                self.bus.now().saturating_sub(t0).as_secs_f64() * 1e3
+            );
+        }
         if matches!(
             proc_,
             procs::DEVICE_WRITE
