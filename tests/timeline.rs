@@ -311,3 +311,64 @@ fn each_thread_has_its_own_clock() {
     assert_eq!(other.1, main_now + Duration::from_secs(1));
     assert_eq!(fx.bus.now(), main_now);
 }
+
+/// A free-running counter: once started, it counts on its own every 10 ms of virtual
+/// time, with no bus traffic, and answers `COUNT?`.
+#[derive(Default)]
+struct FreeRun {
+    count: u64,
+    line: Vec<u8>,
+}
+
+impl Instrument for FreeRun {
+    fn model(&self) -> &str {
+        "FREERUN"
+    }
+    fn listen(&mut self, data: &[u8], end: bool, io: &mut DeviceIo<'_>) {
+        self.line.extend_from_slice(data);
+        if !end {
+            return;
+        }
+        let cmd = String::from_utf8_lossy(&self.line).trim().to_string();
+        self.line.clear();
+        match cmd.as_str() {
+            "RUN" => io.wake_after(Duration::from_millis(10), 1),
+            "COUNT?" => {
+                io.output.push_str(&format!("{}\n", self.count));
+                io.output.finish_message();
+            }
+            _ => {}
+        }
+    }
+    fn timer(&mut self, _token: u64, io: &mut DeviceIo<'_>) {
+        self.count += 1;
+        io.wake_after(Duration::from_millis(10), 1);
+    }
+}
+
+#[test]
+fn an_instrument_acts_on_its_own_time() {
+    let host = SimHost::new("free-run");
+    let b = host.add_board(
+        "gpib0",
+        PrimaryAddress::try_from(0u8).unwrap(),
+        BoardTiming::default(),
+        Duration::from_secs(1),
+    );
+    host.attach(
+        b,
+        addr(3),
+        Box::<FreeRun>::default(),
+        DeviceTiming::default(),
+    )
+    .unwrap();
+    let bus = Bus::new(host.board(b).unwrap());
+    let counter = bus.device(3).unwrap();
+    counter.write_str("RUN").unwrap();
+    let t0 = bus.now();
+    bus.delay(Duration::from_millis(105));
+    let n: u64 = counter.query("COUNT?").unwrap().parse().unwrap();
+    // 10 ticks in 105 ms of virtual time after RUN, however fast the machine is.
+    assert_eq!(n, 10, "after {:?}", bus.now() - t0);
+    assert!(host.next_event().is_some(), "it keeps counting");
+}

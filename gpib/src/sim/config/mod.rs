@@ -54,10 +54,16 @@ pub struct Config {
     /// What it is.
     #[serde(default)]
     pub description: String,
+    /// How many CPUs the host has, 1 to [`MAX_CPUS`] (default 1): PIO transfers, call
+    /// overhead, interrupts and the driver's polls take CPU time on them.
+    pub cpus: Option<u64>,
     /// Its boards, in index order.
     #[serde(rename = "board", default)]
     pub boards: Vec<BoardConfig>,
 }
+
+/// Most CPUs a configured host may have.
+pub const MAX_CPUS: u64 = 256;
 
 /// One board; timing defaults are [`BoardTiming::default`]'s.
 ///
@@ -243,7 +249,17 @@ impl Config {
                 names.push(name);
             }
         }
-        let host = SimHost::new(self.name.clone());
+        let cpus = match self.cpus {
+            None => 1,
+            Some(n @ 1..=MAX_CPUS) => n as usize,
+            Some(n) => {
+                return Err(Error::Config(format!(
+                    "host {:?}: cpus = {n} is out of range: 1 to {MAX_CPUS}",
+                    self.name
+                )))
+            }
+        };
+        let host = SimHost::with_cpus(self.name.clone(), cpus);
         for b in &self.boards {
             let on = format!("board {}", b.name);
             let on = on.as_str();

@@ -367,3 +367,20 @@ fn named_devices_carry_their_settings() {
         assert!(e.contains(why), "{extra}: {e}");
     }
 }
+
+#[test]
+fn the_number_of_cpus_is_configured_and_checked() {
+    let text = "name = 'two'\ncpus = 2\n[[board]]\nname = 'gpib0'\n";
+    assert_eq!(Config::parse(text).unwrap().build().unwrap().cpu_count(), 2);
+    let none = "name = 'one'\n[[board]]\nname = 'gpib0'\n";
+    assert_eq!(Config::parse(none).unwrap().build().unwrap().cpu_count(), 1);
+    for bad in ["0", "257"] {
+        let text = format!("name = 'x'\ncpus = {bad}\n[[board]]\nname = 'gpib0'\n");
+        let e = Config::parse(&text)
+            .unwrap()
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cpus") && e.contains("1 to 256"), "{e}");
+    }
+}
