@@ -53,7 +53,8 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Time one read and one write of SIZE bytes, like seed 004's io_test program.
+    /// Time one read and one write of SIZE bytes, like the io_test program of the 1988
+    /// HP 9000/350 measurement (docs/hp9000-350-1988.md).
     IoTest(IoTestArgs),
     /// Throughput, latency and CPU cost as a function of transfer size.
     Sweep(SweepArgs),
@@ -84,7 +85,7 @@ pub enum BackendKind {
 pub enum Protocol {
     /// HP3565 when the device is one, else SCPI.
     Auto,
-    /// Seed 004's HP3565 commands: `NEW`, `RBLD`, `WBLD ...,#I`.
+    /// The HP3565 commands of the 1988 io_test program: `NEW`, `RBLD`, `WBLD ...,#I`.
     Hp3565,
     /// IEEE 488.2 blocks: `BLOCK? <n>` to read, `DATA #<n><len>...` to write.
     Scpi,
@@ -93,7 +94,7 @@ pub enum Protocol {
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// Human-readable; for io-test, exactly the seed's lines.
+    /// Human-readable; for io-test, exactly the 1988 io_test program's seven lines.
     Text,
     /// One JSON document with a record per measurement.
     Json,
@@ -120,7 +121,8 @@ pub struct BusArgs {
     /// Mount a disc for this run (simulator).
     #[arg(long, value_name = "MOUNTPOINT")]
     pub mount: Vec<String>,
-    /// Unmount a disc for this run (simulator); `--unmount /disc` is the seed's test #2.
+    /// Unmount a disc for this run (simulator); `--unmount /disc` is test #2 of
+    /// the 1988 HP 9000/350 measurement.
     #[arg(long, value_name = "MOUNTPOINT")]
     pub unmount: Vec<String>,
     /// Network backends: the adapter or gateway, `HOST[:PORT]` (Prologix: port 1234 by
@@ -179,7 +181,7 @@ pub struct OutputArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Text format: add statistics and CPU cost after the seed's lines.
+    /// Text format: add statistics and CPU cost after io-test's seven lines.
     #[arg(long, short)]
     pub verbose: bool,
 }
