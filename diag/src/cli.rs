@@ -43,7 +43,7 @@ fn parse_fraction(text: &str) -> Result<f64, String> {
 /// Runs on the simulated bus by default (virtual time: a 53 s transfer returns at once
 /// and reports 53 s), or on real hardware with `--backend linux-gpib`.
 #[derive(Debug, Parser)]
-#[command(name = "gpib-diag", version, about, long_about)]
+#[command(name = "gpib-diag", version = version(), about, long_about)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -53,8 +53,10 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Time one read and one write of SIZE bytes, like the io_test program of the 1988
-    /// HP 9000/350 measurement (docs/hp9000-350-1988.md).
+    /// Time one read and one write of SIZE bytes, like the 1988 HP 9000/350 io_test.
+    ///
+    /// The io_test program of the 1988 HP 9000/350 measurement, its seven output lines
+    /// kept as they were (the story: docs/hp9000-350-1988.md).
     IoTest(IoTestArgs),
     /// Throughput, latency and CPU cost as a function of transfer size.
     Sweep(SweepArgs),
@@ -65,6 +67,47 @@ pub enum Command {
     /// Serve a simulated configuration on the network, as a Prologix GPIB-ETHERNET
     /// adapter and as a VXI-11 LAN/GPIB gateway, until Ctrl-C.
     Serve(ServeArgs),
+    /// Print a shell completion script to standard output.
+    ///
+    /// E.g. `gpib-diag completions bash > ~/.local/share/bash-completion/completions/gpib-diag`.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) to standard output.
+    ///
+    /// E.g. `gpib-diag manpage > ~/.local/share/man/man1/gpib-diag.1`.
+    Manpage,
+}
+
+/// The optional features compiled into this build, in `Cargo.toml`'s order.
+pub const FEATURES: &[(&str, bool)] = &[
+    ("linux-gpib", cfg!(feature = "linux-gpib")),
+    ("prologix-serial", cfg!(feature = "prologix-serial")),
+];
+
+/// `--version`'s text after the name: `0.1.0 (features: linux-gpib)`, or
+/// `0.1.0 (features: none)`.
+pub fn version() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| {
+        let on: Vec<&str> = FEATURES
+            .iter()
+            .filter(|(_, on)| *on)
+            .map(|(name, _)| *name)
+            .collect();
+        let list = if on.is_empty() {
+            "none".to_string()
+        } else {
+            on.join(", ")
+        };
+        format!("{} (features: {list})", env!("CARGO_PKG_VERSION"))
+    })
+}
+
+/// `completions`.
+#[derive(Debug, Clone, Args)]
+pub struct CompletionsArgs {
+    /// The shell to write the completion script for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// Which backend.

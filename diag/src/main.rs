@@ -33,6 +33,8 @@ fn main() -> ExitCode {
         Command::Compare(a) => cmd::compare::run(a),
         Command::Scan(a) => cmd::scan::run(a),
         Command::Serve(a) => cmd::serve::run(a),
+        Command::Completions(a) => cmd::completions::run(a),
+        Command::Manpage => cmd::manpage::run(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

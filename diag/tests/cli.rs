@@ -419,3 +419,64 @@ fn bus_files_that_are_not_configurations_are_refused_by_name_once() {
         assert_eq!(err.lines().count(), 1, "said once, on one line: {err}");
     }
 }
+
+#[test]
+fn version_lists_the_features_of_the_build() {
+    let on: Vec<&str> = [
+        ("linux-gpib", cfg!(feature = "linux-gpib")),
+        ("prologix-serial", cfg!(feature = "prologix-serial")),
+    ]
+    .iter()
+    .filter(|(_, on)| *on)
+    .map(|(name, _)| *name)
+    .collect();
+    let features = if on.is_empty() {
+        "none".to_string()
+    } else {
+        on.join(", ")
+    };
+    let expected = format!(
+        "gpib-diag {} (features: {features})\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert_eq!(ok(&["--version"]), expected);
+    assert_eq!(ok(&["-V"]), expected);
+}
+
+#[test]
+fn completions_for_every_shell() {
+    for (shell, marker) in [
+        ("bash", "complete -F _gpib__diag"),
+        ("zsh", "#compdef gpib-diag"),
+        ("fish", "complete -c gpib-diag"),
+        ("elvish", "gpib-diag"),
+        ("powershell", "gpib-diag"),
+    ] {
+        let script = ok(&["completions", shell]);
+        assert!(
+            script.contains(marker),
+            "{shell}: no {marker:?} in\n{script}"
+        );
+        // The subcommands and their options are in it.
+        assert!(script.contains("io-test"), "{shell}");
+        assert!(script.contains("--unmount"), "{shell}");
+    }
+    fails(&["completions", "tcsh"], 2, "invalid value 'tcsh'");
+}
+
+#[test]
+fn manpage_is_roff_with_every_subcommand() {
+    let page = ok(&["manpage"]);
+    assert!(page.starts_with(".ie \\n(.g .ds Aq"), "{}", &page[..80]);
+    assert!(page.contains(".TH gpib-diag 1"), "{page}");
+    for sub in [
+        "io\\-test",
+        "sweep",
+        "compare",
+        "scan",
+        "serve",
+        "completions",
+    ] {
+        assert!(page.contains(sub), "no {sub} in the manual page");
+    }
+}
