@@ -1,4 +1,5 @@
-//! Seed 004's `io_test.c` (HP-UX 6.01, March 1988), ported step by step to typed calls.
+//! The `io_test.c` of the 1988 HP 9000/350 measurement (Jeff Harrell, comp.sys.hp, March
+//! 1988; HP-UX 6.01), ported step by step to typed calls. The story: docs/hp9000-350-1988.md.
 //!
 //! `cargo run --release --example io_test -- 400000` runs it on the simulated
 //! HP 9000/350 with /disc mounted (test #1); add `--unmount` for test #2. The output is

@@ -22,7 +22,7 @@ fn query_addresses_then_reuses_addressing() {
         .map(|e| e.messages())
         .filter(|m| !m.is_empty())
         .collect();
-    // Board at 0 talks, device 22 listens; then device talks, board listens (seed's listencmd).
+    // Board at 0 talks, device 22 listens; then device talks, board listens (the 1988 io_test's listencmd).
     assert_eq!(commands[0], [Unlisten, Talk(pa(0)), Listen(pa(22))]);
     assert_eq!(commands[1], [Unlisten, Talk(pa(22)), Listen(pa(0))]);
     assert_eq!(commands.len(), 2);

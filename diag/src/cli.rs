@@ -43,7 +43,7 @@ fn parse_fraction(text: &str) -> Result<f64, String> {
 /// Runs on the simulated bus by default (virtual time: a 53 s transfer returns at once
 /// and reports 53 s), or on real hardware with `--backend linux-gpib`.
 #[derive(Debug, Parser)]
-#[command(name = "gpib-diag", version, about, long_about)]
+#[command(name = "gpib-diag", version = version(), about, long_about)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -53,7 +53,10 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Time one read and one write of SIZE bytes, like seed 004's io_test program.
+    /// Time one read and one write of SIZE bytes, like the 1988 HP 9000/350 io_test.
+    ///
+    /// The io_test program of the 1988 HP 9000/350 measurement, its seven output lines
+    /// kept as they were (the story: docs/hp9000-350-1988.md).
     IoTest(IoTestArgs),
     /// Throughput, latency and CPU cost as a function of transfer size.
     Sweep(SweepArgs),
@@ -64,6 +67,47 @@ pub enum Command {
     /// Serve a simulated configuration on the network, as a Prologix GPIB-ETHERNET
     /// adapter and as a VXI-11 LAN/GPIB gateway, until Ctrl-C.
     Serve(ServeArgs),
+    /// Print a shell completion script to standard output.
+    ///
+    /// E.g. `gpib-diag completions bash > ~/.local/share/bash-completion/completions/gpib-diag`.
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) to standard output.
+    ///
+    /// E.g. `gpib-diag manpage > ~/.local/share/man/man1/gpib-diag.1`.
+    Manpage,
+}
+
+/// The optional features compiled into this build, in `Cargo.toml`'s order.
+pub const FEATURES: &[(&str, bool)] = &[
+    ("linux-gpib", cfg!(feature = "linux-gpib")),
+    ("prologix-serial", cfg!(feature = "prologix-serial")),
+];
+
+/// `--version`'s text after the name: `0.1.0 (features: linux-gpib)`, or
+/// `0.1.0 (features: none)`.
+pub fn version() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| {
+        let on: Vec<&str> = FEATURES
+            .iter()
+            .filter(|(_, on)| *on)
+            .map(|(name, _)| *name)
+            .collect();
+        let list = if on.is_empty() {
+            "none".to_string()
+        } else {
+            on.join(", ")
+        };
+        format!("{} (features: {list})", env!("CARGO_PKG_VERSION"))
+    })
+}
+
+/// `completions`.
+#[derive(Debug, Clone, Args)]
+pub struct CompletionsArgs {
+    /// The shell to write the completion script for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// Which backend.
@@ -84,7 +128,7 @@ pub enum BackendKind {
 pub enum Protocol {
     /// HP3565 when the device is one, else SCPI.
     Auto,
-    /// Seed 004's HP3565 commands: `NEW`, `RBLD`, `WBLD ...,#I`.
+    /// The HP3565 commands of the 1988 io_test program: `NEW`, `RBLD`, `WBLD ...,#I`.
     Hp3565,
     /// IEEE 488.2 blocks: `BLOCK? <n>` to read, `DATA #<n><len>...` to write.
     Scpi,
@@ -93,7 +137,7 @@ pub enum Protocol {
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// Human-readable; for io-test, exactly the seed's lines.
+    /// Human-readable; for io-test, exactly the 1988 io_test program's seven lines.
     Text,
     /// One JSON document with a record per measurement.
     Json,
@@ -120,7 +164,8 @@ pub struct BusArgs {
     /// Mount a disc for this run (simulator).
     #[arg(long, value_name = "MOUNTPOINT")]
     pub mount: Vec<String>,
-    /// Unmount a disc for this run (simulator); `--unmount /disc` is the seed's test #2.
+    /// Unmount a disc for this run (simulator); `--unmount /disc` is test #2 of
+    /// the 1988 HP 9000/350 measurement.
     #[arg(long, value_name = "MOUNTPOINT")]
     pub unmount: Vec<String>,
     /// Network backends: the adapter or gateway, `HOST[:PORT]` (Prologix: port 1234 by
@@ -179,7 +224,7 @@ pub struct OutputArgs {
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
-    /// Text format: add statistics and CPU cost after the seed's lines.
+    /// Text format: add statistics and CPU cost after io-test's seven lines.
     #[arg(long, short)]
     pub verbose: bool,
 }

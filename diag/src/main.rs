@@ -1,5 +1,5 @@
-//! `gpib-diag`: time GPIB transfers like seed 004's io_test, measure their CPU cost, and
-//! compare bus configurations. Runs on the simulated bus by default.
+//! `gpib-diag`: time GPIB transfers like the 1988 HP 9000/350 io_test measurement, measure
+//! their CPU cost, and compare bus configurations. Runs on the simulated bus by default.
 #![deny(unsafe_code)]
 
 mod cli;
@@ -33,6 +33,8 @@ fn main() -> ExitCode {
         Command::Compare(a) => cmd::compare::run(a),
         Command::Scan(a) => cmd::scan::run(a),
         Command::Serve(a) => cmd::serve::run(a),
+        Command::Completions(a) => cmd::completions::run(a),
+        Command::Manpage => cmd::manpage::run(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,4 +1,4 @@
-//! Timing one transfer the way seed 004's io_test does, on any backend.
+//! Timing one transfer the way the 1988 HP 9000/350 io_test program does, on any backend.
 //!
 //! Time comes from the backend's clock (virtual on the simulator, wall on hardware);
 //! CPU from the backend's model when it has one, else from the operating system.
@@ -13,7 +13,7 @@ use crate::cpu::{self, CpuSnapshot, MachineModes};
 use crate::error::{DiagError, Result};
 use crate::target::Target;
 
-/// Like the seed's idle loop: wait this long after the command before timing, so the
+/// Like the 1988 io_test program's idle loop: wait this long after the command before timing, so the
 /// instrument's own response latency is not counted.
 pub const SETTLE: Duration = Duration::from_millis(22);
 
@@ -101,7 +101,7 @@ fn pattern(n: usize) -> Vec<u8> {
 }
 
 impl Session {
-    /// Sets the instrument up as the seed does (`ABRT;DISA;`, `NEW <words>;NEW?`) for
+    /// Sets the instrument up as the 1988 io_test program does (`ABRT;DISA;`, `NEW <words>;NEW?`) for
     /// transfers of up to `max_size` bytes; SCPI needs no set-up.
     pub fn open(target: &Target, run: &RunArgs, max_size: u64) -> Result<Self> {
         let (address, protocol, timeout) = (run.device, run.protocol, run.timeout);
@@ -231,7 +231,7 @@ impl Session {
             })
     }
 
-    /// Addresses the device to talk before the timed read (as the seed does), on
+    /// Addresses the device to talk before the timed read (as the 1988 io_test program does), on
     /// backends that address with command bytes; a device-level backend addresses
     /// inside its read call.
     fn address_for_reading(&self, dev: &Device) -> Result<()> {
@@ -375,7 +375,7 @@ fn check_size(size: u64, protocol: Protocol, model: Option<&str>) -> Result<()> 
 }
 
 /// An instrument that answers `*IDN?` within a second speaks IEEE 488.2 (SCPI);
-/// one that does not is taken for the seed's HP3565 (cleared after the probe).
+/// one that does not is taken for the 1988 measurement's HP3565 (cleared after the probe).
 fn probe_protocol(bus: &Bus, address: Address) -> Result<Protocol> {
     let mut dev = bus.device(address)?;
     dev.set_timeout(Some(Duration::from_secs(1)));

@@ -1,4 +1,4 @@
-//! The `gpib-diag` binary on the simulator: the seed's figures, every format, and the
+//! The `gpib-diag` binary on the simulator: the 1988 HP 9000/350 figures, every format, and the
 //! error messages for bad arguments.
 
 use std::process::{Command, Output};
@@ -32,8 +32,8 @@ fn fails(args: &[&str], code: i32, needle: &str) {
     );
 }
 
-/// Parses the seed's seven lines into (read time, read rate, size, write time, write rate).
-fn seed_figures(text: &str) -> (f64, f64, u64, f64, f64) {
+/// Parses io-test's seven lines into (read time, read rate, size, write time, write rate).
+fn io_test_figures(text: &str) -> (f64, f64, u64, f64, f64) {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 7, "{text}");
     assert_eq!(lines[3], "");
@@ -66,8 +66,8 @@ fn seed_figures(text: &str) -> (f64, f64, u64, f64, f64) {
 }
 
 #[test]
-fn seed_test_1_disc_mounted() {
-    let (rt, rr, size, wt, wr) = seed_figures(&ok(&["io-test", "400000"]));
+fn hp9000_350_1988_test_1_disc_mounted() {
+    let (rt, rr, size, wt, wr) = io_test_figures(&ok(&["io-test", "400000"]));
     assert_eq!(size, 400_000);
     assert_relative_eq!(rt, 53.444, max_relative = 0.01);
     assert_relative_eq!(rr, 7_484.0, max_relative = 0.01);
@@ -76,8 +76,8 @@ fn seed_test_1_disc_mounted() {
 }
 
 #[test]
-fn seed_test_2_disc_unmounted() {
-    let (rt, rr, _, wt, wr) = seed_figures(&ok(&[
+fn hp9000_350_1988_test_2_disc_unmounted() {
+    let (rt, rr, _, wt, wr) = io_test_figures(&ok(&[
         "io-test",
         "--bus",
         "hp9000-350",
@@ -167,7 +167,7 @@ fn output_to_file() {
 }
 
 #[test]
-fn compare_gives_the_seed_ratios() {
+fn compare_gives_the_1988_ratios() {
     let out = ok(&[
         "compare",
         "--bus",
@@ -247,7 +247,7 @@ fn large_transfers_get_a_long_enough_timeout() {
     // 16 MiB at the bench's 1 MB/s takes 17 s: longer than the board's 10 s timeout,
     // so the tool raises it unless told otherwise.
     let (rt, _, size, wt, _) =
-        seed_figures(&ok(&["io-test", "--bus", "bench", "--device", "22", "16M"]));
+        io_test_figures(&ok(&["io-test", "--bus", "bench", "--device", "22", "16M"]));
     assert_eq!(size, 16 << 20);
     assert!(rt > 16.0 && wt > 16.0, "{rt} {wt}");
     let out = diag(&[
@@ -417,5 +417,66 @@ fn bus_files_that_are_not_configurations_are_refused_by_name_once() {
         assert_eq!(out.status.code(), Some(2), "{bus}: {err}");
         assert!(err.contains(why), "{bus}: {err}");
         assert_eq!(err.lines().count(), 1, "said once, on one line: {err}");
+    }
+}
+
+#[test]
+fn version_lists_the_features_of_the_build() {
+    let on: Vec<&str> = [
+        ("linux-gpib", cfg!(feature = "linux-gpib")),
+        ("prologix-serial", cfg!(feature = "prologix-serial")),
+    ]
+    .iter()
+    .filter(|(_, on)| *on)
+    .map(|(name, _)| *name)
+    .collect();
+    let features = if on.is_empty() {
+        "none".to_string()
+    } else {
+        on.join(", ")
+    };
+    let expected = format!(
+        "gpib-diag {} (features: {features})\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert_eq!(ok(&["--version"]), expected);
+    assert_eq!(ok(&["-V"]), expected);
+}
+
+#[test]
+fn completions_for_every_shell() {
+    for (shell, marker) in [
+        ("bash", "complete -F _gpib__diag"),
+        ("zsh", "#compdef gpib-diag"),
+        ("fish", "complete -c gpib-diag"),
+        ("elvish", "gpib-diag"),
+        ("powershell", "gpib-diag"),
+    ] {
+        let script = ok(&["completions", shell]);
+        assert!(
+            script.contains(marker),
+            "{shell}: no {marker:?} in\n{script}"
+        );
+        // The subcommands and their options are in it.
+        assert!(script.contains("io-test"), "{shell}");
+        assert!(script.contains("--unmount"), "{shell}");
+    }
+    fails(&["completions", "tcsh"], 2, "invalid value 'tcsh'");
+}
+
+#[test]
+fn manpage_is_roff_with_every_subcommand() {
+    let page = ok(&["manpage"]);
+    assert!(page.starts_with(".ie \\n(.g .ds Aq"), "{}", &page[..80]);
+    assert!(page.contains(".TH gpib-diag 1"), "{page}");
+    for sub in [
+        "io\\-test",
+        "sweep",
+        "compare",
+        "scan",
+        "serve",
+        "completions",
+    ] {
+        assert!(page.contains(sub), "no {sub} in the manual page");
     }
 }

@@ -25,6 +25,8 @@
 //! * [`Error`] with [`ErrorKind`].
 #![warn(missing_docs)]
 #![cfg_attr(not(feature = "linux-gpib"), forbid(unsafe_code))]
+// docs.rs (nightly rustdoc): label feature-gated items with the feature they need.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod abi;
 mod address;

@@ -52,7 +52,7 @@ pub mod codes {
 /// use gpib::{InterfaceMessage::*, PrimaryAddress};
 /// let dev = PrimaryAddress::try_from(11u8).unwrap();
 /// let me = PrimaryAddress::try_from(21u8).unwrap();
-/// // The seed program's `listencmd`: {63, 64 + 11, 32 + 21}
+/// // The 1988 io_test program's `listencmd`: {63, 64 + 11, 32 + 21}
 /// let bytes: Vec<u8> = [Unlisten, Talk(dev), Listen(me)].iter().map(|m| m.byte()).collect();
 /// assert_eq!(bytes, [63, 75, 53]);
 /// ```
@@ -498,7 +498,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_addressing_sequences() {
+    fn io_test_1988_addressing_sequences() {
         // talkcmd {63, MTA, 32+11}: controller talks, HP3565 at 11 listens.
         let mut cmd = CommandBuf::new();
         cmd.push(Unlisten).push(Talk(pa(21))).push(Listen(pa(11)));

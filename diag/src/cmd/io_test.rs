@@ -1,4 +1,4 @@
-//! `gpib-diag io-test SIZE`: seed 004's program as a command.
+//! `gpib-diag io-test SIZE`: the 1988 HP 9000/350 measurement's io_test program as a command.
 
 use crate::cli::{Format, IoTestArgs};
 use crate::error::Result;
@@ -18,7 +18,7 @@ pub fn run(args: &IoTestArgs) -> Result<()> {
     let records = [pair.read, pair.write];
     let out = match args.out.format {
         Format::Text => {
-            let mut s = text::seed_lines(&records[0], &records[1]);
+            let mut s = text::io_test_lines(&records[0], &records[1]);
             if args.out.verbose {
                 s.push_str(&text::details(&records));
             }

@@ -1,7 +1,9 @@
 //! One module per subcommand.
 
 pub mod compare;
+pub mod completions;
 pub mod io_test;
+pub mod manpage;
 pub mod scan;
 pub mod serve;
 pub mod sweep;

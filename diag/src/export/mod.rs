@@ -39,6 +39,19 @@ pub fn render(
     })
 }
 
+/// Writes `bytes` to standard output; a closed pipe (`| head`) is not an error.
+pub fn to_stdout(bytes: &[u8]) -> Result<()> {
+    let mut so = std::io::stdout().lock();
+    match so.write_all(bytes).and_then(|_| so.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(source) => Err(DiagError::Output {
+            path: "standard output".into(),
+            source,
+        }),
+        Ok(()) => Ok(()),
+    }
+}
+
 /// Writes `text` to the output named in `out` (`-` = stdout). A closed pipe is not an
 /// error (`gpib-diag ... | head` is fine).
 pub fn emit(out: &OutputArgs, text: &str) -> Result<()> {

@@ -1,4 +1,4 @@
-//! Text for people: the seed's lines for io-test, tables for the rest.
+//! Text for people: the 1988 io_test program's lines for io-test, tables for the rest.
 
 use std::fmt::Write;
 
@@ -7,9 +7,9 @@ use crate::measure::Direction;
 use crate::record::Record;
 use crate::size::human;
 
-/// Seed 004's output, to the character: `read time: %2.6f`, `transfer rate: %f`,
+/// The 1988 io_test program's output, to the character: `read time: %2.6f`, `transfer rate: %f`,
 /// `transfer size: %d`, a blank line, then the same three for the write.
-pub fn seed_lines(read: &Record, write: &Record) -> String {
+pub fn io_test_lines(read: &Record, write: &Record) -> String {
     format!(
         "read time: {:.6}\ntransfer rate: {:.6}\ntransfer size: {}\n\n\
          write time: {:.6}\ntransfer rate: {:.6}\ntransfer size: {}\n",
@@ -109,7 +109,7 @@ pub fn ratio_lines(records: &[Record], ratios: &[Ratio]) -> Vec<String> {
         .collect()
 }
 
-/// A table of records (sweep, compare, and io-test in non-seed text).
+/// A table of records (sweep and compare).
 pub fn table(records: &[Record], ratios: &[Ratio]) -> String {
     let mut out = String::new();
     let _ = writeln!(

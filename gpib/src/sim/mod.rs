@@ -10,7 +10,8 @@
 //! * [`Instrument`]: the trait for simulated devices; built-in ones in [`instruments`].
 //! * [`Fault`]: injected faults, each giving the error a real board gives.
 //! * [`Event`]: the transcript of bus events with virtual timestamps.
-//! * [`config`]: hosts described in TOML; built-ins `hp9000-350` (seed 004) and `bench`.
+//! * [`config`]: hosts described in TOML; built-ins `hp9000-350` (the 1988 HP 9000/350 io_test
+//!   measurement) and `bench`.
 //!
 //! ```
 //! use gpib::{Bus, sim};

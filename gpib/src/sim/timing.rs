@@ -19,7 +19,8 @@
 //!   interface: one poll costs that interface's `poll_cost`, and while it runs the
 //!   handshake of the byte in flight is held off, so the instrument on the transfer pays
 //!   its own *holdoff recovery* time (its firmware notices the stalled handshake late).
-//!   This is the mechanism behind seed 004's 58x slowdown.
+//!   This is the mechanism behind the 58x slowdown of the 1988 HP 9000/350 io_test
+//!   measurement.
 
 use std::time::Duration;
 

@@ -1,4 +1,5 @@
-//! The HP 3565 signal processor, as seed 004's io_test program drives it.
+//! The HP 3565 signal processor, as the io_test program of the 1988 HP 9000/350
+//! measurement drives it (docs/hp9000-350-1988.md).
 //!
 //! | command | effect |
 //! |---|---|

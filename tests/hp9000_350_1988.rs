@@ -1,4 +1,5 @@
-//! Seed 004's four figures on the built-in `hp9000-350` configuration.
+//! The 1988 HP 9000/350 io_test measurement's four figures on the built-in `hp9000-350`
+//! configuration (docs/hp9000-350-1988.md).
 
 use std::time::Duration;
 
@@ -6,7 +7,7 @@ use approx::assert_relative_eq;
 use gpib::sim;
 use gpib::Bus;
 
-/// The seed's io_test, step by step: returns (read seconds, write seconds, host CPU of the read).
+/// The 1988 io_test program, step by step: returns (read seconds, write seconds, host CPU of the read).
 fn io_test(unmount_disc: bool, size: usize) -> (f64, f64, f64) {
     let host = sim::builtin("hp9000-350").unwrap();
     if unmount_disc {
@@ -66,7 +67,7 @@ fn disc_unmounted_400000_bytes() {
 }
 
 #[test]
-fn slowdown_ratios_match_the_seed() {
+fn slowdown_ratios_match_the_1988_measurement() {
     let (rm, wm, _) = io_test(false, 400_000);
     let (ru, wu, _) = io_test(true, 400_000);
     assert_relative_eq!(rm / ru, 58.4, max_relative = 0.01);
