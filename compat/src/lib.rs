@@ -13,9 +13,10 @@
 //!   descriptors (`ibdev`) and `ibfind` descriptors count from 16.
 //! * Status: every call leaves `ibsta`/`iberr`/`ibcnt`/`ibcntl` in the calling thread
 //!   (`ThreadIbsta()`...) and in the exported globals.
-//! * Time: bus operations take virtual time on the simulator and return at once;
-//!   waits for a status condition (`ibwait`, `WaitSRQ`) run in wall time, so that
-//!   another thread can act on the bus meanwhile.
+//! * Time: bus operations take virtual time on the simulator and return at once; a
+//!   wait for SRQ jumps to an instrument event due before its timeout; other waits
+//!   for a status condition (`ibwait`, `WaitSRQ`) run in wall time, so that another
+//!   thread can act on the bus meanwhile.
 //! * What the simulated bus cannot do (passing control, giving up system control,
 //!   byte swapping, HS488) fails with ECAP, as libgpib does for a missing capability.
 //!
