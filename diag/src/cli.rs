@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::driver::ProtocolKind;
+use crate::measure::{ProtocolChoice, SessionOptions};
 use crate::size::parse_size;
 
 /// Longest timeout the options take, in seconds (11.6 days): long enough for any
@@ -128,10 +130,25 @@ pub enum BackendKind {
 pub enum Protocol {
     /// HP3565 when the device is one, else SCPI.
     Auto,
-    /// The HP3565 commands of the 1988 io_test program: `NEW`, `RBLD`, `WBLD ...,#I`.
+    /// The HP3565's commands, as the 1988 io_test program sends them: `NEW`, `RBLD`,
+    /// `WBLD ...,#I`.
     Hp3565,
     /// IEEE 488.2 blocks: `BLOCK? <n>` to read, `DATA #<n><len>...` to write.
     Scpi,
+    /// No instrument commands; each transfer takes exactly 1 µs a byte (tests).
+    #[value(hide = true)]
+    Mock,
+}
+
+impl From<Protocol> for ProtocolChoice {
+    fn from(p: Protocol) -> Self {
+        match p {
+            Protocol::Auto => ProtocolChoice::Auto,
+            Protocol::Hp3565 => ProtocolChoice::Given(ProtocolKind::Hp3565),
+            Protocol::Scpi => ProtocolChoice::Given(ProtocolKind::Scpi),
+            Protocol::Mock => ProtocolChoice::Given(ProtocolKind::Mock),
+        }
+    }
 }
 
 /// Output format.
@@ -209,6 +226,17 @@ pub struct RunArgs {
     /// none).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub timeout: Option<f64>,
+}
+
+impl RunArgs {
+    /// What a measurement session is opened with.
+    pub fn session(&self) -> SessionOptions {
+        SessionOptions {
+            device: self.device,
+            protocol: self.protocol.into(),
+            timeout: self.timeout,
+        }
+    }
 }
 
 /// Output options.

@@ -6,6 +6,7 @@ mod cli;
 mod cmd;
 #[allow(unsafe_code)] // getrusage
 mod cpu;
+mod driver;
 mod error;
 mod export;
 mod measure;

@@ -5,11 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use gpib::block::BlockFormat;
 use gpib::{Address, Bus, ClockKind, Device};
 
-use crate::cli::{Protocol, RunArgs};
 use crate::cpu::{self, CpuSnapshot, MachineModes};
+use crate::driver::{Driver, ProtocolKind};
 use crate::error::{DiagError, Result};
 use crate::target::Target;
 
@@ -83,12 +82,31 @@ fn wire_between(a: Option<gpib::WireStats>, b: Option<gpib::WireStats>) -> Optio
     })
 }
 
+/// Which protocol to drive the instrument with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProtocolChoice {
+    /// The HP3565's when the device is one, else SCPI (probed on hardware).
+    Auto,
+    /// This one.
+    Given(ProtocolKind),
+}
+
+/// What a session is opened with.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionOptions {
+    /// The instrument's primary address (default: the first instrument or listener).
+    pub device: Option<u8>,
+    /// How to drive it.
+    pub protocol: ProtocolChoice,
+    /// Timeout per I/O call in seconds (0: none; default: sized to the transfer).
+    pub timeout: Option<f64>,
+}
+
 /// An instrument set up for timed transfers.
 pub struct Session {
     bus: Bus,
     device: Device,
-    protocol: Protocol,
-    block_id: usize,
+    driver: Box<dyn Driver>,
     buf: Vec<u8>,
     pattern: Vec<u8>,
 }
@@ -103,8 +121,8 @@ fn pattern(n: usize) -> Vec<u8> {
 impl Session {
     /// Sets the instrument up as the 1988 io_test program does (`ABRT;DISA;`, `NEW <words>;NEW?`) for
     /// transfers of up to `max_size` bytes; SCPI needs no set-up.
-    pub fn open(target: &Target, run: &RunArgs, max_size: u64) -> Result<Self> {
-        let (address, protocol, timeout) = (run.device, run.protocol, run.timeout);
+    pub fn open(target: &Target, opts: &SessionOptions, max_size: u64) -> Result<Self> {
+        let (address, protocol, timeout) = (opts.device, opts.protocol, opts.timeout);
         let instruments = target.instruments();
         let address = match address {
             Some(a) => Address::try_from(a)?,
@@ -133,9 +151,9 @@ impl Session {
             },
         };
         let protocol = match protocol {
-            Protocol::Auto => match instruments.iter().find(|(a, _)| *a == address) {
-                Some((_, model)) if model.eq_ignore_ascii_case("HP3565") => Protocol::Hp3565,
-                Some(_) => Protocol::Scpi,
+            ProtocolChoice::Auto => match instruments.iter().find(|(a, _)| *a == address) {
+                Some((_, model)) if model.eq_ignore_ascii_case("HP3565") => ProtocolKind::Hp3565,
+                Some(_) => ProtocolKind::Scpi,
                 None if target.host.is_some() => {
                     return Err(DiagError::Usage(format!(
                         "no instrument at address {address} on this board (instruments: {})",
@@ -148,15 +166,15 @@ impl Session {
                 }
                 None => probe_protocol(&target.bus, address)?,
             },
-            p => p,
+            ProtocolChoice::Given(p) => p,
         };
         let model = instruments
             .iter()
             .find(|(a, _)| *a == address)
             .map(|(_, m)| m.as_str());
-        if let Some(model) = model {
+        if let Some(model) = model.filter(|_| protocol != ProtocolKind::Mock) {
             let hp = model.eq_ignore_ascii_case("HP3565");
-            if hp != (protocol == Protocol::Hp3565) {
+            if hp != (protocol == ProtocolKind::Hp3565) {
                 let name = if hp { "scpi" } else { "hp3565" };
                 return Err(DiagError::Usage(format!(
                     "--protocol {name} does not fit the {model} at {address}: it does not \
@@ -185,37 +203,25 @@ impl Session {
         let size = usize::try_from(max_size).map_err(|_| {
             DiagError::Usage(format!("{max_size} bytes do not fit this machine's memory"))
         })?;
-        let mut block_id = 0;
-        if protocol == Protocol::Hp3565 {
-            device.write_str("ABRT;DISA;")?;
-            let words = size.div_ceil(2).max(1);
-            let answer = device.query(&format!("NEW {words};NEW?"))?;
-            block_id = answer.trim().parse().map_err(|_| {
-                gpib::Error::Protocol(format!("NEW? answered {answer:?}, not a block id"))
-            })?;
-        }
+        let mut driver = protocol.driver();
+        driver.prepare(&device, size)?;
         Ok(Self {
             bus: target.bus.clone(),
             device,
-            protocol,
-            block_id,
+            driver,
             buf: vec![0u8; size],
             pattern: pattern(size),
         })
     }
 
     /// The protocol in use.
-    pub fn protocol(&self) -> Protocol {
-        self.protocol
+    pub fn protocol(&self) -> ProtocolKind {
+        self.driver.kind()
     }
 
     /// The device's address.
     pub fn address(&self) -> Address {
         self.device.address()
-    }
-
-    fn timed(&self, f: impl FnOnce() -> Result<u64>) -> Result<Sample> {
-        timed(&self.bus, f)
     }
 
     /// `size` as an index, when it fits the buffer [`Session::open`] sized.
@@ -246,53 +252,28 @@ impl Session {
     pub fn read(&mut self, size: u64) -> Result<Sample> {
         let n = self.fits(size)?;
         let dev = self.device.clone();
-        match self.protocol {
-            Protocol::Hp3565 => {
-                let words = n.div_ceil(2).max(1);
-                dev.write_str(&format!("RBLD {},{}", self.block_id, words - 1))?;
-                self.address_for_reading(&dev)?;
-                self.bus.delay(SETTLE);
-                let buf = &mut self.buf[..n];
-                let s = timed(&self.bus, || Ok(dev.read(buf)?.count as u64))?;
-                if words * 2 != n {
-                    dev.clear()?; // the odd byte of the last word stays behind
-                }
-                check_count(s.bytes, size)?;
-                Ok(s)
-            }
-            _ => {
-                dev.write_str(&format!("BLOCK? {n}"))?;
-                self.address_for_reading(&dev)?;
-                self.bus.delay(SETTLE);
-                let buf = &mut self.buf[..n];
-                let s = timed(&self.bus, || Ok(dev.read_block_into(buf)?.len as u64))?;
-                check_count(s.bytes, size)?;
-                Ok(s)
-            }
-        }
+        self.driver.request_read(&dev, n)?;
+        self.address_for_reading(&dev)?;
+        self.bus.delay(SETTLE);
+        let (driver, buf) = (&mut self.driver, &mut self.buf[..n]);
+        let s = timed(&self.bus, || Ok(driver.read(&dev, buf)? as u64))?;
+        self.driver.after_read(&dev, n)?;
+        check_count(s.bytes, size)?;
+        Ok(s)
     }
 
     /// Times a write of `size` bytes, then reads them back untimed to check them.
     pub fn write(&mut self, size: u64) -> Result<Sample> {
         let n = self.fits(size)?;
         let dev = self.device.clone();
-        let data = &self.pattern[..n];
-        let s = match self.protocol {
-            Protocol::Hp3565 => {
-                dev.write_partial(
-                    format!("WBLD {},{},#I", self.block_id, n.div_ceil(2)).as_bytes(),
-                )?;
-                self.bus.delay(SETTLE);
-                self.timed(|| {
-                    dev.write(data)?;
-                    Ok(n as u64)
-                })?
-            }
-            _ => self.timed(|| {
-                dev.write_block(b"DATA ", BlockFormat::Definite, data)?;
-                Ok(n as u64)
-            })?,
-        };
+        if self.driver.request_write(&dev, n)? {
+            self.bus.delay(SETTLE);
+        }
+        let (driver, data) = (&mut self.driver, &self.pattern[..n]);
+        let s = timed(&self.bus, || {
+            driver.write(&dev, data)?;
+            Ok(n as u64)
+        })?;
         self.verify(n)?;
         Ok(s)
     }
@@ -301,21 +282,8 @@ impl Session {
     fn verify(&mut self, n: usize) -> Result<()> {
         let dev = self.device.clone();
         let back = &mut self.buf[..n];
-        match self.protocol {
-            Protocol::Hp3565 => {
-                let words = n.div_ceil(2).max(1);
-                dev.write_str(&format!("RBLD {},{}", self.block_id, words - 1))?;
-                let got = dev.read(back)?.count;
-                if words * 2 != n {
-                    dev.clear()?;
-                }
-                check_count(got as u64, n as u64)?;
-            }
-            _ => {
-                let got = dev.query_block_into("DATA?", back)?.len;
-                check_count(got as u64, n as u64)?;
-            }
-        }
+        let got = self.driver.read_back(&dev, back)?;
+        check_count(got as u64, n as u64)?;
         if let Some(i) = back
             .iter()
             .zip(&self.pattern[..n])
@@ -331,10 +299,14 @@ impl Session {
 }
 
 /// The largest transfer the instrument takes with `protocol`, and what sets it.
-fn instrument_limit(protocol: Protocol, model: Option<&str>) -> (u64, String) {
+fn instrument_limit(protocol: ProtocolKind, model: Option<&str>) -> (u64, String) {
     use gpib::sim::instruments::{hp3565, scpi};
     match (protocol, model) {
-        (Protocol::Hp3565, _) => (
+        (ProtocolKind::Mock, _) => (
+            scpi::MAX_BLOCK as u64,
+            "the mock driver's limit (64 MiB)".into(),
+        ),
+        (ProtocolKind::Hp3565, _) => (
             (hp3565::MAX_BLOCK_WORDS * 2) as u64,
             format!(
                 "the HP3565's largest block ({} words: 32 MiB)",
@@ -354,7 +326,7 @@ fn instrument_limit(protocol: Protocol, model: Option<&str>) -> (u64, String) {
 
 /// Refuses sizes over the instrument's limit or over what this machine can hold (a
 /// buffer and a test pattern of the size), before anything is allocated.
-fn check_size(size: u64, protocol: Protocol, model: Option<&str>) -> Result<()> {
+fn check_size(size: u64, protocol: ProtocolKind, model: Option<&str>) -> Result<()> {
     let (limit, why) = instrument_limit(protocol, model);
     if size > limit {
         return Err(DiagError::Usage(format!(
@@ -376,18 +348,18 @@ fn check_size(size: u64, protocol: Protocol, model: Option<&str>) -> Result<()> 
 
 /// An instrument that answers `*IDN?` within a second speaks IEEE 488.2 (SCPI);
 /// one that does not is taken for the 1988 measurement's HP3565 (cleared after the probe).
-fn probe_protocol(bus: &Bus, address: Address) -> Result<Protocol> {
+fn probe_protocol(bus: &Bus, address: Address) -> Result<ProtocolKind> {
     let mut dev = bus.device(address)?;
     dev.set_timeout(Some(Duration::from_secs(1)));
     match dev.query("*IDN?") {
         Ok(idn) => {
             log::info!("device {address} answers *IDN? with {idn:?}: SCPI");
-            Ok(Protocol::Scpi)
+            Ok(ProtocolKind::Scpi)
         }
         Err(e) => {
             log::info!("device {address} does not answer *IDN? ({e}): HP3565 protocol");
             dev.clear()?;
-            Ok(Protocol::Hp3565)
+            Ok(ProtocolKind::Hp3565)
         }
     }
 }

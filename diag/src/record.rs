@@ -4,22 +4,84 @@
 use serde::Serialize;
 
 use crate::cpu::{service_demand_us_per_kib, MachineModes};
+use crate::driver::ProtocolKind;
 use crate::measure::{Direction, Sample};
 use crate::stats::{self, Summary};
+
+/// Declares a record field's enum: its serde name and its text are one string.
+macro_rules! named_enum {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $v:ident => $s:literal),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+        pub enum $name {
+            $($(#[$vdoc])* #[serde(rename = $s)] $v,)*
+        }
+
+        impl $name {
+            /// Its name in records.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$v => $s,)*
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+named_enum! {
+    /// Which backend a measurement ran on.
+    Backend {
+        /// The simulated bus.
+        Sim => "sim",
+        /// A board through linux-gpib.
+        #[cfg_attr(not(feature = "linux-gpib"), allow(dead_code))]
+        LinuxGpib => "linux-gpib",
+        /// A Prologix adapter.
+        Prologix => "prologix",
+        /// A VXI-11 gateway.
+        Vxi11 => "vxi11",
+    }
+}
+
+named_enum! {
+    /// The clock the seconds are on.
+    Clock {
+        /// The simulator's virtual time.
+        Virtual => "virtual",
+        /// Wall time.
+        Wall => "wall",
+    }
+}
+
+named_enum! {
+    /// Where the CPU figures come from.
+    CpuSource {
+        /// The simulator's model of the host CPU.
+        Modelled => "modelled",
+        /// getrusage of this process.
+        Measured => "measured",
+    }
+}
 
 /// A measurement, summarised over its runs. Field units are in the names.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Record {
     /// The configuration's label (`hp9000-350:unmount=/disc`).
     pub config: String,
-    /// "sim" or "linux-gpib".
-    pub backend: String,
-    /// "virtual" (simulator) or "wall".
-    pub clock: String,
+    /// The backend.
+    pub backend: Backend,
+    /// The clock the seconds are on.
+    pub clock: Clock,
     /// The instrument's address.
     pub device: String,
-    /// "hp3565" or "scpi".
-    pub protocol: String,
+    /// How the instrument was driven.
+    pub protocol: ProtocolKind,
     /// "read" or "write".
     pub direction: Direction,
     /// Bytes per transfer.
@@ -34,8 +96,8 @@ pub struct Record {
     pub stats: Summary,
     /// Median host CPU seconds per transfer.
     pub cpu_seconds: f64,
-    /// "modelled" (simulator) or "measured" (getrusage of this process).
-    pub cpu_source: String,
+    /// Modelled (simulator) or measured (getrusage of this process).
+    pub cpu_source: CpuSource,
     /// CPU seconds / seconds.
     pub cpu_utilisation: f64,
     /// CPU microseconds per KiB moved (netperf's service demand).
@@ -96,14 +158,14 @@ fn network(size: u64, samples: &[Sample]) -> Option<Network> {
 pub struct Context {
     /// Configuration label.
     pub config: String,
-    /// Backend name.
-    pub backend: String,
-    /// Clock kind.
-    pub clock: String,
+    /// The backend.
+    pub backend: Backend,
+    /// The clock.
+    pub clock: Clock,
     /// Device address.
     pub device: String,
-    /// Protocol name.
-    pub protocol: String,
+    /// The protocol.
+    pub protocol: ProtocolKind,
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -125,10 +187,10 @@ impl Record {
         let last = samples.last()?;
         Some(Self {
             config: ctx.config.clone(),
-            backend: ctx.backend.clone(),
-            clock: ctx.clock.clone(),
+            backend: ctx.backend,
+            clock: ctx.clock,
             device: ctx.device.clone(),
-            protocol: ctx.protocol.clone(),
+            protocol: ctx.protocol,
             direction,
             size,
             runs: samples.len(),
@@ -141,11 +203,10 @@ impl Record {
             stats: summary,
             cpu_seconds: cpu,
             cpu_source: if last.cpu_modelled {
-                "modelled"
+                CpuSource::Modelled
             } else {
-                "measured"
-            }
-            .into(),
+                CpuSource::Measured
+            },
             cpu_utilisation: if seconds > 0.0 { cpu / seconds } else { 0.0 },
             service_demand_us_per_kib: service_demand_us_per_kib(cpu, size),
             process_user_s: median(&samples.iter().map(|s| s.process_user_s).collect::<Vec<_>>()),

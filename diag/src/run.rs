@@ -6,10 +6,10 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cli::{OutputArgs, Protocol, RunArgs};
+use crate::cli::{OutputArgs, RunArgs};
 use crate::error::Result;
 use crate::measure::{Direction, Sample, Session};
-use crate::record::{Context, Record};
+use crate::record::{Clock, Context, Record};
 use crate::stats;
 use crate::target::Target;
 
@@ -119,18 +119,13 @@ pub fn measure_pair(
 pub fn context(target: &Target, session: &Session) -> Context {
     Context {
         config: target.label.clone(),
-        backend: target.backend.to_string(),
+        backend: target.backend,
         clock: match target.bus.clock_kind() {
-            gpib::ClockKind::Virtual => "virtual",
-            gpib::ClockKind::Wall => "wall",
-        }
-        .to_string(),
+            gpib::ClockKind::Virtual => Clock::Virtual,
+            gpib::ClockKind::Wall => Clock::Wall,
+        },
         device: session.address().to_string(),
-        protocol: match session.protocol() {
-            Protocol::Hp3565 => "hp3565",
-            _ => "scpi",
-        }
-        .to_string(),
+        protocol: session.protocol(),
     }
 }
 

@@ -5,6 +5,7 @@ use gpib::{Address, Bus};
 
 use crate::cli::{BackendKind, BusArgs};
 use crate::error::{DiagError, Result};
+use crate::record::Backend;
 
 /// A configuration to measure: `NAME|FILE[:key=value,...]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,8 +104,8 @@ impl BusSpec {
 pub struct Target {
     /// The configuration's label.
     pub label: String,
-    /// "sim" or "linux-gpib".
-    pub backend: &'static str,
+    /// Which backend.
+    pub backend: Backend,
     /// The bus.
     pub bus: Bus,
     /// The simulated host (sim backend only).
@@ -141,11 +142,11 @@ impl Target {
         }
         let (name, bus) = match backend {
             BackendKind::Prologix => (
-                "prologix",
+                Backend::Prologix,
                 Bus::new(gpib::backend::prologix::PrologixBoard::connect_tcp(host)?),
             ),
             _ => (
-                "vxi11",
+                Backend::Vxi11,
                 Bus::new(gpib::backend::vxi11::Vxi11Board::connect(
                     host,
                     Default::default(),
@@ -165,8 +166,8 @@ impl Target {
     fn open_resource(text: &str) -> Result<Self> {
         let r: gpib::NetworkResource = text.parse()?;
         let name = match r {
-            gpib::NetworkResource::Prologix { .. } => "prologix",
-            gpib::NetworkResource::Vxi11 { .. } => "vxi11",
+            gpib::NetworkResource::Prologix { .. } => Backend::Prologix,
+            gpib::NetworkResource::Vxi11 { .. } => Backend::Vxi11,
         };
         Ok(Self {
             label: r.to_string(),
@@ -197,7 +198,7 @@ impl Target {
         let index = board.index();
         Ok(Self {
             label: spec.label(),
-            backend: "sim",
+            backend: Backend::Sim,
             bus: Bus::new(board),
             host: Some(host),
             board: index,
@@ -219,7 +220,7 @@ impl Target {
         };
         Ok(Self {
             label: format!("linux-gpib:{name}"),
-            backend: "linux-gpib",
+            backend: Backend::LinuxGpib,
             bus: Bus::new(board),
             host: None,
             board: name.parse().unwrap_or(0),

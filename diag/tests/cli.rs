@@ -480,3 +480,53 @@ fn manpage_is_roff_with_every_subcommand() {
         assert!(page.contains(sub), "no {sub} in the manual page");
     }
 }
+
+// The mock driver (hidden `--protocol mock`) sends the instrument nothing and takes
+// exactly 1 µs a byte of the bus's clock: on the simulator every figure is exact.
+#[test]
+fn the_mock_driver_gives_exact_figures() {
+    let text = ok(&[
+        "io-test",
+        "--bus",
+        "bench",
+        "--device",
+        "22",
+        "--protocol",
+        "mock",
+        "250000",
+    ]);
+    assert_eq!(
+        text,
+        "read time: 0.250000\ntransfer rate: 1000000.000000\ntransfer size: 250000\n\n\
+         write time: 0.250000\ntransfer rate: 1000000.000000\ntransfer size: 250000\n"
+    );
+    let csv = ok(&[
+        "sweep",
+        "--bus",
+        "bench",
+        "--device",
+        "22",
+        "--protocol",
+        "mock",
+        "--from",
+        "1000",
+        "--to",
+        "16000",
+        "--format",
+        "csv",
+    ]);
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    for row in csv.lines().skip(1) {
+        let f: Vec<&str> = row.split(',').collect();
+        let size: f64 = f[col("size")].parse().unwrap();
+        assert_eq!(f[col("protocol")], "mock");
+        assert_eq!(
+            f[col("seconds")].parse::<f64>().unwrap(),
+            size * 1e-6,
+            "{row}"
+        );
+        assert_eq!(f[col("cpu_seconds")].parse::<f64>().unwrap(), 0.0, "{row}");
+    }
+    assert_eq!(csv.lines().count(), 1 + 2 * 3, "1000, 4000, 16000 each way");
+}

@@ -1,6 +1,7 @@
 //! `gpib-diag sweep`: throughput, time per call and CPU cost against transfer size.
 
-use crate::cli::{Format, Protocol, SweepArgs};
+use crate::cli::{Format, SweepArgs};
+use crate::driver::ProtocolKind;
 use crate::error::{DiagError, Result};
 use crate::export::{self, text};
 use crate::measure::{Direction, Session};
@@ -31,10 +32,14 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     }
     let target = Target::open(args.bus.backend, &BusSpec::from_args(&args.bus)?)?;
     // Sized for the largest step after rounding to whole 16-bit words (HP3565).
-    let mut session = Session::open(&target, &args.run, args.to.saturating_add(args.to % 2))?;
+    let mut session = Session::open(
+        &target,
+        &args.run.session(),
+        args.to.saturating_add(args.to % 2),
+    )?;
     let ctx = run::context(&target, &session);
     let mut list = sizes(args.from, args.to, args.factor);
-    if session.protocol() == Protocol::Hp3565 {
+    if session.protocol() == ProtocolKind::Hp3565 {
         // The HP3565 moves 16-bit words: sizes are whole words.
         for s in &mut list {
             *s = (*s).div_ceil(2) * 2;

@@ -51,10 +51,10 @@ pub fn render(records: &[Record]) -> String {
     for r in records {
         let cells = [
             field(&r.config),
-            field(&r.backend),
-            field(&r.clock),
+            r.backend.to_string(),
+            r.clock.to_string(),
             field(&r.device),
-            field(&r.protocol),
+            r.protocol.to_string(),
             r.direction.as_str().to_string(),
             r.size.to_string(),
             r.runs.to_string(),
@@ -67,7 +67,7 @@ pub fn render(records: &[Record]) -> String {
             r.stats.ci95_half_width.to_string(),
             r.stats.outliers.len().to_string(),
             r.cpu_seconds.to_string(),
-            field(&r.cpu_source),
+            r.cpu_source.to_string(),
             r.cpu_utilisation.to_string(),
             r.service_demand_us_per_kib
                 .map_or(String::new(), |v| v.to_string()),
