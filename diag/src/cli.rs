@@ -66,6 +66,9 @@ pub enum Command {
     Compare(CompareArgs),
     /// Find listeners on a board and ask each `*IDN?`.
     Scan(ScanArgs),
+    /// Throughput, latency and CPU against the number of concurrently active devices,
+    /// and the knee where the bus or the host CPU saturates (simulator).
+    Contention(ContentionArgs),
     /// Serve a simulated configuration on the network, as a Prologix GPIB-ETHERNET
     /// adapter and as a VXI-11 LAN/GPIB gateway, until Ctrl-C.
     Serve(ServeArgs),
@@ -323,6 +326,43 @@ pub struct ScanArgs {
     /// Seconds to wait for each `*IDN?` answer (0 to 1,000,000).
     #[arg(long, default_value_t = 0.5, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub idn_timeout: f64,
+    #[command(flatten)]
+    pub out: OutputArgs,
+}
+
+/// What each active device does in a contention run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Workload {
+    /// Writes of `--size` bytes (any listener takes them).
+    Write,
+    /// `*IDN?` queries (SCPI instruments).
+    Query,
+}
+
+/// `contention`.
+#[derive(Debug, Clone, Args)]
+pub struct ContentionArgs {
+    /// Simulated configuration: a built-in name (vax-780-terminals, bench, hp9000-350)
+    /// or a TOML file. Its instruments (discs left out), board by board, are the
+    /// devices made active one more at a time.
+    #[arg(
+        long = "bus",
+        value_name = "NAME|FILE",
+        default_value = "vax-780-terminals"
+    )]
+    pub bus: String,
+    /// Most devices active at once (default: every instrument of the configuration).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=480))]
+    pub max: Option<u32>,
+    /// What each device does.
+    #[arg(long, value_enum, default_value_t = Workload::Write)]
+    pub workload: Workload,
+    /// Bytes per write.
+    #[arg(long, default_value = "35", value_parser = parse_size)]
+    pub size: u64,
+    /// Virtual seconds each point of the curve runs.
+    #[arg(long, default_value_t = 20.0, value_parser = parse_seconds)]
+    pub seconds: f64,
     #[command(flatten)]
     pub out: OutputArgs,
 }

@@ -33,6 +33,7 @@ fn main() -> ExitCode {
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Scan(a) => cmd::scan::run(a),
+        Command::Contention(a) => cmd::contention::run(a),
         Command::Serve(a) => cmd::serve::run(a),
         Command::Completions(a) => cmd::completions::run(a),
         Command::Manpage => cmd::manpage::run(),

@@ -60,6 +60,16 @@ pub fn student_t_975(df: usize) -> f64 {
     }
 }
 
+/// The `p` quantile (0..=1) of `sorted` (ascending), by the nearest-rank method; 0
+/// for no samples.
+pub fn percentile_sorted(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let rank = (p.clamp(0.0, 1.0) * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
 /// Summarizes `samples`.
 ///
 /// Returns `None` when `samples` is empty or holds a value that is not finite
@@ -154,6 +164,16 @@ fn modified_z_outliers(samples: &[f64], median: f64) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(percentile_sorted(&v, 0.5), 50.0);
+        assert_eq!(percentile_sorted(&v, 0.99), 99.0);
+        assert_eq!(percentile_sorted(&v, 1.0), 100.0);
+        assert_eq!(percentile_sorted(&v, 0.0), 1.0);
+        assert_eq!(percentile_sorted(&[], 0.5), 0.0);
+    }
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-6

@@ -530,3 +530,49 @@ fn the_mock_driver_gives_exact_figures() {
     }
     assert_eq!(csv.lines().count(), 1 + 2 * 3, "1000, 4000, 16000 each way");
 }
+
+// The configuration shaped like the 1983 VAX-11/780 terminal measurement: the knee is at
+// seven lines, named as the host CPU, and the rate per line falls past it; the curve
+// is the same run after run.
+#[test]
+fn contention_finds_the_cpu_knee_at_seven_terminals() {
+    let json = ok(&[
+        "contention",
+        "--bus",
+        "vax-780-terminals",
+        "--format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["knee"]["devices"], 7, "{json}");
+    assert_eq!(doc["knee"]["saturated"], "host CPU");
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 8);
+    let per_device = |i: usize| {
+        let v = points[i]["per_device_bytes_per_second"].as_array().unwrap();
+        v.iter().map(|x| x.as_f64().unwrap()).sum::<f64>() / v.len() as f64
+    };
+    let cpu = |i: usize| points[i]["cpu_utilisation"].as_f64().unwrap();
+    for n in 1..4 {
+        assert!(
+            (cpu(n) - cpu(0) * (n + 1) as f64).abs() < 0.02,
+            "CPU linear: {n}"
+        );
+    }
+    assert!(per_device(7) < per_device(6) && per_device(6) < 0.95 * per_device(0));
+    let text = ok(&["contention", "--bus", "vax-780-terminals"]);
+    assert!(
+        text.contains("knee at 7 devices") && text.contains("host CPU"),
+        "{text}"
+    );
+    assert_eq!(
+        ok(&[
+            "contention",
+            "--bus",
+            "vax-780-terminals",
+            "--format",
+            "json"
+        ]),
+        json
+    );
+}

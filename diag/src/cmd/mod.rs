@@ -2,6 +2,7 @@
 
 pub mod compare;
 pub mod completions;
+pub mod contention;
 pub mod io_test;
 pub mod manpage;
 pub mod scan;

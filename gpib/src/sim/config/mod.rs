@@ -29,7 +29,7 @@ use crate::address::{Address, PrimaryAddress};
 use crate::error::{Error, Result};
 use crate::sim::host::SimHost;
 use crate::sim::instrument::Instrument;
-use crate::sim::instruments::{Disc, Hp3565, ScpiInstrument};
+use crate::sim::instruments::{Disc, Hp3565, ScpiInstrument, Terminal};
 use crate::sim::named::NamedDevice;
 use crate::sim::timing::{BoardTiming, DeviceTiming, TransferMode, MIN_T1_NS};
 
@@ -43,6 +43,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         include_str!("../../../configs/hp9000-350.toml"),
     ),
     ("bench", include_str!("../../../configs/bench.toml")),
+    (
+        "vax-780-terminals",
+        include_str!("../../../configs/vax-780-terminals.toml"),
+    ),
 ];
 
 /// A whole host.
@@ -373,12 +377,13 @@ impl Config {
                         )?),
                     ),
                     "hp3565" => Box::new(Hp3565::new()),
+                    "terminal" => Box::new(Terminal::new()),
                     "disc" => {
                         Box::new(Disc::new(dev.disc.clone().unwrap_or_else(|| "disc".into())))
                     }
                     other => {
                         return Err(Error::Config(format!(
-                        "device {addr} on {}: unknown model {other:?} (known: scpi, hp3565, disc)",
+                        "device {addr} on {}: unknown model {other:?} (known: scpi, hp3565, terminal, disc)",
                         b.name
                     )))
                     }

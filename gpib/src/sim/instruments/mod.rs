@@ -3,7 +3,9 @@
 mod disc;
 pub mod hp3565;
 pub mod scpi;
+mod terminal;
 
 pub use disc::Disc;
 pub use hp3565::Hp3565;
 pub use scpi::ScpiInstrument;
+pub use terminal::Terminal;
