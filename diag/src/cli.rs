@@ -363,6 +363,10 @@ pub struct ContentionArgs {
     /// Virtual seconds each point of the curve runs.
     #[arg(long, default_value_t = 20.0, value_parser = parse_seconds)]
     pub seconds: f64,
+    /// Draw throughput (aggregate, per device) and utilisation (host CPU, busiest bus)
+    /// against the devices active, with the knee marked, into this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub out: OutputArgs,
 }

@@ -25,6 +25,9 @@ pub enum DiagError {
         /// Why.
         source: std::io::Error,
     },
+    /// A figure could not be drawn.
+    #[error("cannot draw the plot: {0}")]
+    Plot(String),
     /// The data read back differs from the data written.
     #[error("data check failed: {0}")]
     DataMismatch(String),

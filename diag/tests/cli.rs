@@ -576,3 +576,50 @@ fn contention_finds_the_cpu_knee_at_seven_terminals() {
         json
     );
 }
+
+// The contention figure: a well-formed SVG with the rate and utilisation curves, a
+// point per device count on each, and the knee marked where the JSON says it is.
+#[test]
+fn contention_plot_marks_the_knee() {
+    let dir = std::env::temp_dir().join(format!("gpib-diag-contention-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let svg = dir.join("contention.svg");
+    ok(&[
+        "contention",
+        "--bus",
+        "vax-780-terminals",
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let doc = roxmltree::Document::parse(&picture).expect("well-formed SVG");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    let texts: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(str::trim))
+        .collect();
+    for label in [
+        "gpib-diag contention: vax-780-terminals",
+        "aggregate",
+        "per device (mean)",
+        "host CPU",
+        "busiest bus",
+        "devices active at once",
+    ] {
+        assert!(texts.contains(&label), "missing {label}: {texts:?}");
+    }
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("knee: 7 devices, the host CPU saturates")),
+        "{texts:?}"
+    );
+    // Eight device counts: a circle each on the two rate curves, the CPU's and the bus's.
+    let circles = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("circle"))
+        .count();
+    assert_eq!(circles, 8 * 4);
+}

@@ -15,6 +15,8 @@ use serde::Serialize;
 use crate::cli::{ContentionArgs, Format, Workload};
 use crate::error::{DiagError, Result};
 use crate::export;
+use crate::plot::contention::{contention_svg, KneeMark};
+use crate::plot::Series;
 use crate::stats;
 
 /// Rate per device below this share of one device's alone: past the knee.
@@ -77,6 +79,13 @@ pub fn run(args: &ContentionArgs) -> Result<()> {
         .map(|n| point(&args.bus, &devices[..n], args.workload, size, span))
         .collect::<Result<Vec<_>>>()?;
     let knee = knee(&points);
+    if let Some(path) = &args.plot {
+        let svg = svg(&args.bus, &points, knee.as_ref())?;
+        std::fs::write(path, svg).map_err(|source| DiagError::Output {
+            path: path.display().to_string(),
+            source,
+        })?;
+    }
     let out = match args.out.format {
         Format::Text | Format::Markdown => text(&args.bus, &points, knee.as_ref()),
         Format::Json => {
@@ -229,6 +238,57 @@ fn knee(points: &[Point]) -> Option<Knee> {
         utilisation,
         per_device_share: mean(&p.per_device_bytes_per_second) / alone,
     })
+}
+
+/// What the knee's line says: where it is and what saturates there.
+fn knee_says(k: &Knee) -> String {
+    if k.saturated == "none" {
+        format!("knee: {} devices, no resource saturated", k.devices)
+    } else {
+        format!(
+            "knee: {} devices, the {} saturates ({:.0} %)",
+            k.devices,
+            k.saturated,
+            k.utilisation * 100.0
+        )
+    }
+}
+
+/// The figure: aggregate and per-device rate, host CPU and the busiest bus, against N
+/// (the text table's columns).
+fn svg(config: &str, points: &[Point], knee: Option<&Knee>) -> Result<String> {
+    let curve = |label: &str, y: &dyn Fn(&Point) -> Option<f64>| Series {
+        label: label.to_string(),
+        points: points
+            .iter()
+            .filter_map(|p| y(p).map(|v| (p.devices as f64, v)))
+            .collect(),
+    };
+    let rates = [
+        curve("aggregate", &|p| Some(p.aggregate_bytes_per_second)),
+        curve("per device (mean)", &|p| {
+            Some(mean(&p.per_device_bytes_per_second))
+        }),
+    ];
+    let utilisation = [
+        curve("host CPU", &|p| Some(p.cpu_utilisation * 100.0)),
+        curve("busiest bus", &|p| {
+            p.bus_utilisation
+                .iter()
+                .map(|(_, u)| u * 100.0)
+                .reduce(f64::max)
+        }),
+    ];
+    let mark = knee.map(|k| KneeMark {
+        devices: k.devices as f64,
+        text: knee_says(k),
+    });
+    contention_svg(
+        &format!("gpib-diag contention: {config}"),
+        &rates,
+        &utilisation,
+        mark.as_ref(),
+    )
 }
 
 fn text(config: &str, points: &[Point], knee: Option<&Knee>) -> String {

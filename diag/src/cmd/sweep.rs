@@ -5,7 +5,7 @@ use crate::driver::ProtocolKind;
 use crate::error::{DiagError, Result};
 use crate::export::{self, text};
 use crate::measure::{Direction, Session};
-use crate::plot::{self, Series};
+use crate::plot::{sweep::sweep_svg, Series};
 use crate::record::Record;
 use crate::run::{self, Progress};
 use crate::target::{BusSpec, Target};
@@ -73,7 +73,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         }
     }
     if let Some(path) = &args.plot {
-        let svg = svg(&records, &ctx.config);
+        let svg = svg(&records, &ctx.config)?;
         std::fs::write(path, svg).map_err(|source| DiagError::Output {
             path: path.display().to_string(),
             source,
@@ -93,7 +93,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     failed.map_or(Ok(()), Err)
 }
 
-fn svg(records: &[Record], config: &str) -> String {
+fn svg(records: &[Record], config: &str) -> Result<String> {
     let series = |dir: Direction, f: &dyn Fn(&Record) -> Option<f64>| Series {
         label: dir.as_str().to_string(),
         points: records
@@ -110,7 +110,7 @@ fn svg(records: &[Record], config: &str) -> String {
         series(Direction::Read, &|r| r.service_demand_us_per_kib),
         series(Direction::Write, &|r| r.service_demand_us_per_kib),
     ];
-    plot::sweep_svg(&format!("gpib-diag sweep: {config}"), &thr, &sd)
+    sweep_svg(&format!("gpib-diag sweep: {config}"), &thr, &sd)
 }
 
 #[cfg(test)]
