@@ -149,8 +149,23 @@ fn csv_and_markdown() {
     let secs: f64 = read[8].parse().unwrap();
     assert_relative_eq!(secs, 300e-6 + 4096.0 * 2.286e-6, max_relative = 1e-6);
     let md = ok(&["io-test", "--format", "markdown", "4K"]);
-    assert!(md.starts_with("| config | direction |"), "{md}");
-    assert_eq!(md.lines().count(), 4);
+    let cells = |line: &str| -> Vec<String> {
+        line.trim_matches('|')
+            .split('|')
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    let lines: Vec<&str> = md.lines().collect();
+    assert_eq!(lines.len(), 4, "{md}");
+    assert_eq!(
+        cells(lines[0])[..3],
+        ["config", "direction", "size (B)"],
+        "{md}"
+    );
+    // Names left-aligned, numbers right-aligned.
+    let rule = cells(lines[1]);
+    assert!(!rule[0].ends_with(':') && rule[2].ends_with("-:"), "{md}");
+    assert_eq!(cells(lines[2])[..3], ["hp9000-350", "read", "4096"], "{md}");
 }
 
 #[test]

@@ -15,6 +15,8 @@ use serde::Serialize;
 use crate::cli::{ContentionArgs, Format, Workload};
 use crate::error::{DiagError, Result};
 use crate::export;
+use crate::export::csv::Num;
+use crate::export::table::{Align, Grid};
 use crate::plot::contention::{contention_svg, KneeMark};
 use crate::plot::Series;
 use crate::stats;
@@ -95,7 +97,7 @@ pub fn run(args: &ContentionArgs) -> Result<()> {
             });
             serde_json::to_string_pretty(&doc).map_err(|e| DiagError::Usage(e.to_string()))? + "\n"
         }
-        Format::Csv => csv(&points),
+        Format::Csv => csv(&points)?,
     };
     export::emit(&args.out, &out)
 }
@@ -292,12 +294,16 @@ fn svg(config: &str, points: &[Point], knee: Option<&Knee>) -> Result<String> {
 }
 
 fn text(config: &str, points: &[Point], knee: Option<&Knee>) -> String {
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{:>7}  {:>14}  {:>14}  {:>9}  {:>9}  {:>9}  {:>6}  busiest bus",
-        "devices", "aggregate B/s", "per device B/s", "p50 ms", "p90 ms", "p99 ms", "cpu %"
-    );
+    let mut grid = Grid::new(&[
+        ("devices", Align::Right),
+        ("aggregate B/s", Align::Right),
+        ("per device B/s", Align::Right),
+        ("p50 ms", Align::Right),
+        ("p90 ms", Align::Right),
+        ("p99 ms", Align::Right),
+        ("cpu %", Align::Right),
+        ("busiest bus", Align::Left),
+    ]);
     for p in points {
         let (name, u) = p
             .bus_utilisation
@@ -305,19 +311,18 @@ fn text(config: &str, points: &[Point], knee: Option<&Knee>) -> String {
             .max_by(|a, b| a.1.total_cmp(&b.1))
             .cloned()
             .unwrap_or_default();
-        let _ = writeln!(
-            s,
-            "{:>7}  {:>14.1}  {:>14.1}  {:>9.3}  {:>9.3}  {:>9.3}  {:>6.1}  {name} {:.1} %",
-            p.devices,
-            p.aggregate_bytes_per_second,
-            mean(&p.per_device_bytes_per_second),
-            p.latency_p50_s * 1e3,
-            p.latency_p90_s * 1e3,
-            p.latency_p99_s * 1e3,
-            p.cpu_utilisation * 100.0,
-            u * 100.0
-        );
+        grid.row(vec![
+            p.devices.to_string(),
+            format!("{:.1}", p.aggregate_bytes_per_second),
+            format!("{:.1}", mean(&p.per_device_bytes_per_second)),
+            format!("{:.3}", p.latency_p50_s * 1e3),
+            format!("{:.3}", p.latency_p90_s * 1e3),
+            format!("{:.3}", p.latency_p99_s * 1e3),
+            format!("{:.1}", p.cpu_utilisation * 100.0),
+            format!("{name} {:.1} %", u * 100.0),
+        ]);
     }
+    let mut s = grid.text();
     match knee {
         Some(k) => {
             let _ = writeln!(
@@ -344,24 +349,31 @@ fn text(config: &str, points: &[Point], knee: Option<&Knee>) -> String {
     s
 }
 
-fn csv(points: &[Point]) -> String {
-    let mut s = String::from(
-        "devices,aggregate_bytes_per_second,per_device_bytes_per_second,latency_p50_s,latency_p90_s,latency_p99_s,cpu_utilisation,busiest_bus_utilisation\n",
-    );
-    for p in points {
-        let busiest = p.bus_utilisation.iter().map(|b| b.1).fold(0.0, f64::max);
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{},{},{}",
-            p.devices,
-            p.aggregate_bytes_per_second,
-            mean(&p.per_device_bytes_per_second),
-            p.latency_p50_s,
-            p.latency_p90_s,
-            p.latency_p99_s,
-            p.cpu_utilisation,
-            busiest
-        );
-    }
-    s
+/// A CSV row: the text table's columns, unrounded.
+#[derive(Serialize)]
+struct CsvRow {
+    devices: usize,
+    aggregate_bytes_per_second: Num,
+    per_device_bytes_per_second: Num,
+    latency_p50_s: Num,
+    latency_p90_s: Num,
+    latency_p99_s: Num,
+    cpu_utilisation: Num,
+    busiest_bus_utilisation: Num,
+}
+
+fn csv(points: &[Point]) -> Result<String> {
+    export::csv::rows(
+        &[],
+        points.iter().map(|p| CsvRow {
+            devices: p.devices,
+            aggregate_bytes_per_second: Num(p.aggregate_bytes_per_second),
+            per_device_bytes_per_second: Num(mean(&p.per_device_bytes_per_second)),
+            latency_p50_s: Num(p.latency_p50_s),
+            latency_p90_s: Num(p.latency_p90_s),
+            latency_p99_s: Num(p.latency_p99_s),
+            cpu_utilisation: Num(p.cpu_utilisation),
+            busiest_bus_utilisation: Num(p.bus_utilisation.iter().map(|b| b.1).fold(0.0, f64::max)),
+        }),
+    )
 }

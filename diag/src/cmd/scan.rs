@@ -1,6 +1,5 @@
 //! `gpib-diag scan`: listeners on a board, each asked `*IDN?`.
 
-use std::fmt::Write;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -8,6 +7,7 @@ use serde::Serialize;
 use crate::cli::{Format, ScanArgs};
 use crate::error::{DiagError, Result};
 use crate::export;
+use crate::export::table::{Align, Grid};
 use crate::target::{BusSpec, Target};
 
 /// One listener found.
@@ -49,28 +49,23 @@ pub fn run(args: &ScanArgs) -> Result<()> {
     }
     let out = match args.out.format {
         Format::Text | Format::Markdown => {
-            let md = args.out.format == Format::Markdown;
-            let mut s = String::new();
-            if md {
-                s.push_str("| address | resource | *IDN? |\n|---:|---|---|\n");
-            } else {
-                let _ = writeln!(s, "{:>7}  {:<20}  *IDN?", "address", "resource");
-            }
+            let mut grid = Grid::new(&[
+                ("address", Align::Right),
+                ("resource", Align::Left),
+                ("*IDN?", Align::Left),
+            ]);
             for f in &found {
-                let idn = f.idn.as_deref().unwrap_or("(no answer)");
-                if md {
-                    let _ = writeln!(
-                        s,
-                        "| {} | {} | {} |",
-                        f.address,
-                        f.resource,
-                        idn.replace('|', "\\|")
-                    );
-                } else {
-                    let _ = writeln!(s, "{:>7}  {:<20}  {idn}", f.address, f.resource);
-                }
+                grid.row(vec![
+                    f.address.clone(),
+                    f.resource.clone(),
+                    f.idn.clone().unwrap_or_else(|| "(no answer)".into()),
+                ]);
             }
-            s
+            if args.out.format == Format::Markdown {
+                grid.markdown()
+            } else {
+                grid.text()
+            }
         }
         Format::Json => {
             let doc = serde_json::json!({"tool": "gpib-diag", "command": "scan", "config": target.label, "listeners": found});
@@ -79,14 +74,7 @@ pub fn run(args: &ScanArgs) -> Result<()> {
             s.push('\n');
             s
         }
-        Format::Csv => {
-            let mut s = String::from("address,resource,idn\n");
-            for f in &found {
-                let idn = f.idn.clone().unwrap_or_default().replace('"', "\"\"");
-                let _ = writeln!(s, "{},{},\"{}\"", f.address, f.resource, idn);
-            }
-            s
-        }
+        Format::Csv => export::csv::rows(&[], &found)?,
     };
     export::emit(&args.out, &out)
 }

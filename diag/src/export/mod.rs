@@ -3,6 +3,7 @@
 pub mod csv;
 pub mod json;
 pub mod markdown;
+pub mod table;
 pub mod text;
 
 use std::io::Write;
@@ -33,7 +34,7 @@ pub fn render(
 ) -> Result<String> {
     Ok(match format {
         Format::Json => json::render(command, records, ratios)?,
-        Format::Csv => csv::render(records),
+        Format::Csv => csv::render(records)?,
         Format::Markdown => markdown::render(records, ratios),
         Format::Text => text::table(records, ratios),
     })

@@ -2,8 +2,8 @@
 
 use std::fmt::Write;
 
+use crate::export::table::{Align, Grid};
 use crate::export::Ratio;
-use crate::measure::Direction;
 use crate::record::Record;
 use crate::size::human;
 
@@ -111,31 +111,30 @@ pub fn ratio_lines(records: &[Record], ratios: &[Ratio]) -> Vec<String> {
 
 /// A table of records (sweep and compare).
 pub fn table(records: &[Record], ratios: &[Ratio]) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:<28} {:<5} {:>10} {:>12} {:>14} {:>12} {:>12} {:>6}",
-        "config", "dir", "size", "seconds", "bytes/s", "cpu s", "us cpu/KiB", "runs"
-    );
+    let mut grid = Grid::new(&[
+        ("config", Align::Left),
+        ("dir", Align::Left),
+        ("size", Align::Right),
+        ("seconds", Align::Right),
+        ("bytes/s", Align::Right),
+        ("cpu s", Align::Right),
+        ("us cpu/KiB", Align::Right),
+        ("runs", Align::Right),
+    ]);
     for r in records {
-        let _ = writeln!(
-            out,
-            "{:<28} {:<5} {:>10} {:>12.6} {:>14.0} {:>12.6} {:>12} {:>6}",
-            r.config,
-            if r.direction == Direction::Read {
-                "read"
-            } else {
-                "write"
-            },
+        grid.row(vec![
+            r.config.clone(),
+            r.direction.as_str().to_string(),
             human(r.size),
-            r.seconds,
-            r.bytes_per_second,
-            r.cpu_seconds,
+            format!("{:.6}", r.seconds),
+            format!("{:.0}", r.bytes_per_second),
+            format!("{:.6}", r.cpu_seconds),
             r.service_demand_us_per_kib
                 .map_or("-".into(), |v| format!("{v:.2}")),
-            r.runs
-        );
+            r.runs.to_string(),
+        ]);
     }
+    let mut out = grid.text();
     if !ratios.is_empty() {
         out.push('\n');
         for line in ratio_lines(records, ratios) {
