@@ -5,6 +5,9 @@
 
 use std::time::Duration;
 
+use nix::sys::resource::{getrusage, UsageWho};
+use nix::sys::time::TimeVal;
+
 /// CPU time consumed so far by this process, all threads together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ProcessCpu {
@@ -18,31 +21,18 @@ impl ProcessCpu {
     /// Reads the CPU time of the calling process with
     /// `getrusage(RUSAGE_SELF)`; `None` if the call fails.
     pub fn read() -> Option<Self> {
-        // SAFETY: `usage` is zero-initialised storage of the size and
-        // alignment of `libc::rusage`, and `as_mut_ptr` gives a valid,
-        // writable pointer to it for the duration of the call. `rusage`
-        // consists only of integer fields, for which all-zero bytes are a
-        // valid value, so `assume_init` is sound whether or not the call
-        // wrote to it. `RUSAGE_SELF` is a valid `who` argument.
-        let (rc, usage) = unsafe {
-            let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-            let rc = libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
-            (rc, usage.assume_init())
-        };
-        if rc != 0 {
-            return None;
-        }
+        let usage = getrusage(UsageWho::RUSAGE_SELF).ok()?;
         Some(Self {
-            user: timeval_to_duration(&usage.ru_utime),
-            system: timeval_to_duration(&usage.ru_stime),
+            user: timeval_to_duration(usage.user_time()),
+            system: timeval_to_duration(usage.system_time()),
         })
     }
 }
 
 /// Converts a `timeval` to a `Duration`, treating negative parts as zero.
-fn timeval_to_duration(tv: &libc::timeval) -> Duration {
-    let secs = u64::try_from(tv.tv_sec).unwrap_or(0);
-    let micros = u64::try_from(tv.tv_usec).unwrap_or(0);
+fn timeval_to_duration(tv: TimeVal) -> Duration {
+    let secs = u64::try_from(tv.tv_sec()).unwrap_or(0);
+    let micros = u64::try_from(tv.tv_usec()).unwrap_or(0);
     Duration::from_secs(secs).saturating_add(Duration::from_micros(micros))
 }
 

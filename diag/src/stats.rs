@@ -11,16 +11,7 @@ pub const OUTLIER_THRESHOLD: f64 = 3.5;
 /// (0.6745 is the 0.75 quantile of the standard normal distribution).
 const MAD_SCALE: f64 = 0.6745;
 
-/// Two-sided 95 % quantiles `t(0.975, df)` of Student's t distribution for
-/// `df = 1..=30`; index 0 holds `df = 1`.
-const T_975: [f64; 30] = [
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-    2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-    2.052, 2.048, 2.045, 2.042,
-];
-
-/// Quantile of the standard normal distribution used for `df > 30`.
-const Z_975: f64 = 1.960;
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// Summary of a non-empty set of finite samples.
 ///
@@ -47,17 +38,16 @@ pub struct Summary {
     pub outliers: Vec<usize>,
 }
 
-/// Two-sided 95 % quantile `t(0.975, df)` of Student's t distribution.
-///
-/// Exact to three decimals for `df` in `1..=30`; for larger `df` the normal
-/// quantile 1.960 is returned. `df = 0` has no finite quantile, so it gives
-/// `f64::INFINITY`.
+/// Two-sided 95 % quantile `t(0.975, df)` of Student's t distribution (from
+/// `statrs`): 12.706 for `df = 1`, 2.776 for 4, 2.042 for 30, towards the normal
+/// quantile 1.960 as `df` grows. `df = 0` has no finite quantile, so it gives
+/// `f64::INFINITY`. Past 100 000 degrees of freedom the quantile is taken at
+/// 100 000 (within 2e-5 of the limit; `statrs` loses precision beyond).
 pub fn student_t_975(df: usize) -> f64 {
-    match df {
-        0 => f64::INFINITY,
-        1..=30 => T_975[df - 1],
-        _ => Z_975,
+    if df == 0 {
+        return f64::INFINITY;
     }
+    StudentsT::new(0.0, 1.0, df.min(100_000) as f64).map_or(f64::INFINITY, |t| t.inverse_cdf(0.975))
 }
 
 /// The `p` quantile (0..=1) of `sorted` (ascending), by the nearest-rank method; 0
@@ -189,9 +179,9 @@ mod tests {
         assert!(close(s.median, 3.0));
         // sqrt(10 / 4)
         assert!(close(s.stddev, 1.581_138_8));
-        // 2.776 * 1.5811388 / sqrt(5)
+        // 2.7764451 * 1.5811388 / sqrt(5)
         assert!(
-            close(s.ci95_half_width, 1.962_928_4),
+            close(s.ci95_half_width, 1.963_243_3),
             "{}",
             s.ci95_half_width
         );
@@ -209,7 +199,7 @@ mod tests {
         assert!(close(s.stddev, (5.0f64 / 3.0).sqrt()));
         assert!(close(
             s.ci95_half_width,
-            3.182 * (5.0f64 / 3.0).sqrt() / 2.0
+            3.182_446_3 * (5.0f64 / 3.0).sqrt() / 2.0
         ));
     }
 
@@ -263,15 +253,23 @@ mod tests {
     }
 
     #[test]
-    fn t_table() {
+    fn t_quantiles() {
         assert_eq!(student_t_975(0), f64::INFINITY);
-        assert_eq!(student_t_975(1), 12.706);
-        assert_eq!(student_t_975(4), 2.776);
-        assert_eq!(student_t_975(30), 2.042);
-        assert_eq!(student_t_975(31), 1.960);
-        assert_eq!(student_t_975(10_000), 1.960);
-        // The table decreases monotonically towards the normal quantile.
-        for df in 1..31 {
+        // The published table, to its three decimals.
+        for (df, t) in [
+            (1, 12.706),
+            (2, 4.303),
+            (4, 2.776),
+            (10, 2.228),
+            (30, 2.042),
+            (120, 1.980),
+        ] {
+            assert!((student_t_975(df) - t).abs() < 5e-4, "df {df}");
+        }
+        assert!((student_t_975(100_000) - 1.959_984).abs() < 1e-5);
+        assert_eq!(student_t_975(usize::MAX), student_t_975(100_000));
+        // Decreasing towards the normal quantile.
+        for df in 1..200 {
             assert!(student_t_975(df) > student_t_975(df + 1));
         }
     }
