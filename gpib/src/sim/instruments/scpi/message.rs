@@ -50,10 +50,6 @@ pub(super) fn sci(v: f64) -> String {
     }
 }
 
-pub(super) fn eq(a: &[u8], b: &[u8]) -> bool {
-    a.eq_ignore_ascii_case(b)
-}
-
 pub(super) fn trim(b: &[u8]) -> &[u8] {
     let s = b
         .iter()

@@ -18,6 +18,10 @@
 //! | `BLOCK? n` | a definite-length block of n bytes (0, 1, 2, ... 255, 0, ...: 0x0A inside) |
 //! | `DATA <block>`, `DATA?`, `DATA:LEN?` | store a block; answer it back; its length |
 //!
+//! Headers match as SCPI-99 defines it (the `header` module): long or short form
+//! in any case (`MEASure:VOLTage[:DC]?` takes `MEAS:VOLT?`, `measure:voltage:dc?`),
+//! optional nodes (`[SENSe:]VOLTage:APERture`, `SYSTem:ERRor[:NEXT]?`,
+//! `INITiate[:IMMediate]`), a leading `:`, queries apart from commands.
 //! Unknown commands push -113 "Undefined header" and set the ESR's command-error bit.
 //!
 //! A measurement (`READ?`, `MEAS:VOLT?`, `*TRG`, GET, `INIT`) takes the configured
@@ -30,6 +34,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod header;
 mod measurement;
 mod message;
 
@@ -37,7 +42,8 @@ use measurement::Measurement;
 
 use crate::sim::instrument::{DeviceIo, Instrument};
 use crate::status::StatusByte;
-use message::{eq, message_end, sci, trim};
+use header::Table;
+use message::{message_end, sci, trim};
 
 /// Longest measurement time `VOLT:APER` takes, in seconds.
 pub const MAX_MEASUREMENT_S: f64 = 1000.0;
@@ -54,6 +60,75 @@ const ESR_QYE: u8 = 0x04;
 const ESR_EXE: u8 = 0x10;
 const ESR_CME: u8 = 0x20;
 const STB_EAV: u8 = 0x04;
+
+/// What a program header asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Command {
+    Idn,
+    OpcQuery,
+    Opc,
+    Rst,
+    Cls,
+    Wai,
+    EsrQuery,
+    EseQuery,
+    SreQuery,
+    StbQuery,
+    Ese,
+    Sre,
+    Trg,
+    Init,
+    FetchQuery,
+    Aperture,
+    ApertureQuery,
+    ErrorQuery,
+    MeasureQuery,
+    Points,
+    PointsQuery,
+    WaveformQuery,
+    BlockQuery,
+    Data,
+    DataQuery,
+    DataLengthQuery,
+}
+
+/// The instrument's commands, in SCPI-99 notation (see [`header`]).
+const COMMANDS: &[(&str, Command)] = &[
+    ("*IDN?", Command::Idn),
+    ("*OPC?", Command::OpcQuery),
+    ("*OPC", Command::Opc),
+    ("*RST", Command::Rst),
+    ("*CLS", Command::Cls),
+    ("*WAI", Command::Wai),
+    ("*ESR?", Command::EsrQuery),
+    ("*ESE?", Command::EseQuery),
+    ("*SRE?", Command::SreQuery),
+    ("*STB?", Command::StbQuery),
+    ("*ESE", Command::Ese),
+    ("*SRE", Command::Sre),
+    ("*TRG", Command::Trg),
+    ("INITiate[:IMMediate]", Command::Init),
+    ("FETCh?", Command::FetchQuery),
+    ("[SENSe:]VOLTage:APERture", Command::Aperture),
+    ("[SENSe:]VOLTage:APERture?", Command::ApertureQuery),
+    ("SYSTem:ERRor[:NEXT]?", Command::ErrorQuery),
+    ("MEASure:VOLTage[:DC]?", Command::MeasureQuery),
+    ("READ?", Command::MeasureQuery),
+    ("WAVeform:POINts", Command::Points),
+    ("WAVeform:POINts?", Command::PointsQuery),
+    ("WAVeform:DATA?", Command::WaveformQuery),
+    ("CURVe?", Command::WaveformQuery),
+    ("BLOCK?", Command::BlockQuery),
+    ("DATA", Command::Data),
+    ("DATA?", Command::DataQuery),
+    ("DATA:LENgth?", Command::DataLengthQuery),
+];
+
+/// [`COMMANDS`], parsed once.
+fn commands() -> &'static Table<Command> {
+    static TABLE: std::sync::OnceLock<Table<Command>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| Table::new(COMMANDS))
+}
 
 /// The SCPI instrument model.
 #[derive(Debug)]
@@ -259,117 +334,127 @@ impl ScpiInstrument {
             None => (text, &b""[..]),
         };
         let num = || -> Option<usize> { std::str::from_utf8(arg).ok()?.trim().parse().ok() };
-        let h = head;
-        if eq(h, b"*IDN?") {
-            let idn = std::mem::take(&mut self.idn);
-            self.respond(io, &idn);
-            self.idn = idn;
-        } else if eq(h, b"*OPC?") {
-            if self.measuring.is_some() {
-                self.opc_query_pending = true;
-            } else {
-                self.respond(io, "1");
+        let Some((command, _)) = commands().lookup(head) else {
+            self.push_error(-113, "Undefined header");
+            return;
+        };
+        match command {
+            Command::Idn => {
+                let idn = std::mem::take(&mut self.idn);
+                self.respond(io, &idn);
+                self.idn = idn;
             }
-        } else if eq(h, b"*OPC") {
-            if self.measuring.is_some() {
-                self.opc_pending = true;
-            } else {
-                self.esr |= ESR_OPC;
+            Command::OpcQuery => {
+                if self.measuring.is_some() {
+                    self.opc_query_pending = true;
+                } else {
+                    self.respond(io, "1");
+                }
             }
-        } else if eq(h, b"*RST") {
-            self.points = 1000;
-            self.data.clear();
-            self.measurement_time = self.configured_measurement_time;
-            self.abort_measurement();
-        } else if eq(h, b"*CLS") {
-            self.esr = 0;
-            self.errors.clear();
-            self.rqs = false;
-        } else if eq(h, b"*WAI") {
-        } else if eq(h, b"*ESR?") {
-            let v = self.esr;
-            self.esr = 0;
-            self.respond(io, &v.to_string());
-        } else if eq(h, b"*ESE?") {
-            let v = self.ese;
-            self.respond(io, &v.to_string());
-        } else if eq(h, b"*SRE?") {
-            let v = self.sre;
-            self.respond(io, &v.to_string());
-        } else if eq(h, b"*STB?") {
-            let mut v = self.summary(!io.output.is_empty());
-            if v & self.sre != 0 {
-                v |= StatusByte::RQS;
+            Command::Opc => {
+                if self.measuring.is_some() {
+                    self.opc_pending = true;
+                } else {
+                    self.esr |= ESR_OPC;
+                }
             }
-            self.respond(io, &v.to_string());
-        } else if eq(h, b"*ESE") || eq(h, b"*SRE") {
-            match num().and_then(|n| u8::try_from(n).ok()) {
-                Some(v) if eq(h, b"*ESE") => self.ese = v,
+            Command::Rst => {
+                self.points = 1000;
+                self.data.clear();
+                self.measurement_time = self.configured_measurement_time;
+                self.abort_measurement();
+            }
+            Command::Cls => {
+                self.esr = 0;
+                self.errors.clear();
+                self.rqs = false;
+            }
+            Command::Wai => {}
+            Command::EsrQuery => {
+                let v = self.esr;
+                self.esr = 0;
+                self.respond(io, &v.to_string());
+            }
+            Command::EseQuery => {
+                let v = self.ese;
+                self.respond(io, &v.to_string());
+            }
+            Command::SreQuery => {
+                let v = self.sre;
+                self.respond(io, &v.to_string());
+            }
+            Command::StbQuery => {
+                let mut v = self.summary(!io.output.is_empty());
+                if v & self.sre != 0 {
+                    v |= StatusByte::RQS;
+                }
+                self.respond(io, &v.to_string());
+            }
+            Command::Ese | Command::Sre => match num().and_then(|n| u8::try_from(n).ok()) {
+                Some(v) if command == Command::Ese => self.ese = v,
                 Some(v) => self.sre = v & !StatusByte::RQS,
                 None => self.push_error(-224, "Illegal parameter value"),
-            }
-        } else if eq(h, b"*TRG") {
-            self.measure(Measurement::Trigger, io);
-        } else if eq(h, b"INIT") || eq(h, b"INIT:IMM") || eq(h, b"INITIATE") {
-            self.measure(Measurement::Keep, io);
-        } else if eq(h, b"FETCH?") || eq(h, b"FETC?") {
-            match self.last_reading {
+            },
+            Command::Trg => self.measure(Measurement::Trigger, io),
+            Command::Init => self.measure(Measurement::Keep, io),
+            Command::FetchQuery => match self.last_reading {
                 Some(v) => self.respond(io, &sci(v)),
                 None => self.push_error(-230, "Data corrupt or stale"),
+            },
+            Command::Aperture => {
+                let secs = std::str::from_utf8(arg)
+                    .ok()
+                    .and_then(|t| t.trim().parse::<f64>().ok())
+                    .filter(|s| (0.0..=MAX_MEASUREMENT_S).contains(s));
+                match secs {
+                    Some(s) => self.measurement_time = Duration::from_secs_f64(s),
+                    None => self.push_error(-222, "Data out of range"),
+                }
             }
-        } else if eq(h, b"VOLT:APER") || eq(h, b"SENS:VOLT:APER") {
-            let secs = std::str::from_utf8(arg)
-                .ok()
-                .and_then(|t| t.trim().parse::<f64>().ok())
-                .filter(|s| (0.0..=MAX_MEASUREMENT_S).contains(s));
-            match secs {
-                Some(s) => self.measurement_time = Duration::from_secs_f64(s),
-                None => self.push_error(-222, "Data out of range"),
+            Command::ApertureQuery => {
+                let s = self.measurement_time.as_secs_f64();
+                self.respond(io, &sci(s));
             }
-        } else if eq(h, b"VOLT:APER?") || eq(h, b"SENS:VOLT:APER?") {
-            let s = self.measurement_time.as_secs_f64();
-            self.respond(io, &sci(s));
-        } else if eq(h, b"SYST:ERR?") || eq(h, b"SYSTEM:ERROR?") || eq(h, b"SYST:ERR:NEXT?") {
-            let (c, t) = self.errors.pop_front().unwrap_or((0, "No error"));
-            self.respond(io, &format!("{c},\"{t}\""));
-        } else if eq(h, b"MEAS:VOLT?") || eq(h, b"MEASURE:VOLTAGE?") || eq(h, b"READ?") {
-            self.measure(Measurement::Answer, io);
-        } else if eq(h, b"WAV:POIN") || eq(h, b"WAVEFORM:POINTS") {
-            match num() {
+            Command::ErrorQuery => {
+                let (c, t) = self.errors.pop_front().unwrap_or((0, "No error"));
+                self.respond(io, &format!("{c},\"{t}\""));
+            }
+            Command::MeasureQuery => self.measure(Measurement::Answer, io),
+            Command::Points => match num() {
                 Some(n) if n.checked_mul(4).is_some_and(|b| b <= MAX_BLOCK) => self.points = n,
                 _ => self.push_error(-222, "Data out of range"),
+            },
+            Command::PointsQuery => {
+                let v = self.points;
+                self.respond(io, &v.to_string());
             }
-        } else if eq(h, b"WAV:POIN?") || eq(h, b"WAVEFORM:POINTS?") {
-            let v = self.points;
-            self.respond(io, &v.to_string());
-        } else if eq(h, b"WAV:DATA?") || eq(h, b"WAVEFORM:DATA?") || eq(h, b"CURV?") {
-            let w = self.waveform();
-            self.respond_block(io, w);
-        } else if eq(h, b"BLOCK?") {
-            match num() {
+            Command::WaveformQuery => {
+                let w = self.waveform();
+                self.respond_block(io, w);
+            }
+            Command::BlockQuery => match num() {
                 Some(n) if n <= MAX_BLOCK => {
                     let r = self.ramp(n);
                     let body: Arc<[u8]> = if r.len() == n { r } else { Arc::from(&r[..n]) };
                     self.respond_block(io, body);
                 }
                 _ => self.push_error(-222, "Data out of range"),
-            }
-        } else if eq(h, b"DATA") {
-            match block {
+            },
+            Command::Data => match block {
                 Some(b) => {
                     self.data.clear();
                     self.data.extend_from_slice(b);
                 }
                 None => self.push_error(-109, "Missing parameter"),
+            },
+            Command::DataQuery => {
+                let d: Arc<[u8]> = Arc::from(&self.data[..]);
+                self.respond_block(io, d);
             }
-        } else if eq(h, b"DATA?") {
-            let d: Arc<[u8]> = Arc::from(&self.data[..]);
-            self.respond_block(io, d);
-        } else if eq(h, b"DATA:LEN?") {
-            let n = self.data.len();
-            self.respond(io, &n.to_string());
-        } else {
-            self.push_error(-113, "Undefined header");
+            Command::DataLengthQuery => {
+                let n = self.data.len();
+                self.respond(io, &n.to_string());
+            }
         }
     }
 
@@ -505,6 +590,33 @@ impl Instrument for ScpiInstrument {
 #[cfg(test)]
 mod tests {
     use super::message::sci;
+    use super::{commands, Command, COMMANDS};
+
+    #[test]
+    fn every_command_of_the_table_parses_and_the_old_spellings_still_match() {
+        assert_eq!(commands().lookup(b"*IDN?").map(|c| c.0), Some(Command::Idn));
+        for (spec, _) in COMMANDS {
+            assert!(super::header::Pattern::parse(spec).is_ok(), "{spec}");
+        }
+        for (h, c) in [
+            ("INIT:IMM", Command::Init),
+            ("INITIATE", Command::Init),
+            ("FETCH?", Command::FetchQuery),
+            ("FETC?", Command::FetchQuery),
+            ("SENS:VOLT:APER?", Command::ApertureQuery),
+            ("SYSTEM:ERROR?", Command::ErrorQuery),
+            ("SYST:ERR:NEXT?", Command::ErrorQuery),
+            ("MEASURE:VOLTAGE?", Command::MeasureQuery),
+            ("MEAS:VOLT:DC?", Command::MeasureQuery),
+            ("WAVEFORM:POINTS", Command::Points),
+            ("CURV?", Command::WaveformQuery),
+            ("DATA:LEN?", Command::DataLengthQuery),
+            ("block?", Command::BlockQuery),
+        ] {
+            assert_eq!(commands().lookup(h.as_bytes()).map(|x| x.0), Some(c), "{h}");
+        }
+        assert_eq!(commands().lookup(b"MEAS:CURR?"), None);
+    }
 
     #[test]
     fn nr3() {
