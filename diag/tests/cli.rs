@@ -1,36 +1,10 @@
 //! The `gpib-diag` binary on the simulator: the 1988 HP 9000/350 figures, every format, and the
 //! error messages for bad arguments.
 
-use std::process::{Command, Output};
+mod common;
 
 use approx::assert_relative_eq;
-
-fn diag(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
-        .args(args)
-        .output()
-        .expect("gpib-diag runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = diag(args);
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
-}
-
-fn fails(args: &[&str], code: i32, needle: &str) {
-    let out = diag(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
-    assert!(
-        err.contains(needle),
-        "{args:?}: expected {needle:?} in {err}"
-    );
-}
+use common::{diag, diag_within, fails, ok};
 
 /// Parses io-test's seven lines into (read time, read rate, size, write time, write rate).
 fn io_test_figures(text: &str) -> (f64, f64, u64, f64, f64) {
@@ -369,7 +343,7 @@ fn missing_feature_says_how_to_rebuild() {
 #[test]
 fn io_test_through_linux_gpib() {
     for config in ["hp9000-350", "bench"] {
-        let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+        let out = common::gpib_diag()
             .args([
                 "io-test",
                 "--backend",
@@ -399,26 +373,6 @@ fn io_test_through_linux_gpib() {
             assert_eq!(r["device"], "11");
         }
     }
-}
-
-/// Runs gpib-diag, killed after `secs` (a hang or a runaway read fails the test).
-fn diag_within(args: &[&str], secs: u64) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
-        .args(args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("gpib-diag runs");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
-    while child.try_wait().expect("wait").is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("gpib-diag {args:?} still running after {secs} s");
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.wait_with_output().expect("output")
 }
 
 #[test]

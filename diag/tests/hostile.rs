@@ -2,34 +2,9 @@
 //! issue's items, numbered as filed): every one gets a typed error that says what was
 //! wrong, keeps what was measured, and never panics.
 
-use std::process::{Command, Output};
+mod common;
 
-fn diag(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
-        .args(args)
-        .output()
-        .expect("gpib-diag runs")
-}
-
-/// Runs `args`, expects exit `code` and `needle` on stderr, and no panic.
-fn fails(args: &[&str], code: i32, needle: &str) -> Output {
-    let out = diag(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
-    assert!(
-        err.contains(needle),
-        "{args:?}: expected {needle:?} in {err}"
-    );
-    out
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = diag(args);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{args:?} failed: {err}");
-    String::from_utf8(out.stdout).expect("UTF-8 output")
-}
+use common::{fails, ok};
 
 fn temp_file(name: &str, text: &str) -> String {
     let dir = std::env::temp_dir().join(format!("gpib-diag-hostile-{}", std::process::id()));
