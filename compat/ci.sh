@@ -82,6 +82,14 @@ cat "$OUT/bench.err"
 [[ "$(cat "$OUT/bench.err")" == "error: ibrd iberr=6" ]] || fail "unexpected error on bench"
 [[ ! -s "$OUT/bench.out" ]] || fail "find_and_idn printed before failing on bench"
 
+section "C: compat/tests/ibfind_gpib_conf.c (ibfind by the names of linux-gpib's example gpib.conf, IB_CONFIG)"
+gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -I "$ROOT/compat/include" \
+  "$ROOT/compat/tests/ibfind_gpib_conf.c" -L "$LIBDIR" -lgpib -o "$OUT/ibfind_gpib_conf"
+IB_CONFIG="$ROOT/gpib/configs/gpib.conf.example" GPIB_SIM_CONFIG="$ROOT/gpib/configs/gpib-conf-sim.toml" \
+  "$OUT/ibfind_gpib_conf" | tee "$OUT/ibfind_gpib_conf.out"
+diff -u "$ROOT/compat/tests/ibfind_gpib_conf.expected" "$OUT/ibfind_gpib_conf.out" ||
+  fail "ibfind_gpib_conf printed something else than compat/tests/ibfind_gpib_conf.expected"
+
 section "Python: compat/tests/find_and_idn.py (ctypes, by soname)"
 GPIB_SIM_CONFIG="$ROOT/compat/tests/idn_bench.toml" python3 "$ROOT/compat/tests/find_and_idn.py" |
   diff -u "$ROOT/compat/tests/find_and_idn.expected" - ||

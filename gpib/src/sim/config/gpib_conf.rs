@@ -142,6 +142,22 @@ impl Config {
         Self::from_gpib_conf(path.display().to_string(), &conf)
     }
 
+    /// [`Config::read_file`], with `fallback` as the gpib.conf of a file that gives
+    /// neither `gpib_conf` nor `[[board]]` (only `[[instrument]]`s, say): the
+    /// compatibility library passes `IB_CONFIG` (relative to the working folder).
+    pub fn read_file_with(path: &Path, fallback: Option<&Path>) -> Result<Self> {
+        let text = super::read_text_file(path, super::MAX_CONFIG_BYTES)?;
+        let mut cfg = Self::parse(&text).map_err(|e| super::in_file(path, e))?;
+        if cfg.gpib_conf.is_none() && cfg.boards.is_empty() {
+            if let Some(f) = fallback {
+                cfg.gpib_conf = Some(std::path::absolute(f).unwrap_or_else(|_| f.to_path_buf()));
+            }
+        }
+        cfg.expand_gpib_conf(folder_of(path))
+            .map_err(|e| super::in_file(path, e))?;
+        Ok(cfg)
+    }
+
     /// When the configuration names a gpib.conf (`gpib_conf`, relative to `base`, the
     /// folder of the TOML file, or else the working folder), reads it and turns it and
     /// the `[[instrument]]` entries into boards and devices (see the [module

@@ -234,11 +234,7 @@ impl Config {
     /// [`MAX_CONFIG_BYTES`]; see [`read_text_file`]), and the gpib.conf it names
     /// ([`Config::expand_gpib_conf`], relative to the file's folder). Errors name the file.
     pub fn read_file(path: &std::path::Path) -> Result<Self> {
-        let text = read_text_file(path, MAX_CONFIG_BYTES)?;
-        let mut cfg = Self::parse(&text).map_err(|e| in_file(path, e))?;
-        cfg.expand_gpib_conf(gpib_conf::folder_of(path))
-            .map_err(|e| in_file(path, e))?;
-        Ok(cfg)
+        Self::read_file_with(path, None)
     }
 
     /// A built-in configuration by name, or else the TOML file at `name_or_path`.
