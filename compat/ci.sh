@@ -150,6 +150,13 @@ GPIB_HW_BOARD=gpib0 GPIB_HW_ADDRESS=22 cargo test -p gpib --features linux-gpib 
 section "shared integration tests on both backends (cargo test --test tests --features linux-gpib)"
 cargo test --test tests --features linux-gpib
 
+section "linux-gpib backend on linux-gpib's example gpib.conf (IB_CONFIG; devices opened by name)"
+IB_CONFIG="$ROOT/gpib/configs/gpib.conf.example" GPIB_SIM_CONFIG="$ROOT/gpib/configs/gpib-conf-sim.toml" \
+  cargo test --test tests --features linux-gpib gpib_conf::linux_gpib_opens_the_example_by_name -- --exact --nocapture 2>&1 |
+  tee "$OUT/gpib_conf_linux_gpib.txt"
+grep -q '^test gpib_conf::linux_gpib_opens_the_example_by_name ... ok$' "$OUT/gpib_conf_linux_gpib.txt" ||
+  fail "the example gpib.conf test did not run and pass on the linux-gpib backend"
+
 section "wrapper overhead: Device over LinuxGpibBoard vs raw ibwrt/ibrd, both through this libgpib (informational)"
 # Prints the table (ratio = our time per op / raw time per op); nothing is asserted
 # about the ratios. About 15 s of timed runs.
