@@ -50,8 +50,11 @@ impl World {
             return Err(Error::NoListener { transferred: 0 });
         }
         let start = self.bus_start(board, t);
-        // Every device takes part in the ATN handshake: one holding NRFD holds it up.
-        let held = b.nrfd_released_at().saturating_sub(start);
+        // Every device takes part in the ATN handshake: one holding NRFD holds up the
+        // first byte, which goes out after the call's overhead.
+        let held = b
+            .nrfd_released_at()
+            .saturating_sub(start.saturating_add(b.timing.call_overhead));
         let timeout = b.timeout;
         if b.devices.iter().any(|d| d.faults.holds_nrfd())
             || (!timeout.is_zero() && held >= timeout)

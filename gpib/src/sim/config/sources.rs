@@ -262,21 +262,16 @@ impl Config {
                         b.cable_m = None;
                     }
                 }
-                SourceKind::ProgrammedIo => {
-                    if b.transfer == Some(TransferMode::Pio) {
-                        b.transfer = Some(TransferMode::Dma);
-                    }
+                SourceKind::ProgrammedIo if b.transfer == Some(TransferMode::Pio) => {
+                    b.transfer = Some(TransferMode::Dma);
                 }
                 _ => {}
             }
             let polled = b.polled;
             for d in &mut b.devices {
-                #[allow(clippy::single_match)]
                 match kind {
-                    SourceKind::MountedDisc if is_disc(d) && polled && any_pio[i] => {
-                        if mounted(d) {
-                            d.mounted = Some(false);
-                        }
+                    SourceKind::MountedDisc if is_disc(d) && polled && any_pio[i] && mounted(d) => {
+                        d.mounted = Some(false);
                     }
                     SourceKind::SlowListener
                         if d.listen_only && d.accept_ns.unwrap_or(0) > SLOW_ACCEPT_NS =>
@@ -375,7 +370,6 @@ impl Config {
                     let mp = disc.mount.clone().unwrap_or_default();
                     let b = blank_board(self.free_board_name("polled-disc"), disc)?;
                     let b = BoardConfig {
-                        transfer: Some(TransferMode::Pio),
                         polled: true,
                         poll_us: Some(100.0),
                         call_overhead_us: Some(300.0),
