@@ -48,6 +48,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "vax-780-terminals",
         include_str!("../../../configs/vax-780-terminals.toml"),
     ),
+    (
+        "three-adapters",
+        include_str!("../../../configs/three-adapters.toml"),
+    ),
 ];
 
 /// A whole host.
