@@ -10,6 +10,7 @@ mod hp9000_350_1988;
 mod queries;
 mod regressions;
 mod robustness;
+mod sources;
 mod srq;
 mod stress;
 mod threads;
