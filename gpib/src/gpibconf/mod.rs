@@ -29,7 +29,7 @@
 //! what was wrong; see [`parse`](fn@parse) for where this parser is stricter than
 //! linux-gpib's.
 //!
-//! [`GpibConf::open_device`] opens a device section on any [`Bus`](crate::Bus) with
+//! [`GpibConf::open_device`] opens a device section on any [`crate::Bus`] with
 //! its address, timeout and EOS settings; the simulator builds hosts from a gpib.conf
 //! ([`crate::sim::Config`]'s `gpib_conf`), and the compatibility library honours
 //! `IB_CONFIG`.

@@ -38,6 +38,14 @@ use crate::gpibconf::{GpibConf, Settings};
 /// at `minor` + `address` (+ `secondary`) for an instrument no section names.
 ///
 /// The other fields are [`DeviceConfig`]'s, with the same meaning and limits.
+///
+/// With `gpib_conf`, each `interface` becomes a board with the interface's name
+/// (`gpib<minor>` when it has none), primary address, timeout and EOS settings, in
+/// minor order (minors 0, 1, 2... with no gap); each `device` becomes a named device
+/// with its section's address, timeout, EOS and EOT settings, and the instrument its
+/// `[[instrument]]` gives, or a plain SCPI instrument when none does. Hardware
+/// settings, an interface's `sad` and `master`, and `init-string`/`init-flags` are not
+/// used by the simulator.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct InstrumentConfig {
@@ -160,8 +168,8 @@ impl Config {
 
     /// When the configuration names a gpib.conf (`gpib_conf`, relative to `base`, the
     /// folder of the TOML file, or else the working folder), reads it and turns it and
-    /// the `[[instrument]]` entries into boards and devices (see the [module
-    /// docs](self)). Afterwards `gpib_conf` and `instruments` are empty and `boards`
+    /// the `[[instrument]]` entries into boards and devices (see [`InstrumentConfig`]).
+    /// Afterwards `gpib_conf` and `instruments` are empty and `boards`
     /// holds the host.
     pub fn expand_gpib_conf(&mut self, base: Option<&Path>) -> Result<()> {
         let Some(path) = self.gpib_conf.take() else {
