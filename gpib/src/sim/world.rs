@@ -10,7 +10,8 @@ use crate::sim::schedule::{Callers, Cpus, Timeline, Timers};
 use crate::sim::slot::Slot;
 use crate::sim::state488::Addressing;
 use crate::sim::timing::{BoardTiming, TransferMode};
-use crate::sim::transcript::{EventKind, Recorder};
+use crate::sim::transcript::Recorder;
+use crate::trace::{Line, LineChange, Record};
 
 /// One board: its devices, its bus state and its resources.
 pub(crate) struct Board {
@@ -100,6 +101,7 @@ impl World {
                 on: false,
                 capture: 256,
                 events: Vec::new(),
+                sink: None,
             },
             callers: Callers::default(),
             cpus: Cpus::new(cpus),
@@ -186,14 +188,33 @@ impl World {
 
     /// Records an SRQ edge, when recording.
     pub(crate) fn note_srq(&mut self, board: usize, now: Duration) {
-        if !self.rec.on {
+        if !self.rec.active() {
             return; // SRQ changes are only worth polling for when someone records them
         }
         let on = self.srq_line(board, now);
         let b = &mut self.boards[board];
         if on != b.srq_seen {
             b.srq_seen = on;
-            self.rec.push(now, board, EventKind::Srq(on));
+            self.rec.emit(&Record::Line(LineChange {
+                board: board as u16,
+                line: Line::Srq,
+                asserted: on,
+                at_ns: ns(now),
+                end_ns: ns(now),
+            }));
         }
     }
+
+    /// Bit `a` set for the primary address `a` of each device in `devices`.
+    pub(crate) fn address_mask(&self, board: usize, devices: &[usize]) -> u32 {
+        let b = &self.boards[board];
+        devices
+            .iter()
+            .fold(0, |m, &i| m | 1 << b.devices[i].address.primary.get())
+    }
+}
+
+/// A time as whole nanoseconds (saturating: u64 nanoseconds last 584 years).
+pub(crate) fn ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
