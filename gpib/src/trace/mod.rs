@@ -8,6 +8,9 @@
 //! * [`TraceSink`]: where records go as they happen. The simulator streams its bus
 //!   records to one ([`crate::sim::SimHost::trace_to`]); [`TracedBackend`] adds one call
 //!   record per [`crate::Backend`] call, on hardware and network backends too.
+//! * [`wave`] draws the 16 bus lines from the bus records (a full handshake per byte);
+//!   [`vcd`] writes them as VCD (GTKWave, sigrok) and reads a logic analyzer's VCD;
+//!   [`check`] finds handshake violations in either.
 //!
 //! ```
 //! use gpib::trace::{self, CallOp, Clock, Header, Record, SharedSink, TraceSink, TraceWriter, TracedBackend};
@@ -31,10 +34,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod check;
 pub mod format;
 mod reader;
 mod sink;
 mod traced;
+pub mod vcd;
+pub mod wave;
 mod writer;
 
 pub use format::{BusError, Call, CallOp, Clock, Header, Line, LineChange, Record, Transfer};

@@ -307,3 +307,146 @@ fn the_simulator_streams_every_byte_with_its_timing() {
     assert_eq!(&w.bytes[..], b"BLOCK? 5000\n");
     assert!(w.end());
 }
+
+/// A traced query and block read on the bench.
+fn bench_session() -> Vec<Record<'static>> {
+    let host = sim::bench();
+    let mem = MemorySink::new();
+    host.trace_to(mem.clone());
+    let bus = Bus::new(host.board(0).unwrap());
+    let dev = bus.device(22).unwrap();
+    assert_eq!(dev.query("*IDN?").unwrap(), "SIMULATED,SCPI-DMM,0,1.0");
+    assert_eq!(dev.query_block("BLOCK? 300").unwrap().len(), 300);
+    mem.take()
+}
+
+fn in_ps(changes: &[(u64, u16)], tick_ns: u64) -> Vec<(u64, u16)> {
+    changes
+        .iter()
+        .map(|&(t, s)| (t * tick_ns * 1000, s))
+        .collect()
+}
+
+#[test]
+fn a_healthy_trace_has_no_violation() {
+    let recs = bench_session();
+    for tick in [1, 10, 50] {
+        let ch = wave::changes(&recs, tick);
+        assert!(ch.windows(2).all(|w| w[0].0 <= w[1].0), "tick {tick}");
+        let (v, n) = check::check(&in_ps(&ch, tick), &check::Limits::default(), 10);
+        assert_eq!(n, 0, "tick {tick} ns: {v:?}");
+    }
+}
+
+#[test]
+fn the_waveform_carries_every_byte_once_per_dav() {
+    let recs = bench_session();
+    let sent: Vec<u8> = recs
+        .iter()
+        .filter_map(|r| match r {
+            Record::Transfer(t) if t.byte_ns > 0 => Some(t.bytes.to_vec()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let ch = wave::changes(&recs, 50);
+    let mut prev = 0u16;
+    let mut seen = Vec::new();
+    for &(_, s) in &ch {
+        if s & wave::lines::DAV != 0 && prev & wave::lines::DAV == 0 {
+            seen.push((s & wave::lines::DIO) as u8);
+        }
+        prev = s;
+    }
+    assert_eq!(seen, sent);
+}
+
+#[test]
+fn a_t1_below_the_standard_is_reported() {
+    use crate::sim::instruments::ScpiInstrument;
+    use crate::sim::timing::{BoardTiming, DeviceTiming};
+    use std::time::Duration;
+    let host = sim::SimHost::new("short T1");
+    let timing = BoardTiming {
+        t1_ns: 100,
+        ..BoardTiming::default()
+    };
+    let b = host.add_board(
+        "gpib0",
+        crate::PrimaryAddress::try_from(0u8).unwrap(),
+        timing,
+        Duration::from_secs(1),
+    );
+    host.attach(
+        b,
+        crate::Address::try_from(5u8).unwrap(),
+        Box::new(ScpiInstrument::default()),
+        DeviceTiming::default(),
+    )
+    .unwrap();
+    let mem = MemorySink::new();
+    host.trace_to(mem.clone());
+    Bus::new(host.board(0).unwrap())
+        .device(5)
+        .unwrap()
+        .write(b"*RST;*CLS")
+        .unwrap();
+    let recs = mem.take();
+    let ch = wave::changes(&recs, 10);
+    let (v, n) = check::check(&in_ps(&ch, 10), &check::Limits::default(), 100);
+    // Every command and data byte but the first after each ATN change (settled 2 µs).
+    let bytes: usize = recs
+        .iter()
+        .map(|r| match r {
+            Record::Transfer(t) => t.bytes.len(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(n as usize, bytes - 2, "{v:#?}");
+    assert!(
+        v.iter()
+            .all(|x| x.rule == check::Rule::T1 && x.detail.contains("100 ns")),
+        "{v:#?}"
+    );
+}
+
+#[test]
+fn a_vcd_reads_back_as_written() {
+    let recs = bench_session();
+    let mut vcd = Vec::new();
+    vcd::write_vcd(&recs, 50, "bench", &mut vcd).unwrap();
+    let cap = vcd::read_vcd(&vcd[..]).unwrap();
+    assert_eq!(cap.tick_ps, 50_000);
+    assert_eq!(cap.present, 0xFFFF);
+    let mut ch = wave::changes(&recs, 50);
+    // Changes at one tick are one stamp in the VCD.
+    ch.dedup_by(|b, a| {
+        if a.0 == b.0 {
+            a.1 = b.1;
+            true
+        } else {
+            false
+        }
+    });
+    assert_eq!(cap.changes, in_ps(&ch, 50));
+}
+
+#[test]
+fn a_hand_made_vcd_with_dav_while_nrfd_is_reported() {
+    let text = "$timescale 1 ns $end\n$scope module la $end\n\
+        $var wire 1 ! DAV $end\n$var wire 1 np NRFD $end\n$var wire 1 %% NDAC $end\n\
+        $var wire 1 d1 DIO1 $end\n$var wire 8 bus other $end\n$upscope $end\n$enddefinitions $end\n\
+        #0\n$dumpvars\n1!\n1np\n0%%\n1d1\nb00000000 bus\n$end\n\
+        #100\n0d1\n#1000\n0!\n#1100\n1%%\n#1200\n1!\n0%%\n\
+        #3000\n0np\n#3600\n0!\n#3700\n1%%\n#3800\n1!\n";
+    let cap = vcd::read_vcd(text.as_bytes()).unwrap();
+    let (v, n) = check::check(&cap.changes, &check::Limits::default(), 10);
+    assert_eq!(n, 1, "{v:#?}");
+    assert_eq!(v[0].rule, check::Rule::DavWhileNotReady);
+    assert_eq!(v[0].at_ps, 3_600_000);
+    assert!(check::line_names(v[0].lines).contains("NRFD"));
+    // A vector of a GPIB line is refused, saying why.
+    let bad = text.replace("$var wire 1 d1 DIO1", "$var wire 8 d1 DIO1");
+    let e = vcd::read_vcd(bad.as_bytes()).unwrap_err();
+    assert!(e.to_string().contains("one-bit wire"), "{e}");
+}
