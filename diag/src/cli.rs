@@ -69,6 +69,9 @@ pub enum Command {
     /// Throughput, latency and CPU against the number of concurrently active devices,
     /// and the knee where the bus or the host CPU saturates (simulator).
     Contention(ContentionArgs),
+    /// Bus traces: record a workload, print it like a bus analyzer, summarise it, export
+    /// it as a waveform (VCD, sigrok), check its handshake.
+    Trace(crate::cmd::trace::TraceArgs),
     /// Serve a simulated configuration on the network, as a Prologix GPIB-ETHERNET
     /// adapter and as a VXI-11 LAN/GPIB gateway, until Ctrl-C.
     Serve(ServeArgs),

@@ -35,6 +35,7 @@ fn main() -> ExitCode {
         Command::Scan(a) => cmd::scan::run(a),
         Command::Contention(a) => cmd::contention::run(a),
         Command::Serve(a) => cmd::serve::run(a),
+        Command::Trace(a) => cmd::trace::run(a),
         Command::Completions(a) => cmd::completions::run(a),
         Command::Manpage => cmd::manpage::run(),
     };
