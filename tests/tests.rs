@@ -8,6 +8,7 @@ mod faults;
 mod hp9000_350_1988;
 mod queries;
 mod regressions;
+mod replay;
 mod robustness;
 mod srq;
 mod stress;

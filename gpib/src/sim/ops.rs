@@ -405,6 +405,13 @@ impl World {
         let slot = &mut self.boards[board].devices[talker];
         let wait = slot.ready_at.max(data_at).saturating_sub(start);
         let silent = slot.faults.never_talks() || slot.output.is_empty();
+        if silent {
+            if let Some(why) = slot.instrument.diagnosis() {
+                self.end_at(start);
+                let e = Error::Protocol(format!("device {talker_addr}: {why}"));
+                return Err(self.failed(t, board, e));
+            }
+        }
         if silent || (!timeout.is_zero() && wait >= timeout) {
             self.end_at(start.saturating_add(timeout));
             return Err(self.failed(t, board, timeout_error("read", timeout, 0)));
