@@ -2,7 +2,7 @@
 //! Trace shows them) and the bytes on the bus with their handshake timing (as a bus
 //! analyzer shows them), on every backend.
 //!
-//! * [`format`]: the records ([`Record`]) and the file layout (`docs/trace-format.md`).
+//! * [`format`](mod@format): the records ([`Record`]) and the file layout (`docs/trace-format.md`).
 //! * [`TraceWriter`] streams records to a file; [`TraceReader`] reads one back and refuses
 //!   a bad file with a [`TraceError`] that says where and what.
 //! * [`TraceSink`]: where records go as they happen. The simulator streams its bus
