@@ -10,6 +10,7 @@ mod queries;
 mod regressions;
 mod replay;
 mod robustness;
+mod sources;
 mod srq;
 mod stress;
 mod threads;
