@@ -9,6 +9,7 @@ mod gpib_conf;
 mod hp9000_350_1988;
 mod queries;
 mod regressions;
+mod replay;
 mod robustness;
 mod sources;
 mod srq;

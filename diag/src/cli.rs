@@ -69,6 +69,9 @@ pub enum Command {
     /// Throughput, latency and CPU against the number of concurrently active devices,
     /// and the knee where the bus or the host CPU saturates (simulator).
     Contention(ContentionArgs),
+    /// Bus traces: record a workload, print it like a bus analyzer, summarise it, export
+    /// it as a waveform (VCD, sigrok), check its handshake.
+    Trace(crate::cmd::trace::TraceArgs),
     /// Probe a board and name what slows it down: listeners, line states, stuck SRQ,
     /// small and large transfers each way against the board's baseline, addressing
     /// overhead and CPU cost per call, and (simulator) A/B runs with each contention

@@ -41,6 +41,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         Command::Serve(a) => cmd::serve::run(a),
+        Command::Trace(a) => cmd::trace::run(a),
         Command::Completions(a) => cmd::completions::run(a),
         Command::Manpage => cmd::manpage::run(),
     };

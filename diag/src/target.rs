@@ -173,6 +173,9 @@ impl BusSpec {
     }
 }
 
+/// What [`Target::open_wrapped`] does to the board's backend.
+pub type Wrap = dyn Fn(Box<dyn gpib::Backend>) -> Box<dyn gpib::Backend>;
+
 /// An opened bus.
 pub struct Target {
     /// The configuration's label.
@@ -192,17 +195,23 @@ pub struct Target {
 impl Target {
     /// Opens `spec` on `backend`.
     pub fn open(backend: BackendKind, spec: &BusSpec) -> Result<Self> {
+        Self::open_wrapped(backend, spec, &|b| b)
+    }
+
+    /// Opens `spec` on `backend`, with the board's backend wrapped by `wrap` (a
+    /// [`gpib::trace::TracedBackend`], for `gpib-diag trace record`).
+    pub fn open_wrapped(backend: BackendKind, spec: &BusSpec, wrap: &Wrap) -> Result<Self> {
         if let Some(r) = &spec.resource {
-            return Self::open_resource(r);
+            return Self::open_resource(r, wrap);
         }
         match backend {
-            BackendKind::Sim => Self::open_sim(spec),
-            BackendKind::LinuxGpib => Self::open_linux_gpib(spec),
-            BackendKind::Prologix | BackendKind::Vxi11 => Self::open_network(backend, spec),
+            BackendKind::Sim => Self::open_sim(spec, wrap),
+            BackendKind::LinuxGpib => Self::open_linux_gpib(spec, wrap),
+            BackendKind::Prologix | BackendKind::Vxi11 => Self::open_network(backend, spec, wrap),
         }
     }
 
-    fn open_network(backend: BackendKind, spec: &BusSpec) -> Result<Self> {
+    fn open_network(backend: BackendKind, spec: &BusSpec, wrap: &Wrap) -> Result<Self> {
         let Some(host) = &spec.host else {
             return Err(DiagError::Usage(
                 "--backend prologix|vxi11 needs --host HOST[:PORT] (or give --resource)".into(),
@@ -216,14 +225,16 @@ impl Target {
         let (name, bus) = match backend {
             BackendKind::Prologix => (
                 Backend::Prologix,
-                Bus::new(gpib::backend::prologix::PrologixBoard::connect_tcp(host)?),
+                Bus::from_box(wrap(Box::new(
+                    gpib::backend::prologix::PrologixBoard::connect_tcp(host)?,
+                ))),
             ),
             _ => (
                 Backend::Vxi11,
-                Bus::new(gpib::backend::vxi11::Vxi11Board::connect(
+                Bus::from_box(wrap(Box::new(gpib::backend::vxi11::Vxi11Board::connect(
                     host,
                     Default::default(),
-                )?),
+                )?))),
             ),
         };
         Ok(Self {
@@ -236,7 +247,7 @@ impl Target {
         })
     }
 
-    fn open_resource(text: &str) -> Result<Self> {
+    fn open_resource(text: &str, wrap: &Wrap) -> Result<Self> {
         let r: gpib::NetworkResource = text.parse()?;
         let name = match r {
             gpib::NetworkResource::Prologix { .. } => Backend::Prologix,
@@ -245,20 +256,24 @@ impl Target {
         Ok(Self {
             label: r.to_string(),
             backend: name,
-            bus: Bus::from_box(r.open()?),
+            bus: Bus::from_box(wrap(r.open()?)),
             host: None,
             board: 0,
             device: r.address(),
         })
     }
 
-    fn open_sim(spec: &BusSpec) -> Result<Self> {
-        Self::open_config(spec, &spec.config()?)
+    fn open_sim(spec: &BusSpec, wrap: &Wrap) -> Result<Self> {
+        Self::open_config_wrapped(spec, &spec.config()?, wrap)
     }
 
     /// Opens the simulated host `config` describes (a variant of `spec`'s), with
     /// `spec`'s board and faults.
     pub fn open_config(spec: &BusSpec, config: &Config) -> Result<Self> {
+        Self::open_config_wrapped(spec, config, &|b| b)
+    }
+
+    fn open_config_wrapped(spec: &BusSpec, config: &Config, wrap: &Wrap) -> Result<Self> {
         let host = config.build_named(&spec.config)?;
         let board = match &spec.board {
             None => host.board(0)?,
@@ -274,7 +289,7 @@ impl Target {
         Ok(Self {
             label: spec.label(),
             backend: Backend::Sim,
-            bus: Bus::new(board),
+            bus: Bus::from_box(wrap(Box::new(board))),
             host: Some(host),
             board: index,
             device: None,
@@ -282,7 +297,7 @@ impl Target {
     }
 
     #[cfg(feature = "linux-gpib")]
-    fn open_linux_gpib(spec: &BusSpec) -> Result<Self> {
+    fn open_linux_gpib(spec: &BusSpec, wrap: &Wrap) -> Result<Self> {
         if spec.changes_simulation() {
             return Err(DiagError::Usage(
                 "--mount/--unmount/--with/--without/--fault change a simulated host; on linux-gpib change the machine itself".into(),
@@ -296,7 +311,7 @@ impl Target {
         Ok(Self {
             label: format!("linux-gpib:{name}"),
             backend: Backend::LinuxGpib,
-            bus: Bus::new(board),
+            bus: Bus::from_box(wrap(Box::new(board))),
             host: None,
             board: name.parse().unwrap_or(0),
             device: None,
@@ -304,7 +319,7 @@ impl Target {
     }
 
     #[cfg(not(feature = "linux-gpib"))]
-    fn open_linux_gpib(_spec: &BusSpec) -> Result<Self> {
+    fn open_linux_gpib(_spec: &BusSpec, _wrap: &Wrap) -> Result<Self> {
         Err(DiagError::NoLinuxGpib)
     }
 

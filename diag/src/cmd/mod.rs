@@ -9,3 +9,4 @@ pub mod manpage;
 pub mod scan;
 pub mod serve;
 pub mod sweep;
+pub mod trace;

@@ -16,6 +16,7 @@ use crate::sim::slot::Slot;
 use crate::sim::timing::{BoardTiming, DeviceTiming};
 use crate::sim::transcript::Event;
 use crate::sim::world::{Board, World};
+use crate::trace::TraceSink;
 
 pub(crate) struct Shared {
     pub(crate) world: Mutex<World>,
@@ -378,6 +379,19 @@ impl SimHost {
         let mut g = self.lock();
         g.rec.on = false;
         std::mem::take(&mut g.rec.events)
+    }
+
+    /// Streams every bus record of this host (all boards) to `sink` from now on, with
+    /// every data byte and its handshake timing, until [`SimHost::stop_trace`]; replaces
+    /// a sink set before. Memory stays bounded however long the run: the sink decides
+    /// where records go (a [`crate::trace::TraceWriter`] writes a file).
+    pub fn trace_to(&self, sink: impl TraceSink + 'static) {
+        self.lock().rec.sink = Some(Box::new(sink));
+    }
+
+    /// Stops streaming records and returns the sink (flush it to see write errors).
+    pub fn stop_trace(&self) -> Option<Box<dyn TraceSink>> {
+        self.lock().rec.sink.take()
     }
 
     /// Takes the events recorded so far (recording goes on).

@@ -11,7 +11,8 @@ use crate::sim::schedule::{Callers, Cpus, Timeline, Timers};
 use crate::sim::slot::Slot;
 use crate::sim::state488::Addressing;
 use crate::sim::timing::{BoardTiming, TransferMode};
-use crate::sim::transcript::{EventKind, Recorder};
+use crate::sim::transcript::Recorder;
+use crate::trace::{Line, LineChange, Record, Transfer};
 
 /// Polls of one storm that autopoll models one by one (and records) before an
 /// operation; a longer stretch is taken in one piece.
@@ -141,6 +142,7 @@ impl World {
                 on: false,
                 capture: 256,
                 events: Vec::new(),
+                sink: None,
             },
             callers: Callers::default(),
             cpus: Cpus::new(cpus),
@@ -206,6 +208,7 @@ impl World {
             .saturating_add(byte);
         let gap = period.saturating_add(one);
         let address = slot.address.primary.get();
+        let slot_t1 = slot.timing.t1_ns;
         let mut exact = 0u64;
         while let Some(next) = self.boards[board].devices[dev].next_request {
             if next > t {
@@ -216,15 +219,30 @@ impl World {
                 // One poll, recorded.
                 exact += 1;
                 let status = self.boards[board].devices[dev].serial_poll(start);
-                self.rec.push(
-                    start,
-                    board,
-                    EventKind::SerialPoll {
-                        device: address,
-                        status,
-                    },
-                );
-                self.occupy(board, start, one, one, false)
+                let end = self.occupy(board, start, one, one, false);
+                if self.rec.active() {
+                    // The status byte after the poll's addressing (UNL, MLA, SPE, MTA).
+                    let b = &self.boards[board];
+                    let first = start.saturating_add(b.timing.call_overhead).saturating_add(
+                        crate::sim::timing::times(b.timing.command_byte, commands - 2),
+                    );
+                    let record = Transfer {
+                        board: board as u16,
+                        flags: crate::trace::format::flags::SERIAL_POLL,
+                        talker: address,
+                        listeners: 1 << b.address.get(),
+                        start_ns: ns(start),
+                        ready_ns: ns(start),
+                        first_ns: ns(first),
+                        byte_ns: ns(byte),
+                        end_ns: ns(end),
+                        t1_ns: u32::try_from(slot_t1).unwrap_or(u32::MAX),
+                        accept_ns: u32::try_from(b.timing.accept_ns).unwrap_or(u32::MAX),
+                        bytes: std::borrow::Cow::Borrowed(&[status.0]),
+                    };
+                    self.rec.emit(&Record::Transfer(record));
+                }
+                end
             } else {
                 // A long stretch of polls: as many as fit before `t`, taken at once.
                 let n = (t.saturating_sub(next).as_nanos() / gap.as_nanos().max(1)).max(1);
@@ -307,14 +325,33 @@ impl World {
 
     /// Records an SRQ edge, when recording.
     pub(crate) fn note_srq(&mut self, board: usize, now: Duration) {
-        if !self.rec.on {
+        if !self.rec.active() {
             return; // SRQ changes are only worth polling for when someone records them
         }
         let on = self.srq_line(board, now);
         let b = &mut self.boards[board];
         if on != b.srq_seen {
             b.srq_seen = on;
-            self.rec.push(now, board, EventKind::Srq(on));
+            self.rec.emit(&Record::Line(LineChange {
+                board: board as u16,
+                line: Line::Srq,
+                asserted: on,
+                at_ns: ns(now),
+                end_ns: ns(now),
+            }));
         }
     }
+
+    /// Bit `a` set for the primary address `a` of each device in `devices`.
+    pub(crate) fn address_mask(&self, board: usize, devices: &[usize]) -> u32 {
+        let b = &self.boards[board];
+        devices
+            .iter()
+            .fold(0, |m, &i| m | 1 << b.devices[i].address.primary.get())
+    }
+}
+
+/// A time as whole nanoseconds (saturating: u64 nanoseconds last 584 years).
+pub(crate) fn ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }

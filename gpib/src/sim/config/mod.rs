@@ -8,7 +8,8 @@
 //! transfer = "dma"          # or "pio"
 //!   [[board.device]]
 //!   address = 22
-//!   model = "scpi"          # "scpi", "hp3565" or "disc"
+//!   model = "scpi"          # "scpi", "hp3565", "terminal", "disc" or "replay"
+//!                           # (replay: file = "session.trace", a recorded device)
 //!   idn = "ACME,DMM,1,2"
 //!   name = "voltmeter"      # optional: what libgpib's ibfind("voltmeter") opens,
 //!   timeout_s = 3           # with these optional settings (gpib.conf's device
@@ -41,7 +42,7 @@ use crate::error::{Error, Result};
 use crate::sim::behaviour::{AddressingMode, BoardBehaviour, DeviceBehaviour};
 use crate::sim::host::SimHost;
 use crate::sim::instrument::Instrument;
-use crate::sim::instruments::{Disc, Hp3565, ScpiInstrument, Terminal};
+use crate::sim::instruments::{Disc, Hp3565, Replay, ScpiInstrument, Terminal};
 use crate::sim::named::NamedDevice;
 use crate::sim::timing::{BoardTiming, DeviceTiming, TransferMode, MIN_T1_NS};
 
@@ -194,6 +195,8 @@ pub struct DeviceConfig {
     pub idn: Option<String>,
     /// Disc model ("7958").
     pub disc: Option<String>,
+    /// The trace file a `replay` device plays back (its device at this address).
+    pub file: Option<String>,
     /// Mount point of a disc (only a disc has one).
     pub mount: Option<String>,
     /// Whether the disc starts mounted (default true when it has a mount point).
@@ -469,12 +472,20 @@ impl Config {
                     ),
                     "hp3565" => Box::new(Hp3565::new()),
                     "terminal" => Box::new(Terminal::new()),
+                    "replay" => {
+                        let Some(file) = &dev.file else {
+                            return Err(Error::Config(format!(
+                                "{on}: a replay device needs file = \"...\" (a trace recorded with gpib-diag trace record)"
+                            )));
+                        };
+                        Box::new(Replay::open(std::path::Path::new(file), addr.primary.get())?)
+                    }
                     "disc" => {
                         Box::new(Disc::new(dev.disc.clone().unwrap_or_else(|| "disc".into())))
                     }
                     other => {
                         return Err(Error::Config(format!(
-                        "device {addr} on {}: unknown model {other:?} (known: scpi, hp3565, terminal, disc)",
+                        "device {addr} on {}: unknown model {other:?} (known: scpi, hp3565, terminal, disc, replay)",
                         b.name
                     )))
                     }

@@ -2,10 +2,12 @@
 
 mod disc;
 pub mod hp3565;
+mod replay;
 pub mod scpi;
 mod terminal;
 
 pub use disc::Disc;
 pub use hp3565::Hp3565;
+pub use replay::Replay;
 pub use scpi::ScpiInstrument;
 pub use terminal::Terminal;
