@@ -1,6 +1,7 @@
-//! `gpib-diag trace export --vcd` decoded by sigrok's `ieee488` decoder: the addresses
-//! and every byte of a `*IDN?` query and of a 400,000-byte block read come out as they
-//! went over the simulated bus.
+//! `gpib-diag trace export --vcd` and `--sr` decoded by sigrok's `ieee488` decoder: the
+//! addresses and every byte of a `*IDN?` query and of a 400,000-byte block read come
+//! out as they went over the simulated bus, from the VCD and from sigrok's own session
+//! format.
 //!
 //! Needs `sigrok-cli` (Debian's package). Without it the test says so and passes,
 //! unless `GPIB_REQUIRE_SIGROK=1` (CI sets it after installing the package).
@@ -99,7 +100,20 @@ fn sigrok_decodes_an_idn_query() {
         "--vcd",
         v.to_str().unwrap(),
     ]);
+    let sr = d.join("idn.sr");
+    diag(&[
+        "trace",
+        "export",
+        t.to_str().unwrap(),
+        "--sr",
+        sr.to_str().unwrap(),
+    ]);
     let text = String::from_utf8(sigrok(&v, "-A ieee488=gpib")).unwrap();
+    assert_eq!(
+        String::from_utf8(sigrok(&sr, "-A ieee488=gpib")).unwrap(),
+        text,
+        "the .sr decodes as the VCD does"
+    );
     let lines: Vec<&str> = text
         .lines()
         .map(|l| l.trim_start_matches("ieee488-1: "))
@@ -133,7 +147,11 @@ fn sigrok_decodes_every_byte_of_a_400000_byte_block() {
         return;
     }
     let d = dir("block");
-    let (t, v) = (d.join("block.trace"), d.join("block.vcd"));
+    let (t, v, sr) = (
+        d.join("block.trace"),
+        d.join("block.vcd"),
+        d.join("block.sr"),
+    );
     diag(&[
         "trace",
         "record",
@@ -155,11 +173,23 @@ fn sigrok_decodes_every_byte_of_a_400000_byte_block() {
         t.to_str().unwrap(),
         "--vcd",
         v.to_str().unwrap(),
+        "--sr",
+        sr.to_str().unwrap(),
         "--resolution-ns",
         "100",
     ]);
     let sent = data_bytes(&t);
+    let (vcd_len, sr_len) = (
+        std::fs::metadata(&v).unwrap().len(),
+        std::fs::metadata(&sr).unwrap().len(),
+    );
+    assert!(
+        sr_len * 10 < vcd_len,
+        ".sr {sr_len} B against VCD {vcd_len} B"
+    );
+    let from_sr = sigrok(&sr, "-B ieee488=data");
     let decoded = sigrok(&v, "-B ieee488=data");
+    assert!(from_sr == decoded, "the .sr decodes as the VCD does");
     let header = b"BLOCK? 400000\n#6400000";
     assert_eq!(sent.len(), header.len() + 400_000 + 1);
     assert_eq!(decoded.len(), sent.len());

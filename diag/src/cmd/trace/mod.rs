@@ -8,6 +8,7 @@ mod export;
 mod input;
 mod print;
 mod record;
+mod sr;
 mod summary;
 
 use std::path::PathBuf;
@@ -157,9 +158,15 @@ pub struct ExportArgs {
     /// NDAC, IFC, SRQ, ATN, REN, asserted = 0.
     #[arg(long, value_name = "OUT.vcd")]
     pub vcd: Option<PathBuf>,
-    /// Time resolution in nanoseconds: the VCD's timescale (1 to 1000; 50 resolves the
-    /// handshake of a 1 MB/s bus).
-    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    /// Write sigrok's own session format here (`.sr`: deflated raw samples, a small
+    /// fraction of the VCD's size for long transfers; PulseView and `sigrok-cli -i`
+    /// open it).
+    #[arg(long, value_name = "OUT.sr")]
+    pub sr: Option<PathBuf>,
+    /// Time resolution in nanoseconds: the VCD's timescale, and the .sr's sample period
+    /// (1, 10, 100 or 1000, the timescales VCD allows; 10 resolves an HS488 handshake,
+    /// 100 a 1 MB/s one).
+    #[arg(long, default_value_t = 10, value_parser = resolution)]
     pub resolution_ns: u64,
 }
 
@@ -239,5 +246,14 @@ mod tests {
         assert_eq!(parse_time("500ns"), Ok(500));
         assert!(parse_time("3 parsecs").is_err());
         assert!(parse_time("-1s").is_err());
+    }
+}
+
+fn resolution(text: &str) -> std::result::Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(n @ (1 | 10 | 100 | 1000)) => Ok(n),
+        _ => Err(format!(
+            "{text:?}: VCD timescales are 1, 10, 100 or 1000 ns"
+        )),
     }
 }
