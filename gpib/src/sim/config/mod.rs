@@ -8,7 +8,7 @@
 //! transfer = "dma"          # or "pio"
 //!   [[board.device]]
 //!   address = 22
-//!   model = "scpi"          # "scpi", "hp3565" or "disc"
+//!   model = "scpi"          # "scpi", "hp3565", "terminal", "disc" or "pyvisa-sim"
 //!   idn = "ACME,DMM,1,2"
 //!   name = "voltmeter"      # optional: what libgpib's ibfind("voltmeter") opens,
 //!   timeout_s = 3           # with these optional settings (gpib.conf's device
@@ -64,6 +64,10 @@ pub struct Config {
     /// Its boards, in index order.
     #[serde(rename = "board", default)]
     pub boards: Vec<BoardConfig>,
+    /// The folder relative paths in the file (pyvisa-sim files) start from: the
+    /// configuration file's (set by [`Config::read_file`]; else the working folder).
+    #[serde(skip)]
+    pub base_dir: Option<std::path::PathBuf>,
 }
 
 /// Most CPUs a configured host may have.
@@ -121,6 +125,8 @@ pub struct BoardConfig {
     /// Its devices.
     #[serde(rename = "device", default)]
     pub devices: Vec<DeviceConfig>,
+    /// Devices from a pyvisa-sim file's GPIB resources (see [`PyvisaSimBoard`]).
+    pub pyvisa_sim: Option<PyvisaSimBoard>,
 }
 
 /// One device; timing defaults are [`DeviceTiming::default`]'s.
@@ -134,8 +140,21 @@ pub struct DeviceConfig {
     pub address: u8,
     /// Secondary address, 0..=30.
     pub secondary: Option<u8>,
-    /// "scpi", "hp3565" or "disc".
+    /// "scpi", "hp3565", "terminal", "disc" or "pyvisa-sim".
     pub model: String,
+    /// A pyvisa-sim device's YAML file, relative to the configuration file.
+    pub file: Option<String>,
+    /// Which device of the pyvisa-sim file (needed when it has more than one).
+    pub device: Option<String>,
+    /// Or which resource of the pyvisa-sim file (`GPIB0::8::INSTR`): its device,
+    /// channel ids and termination.
+    pub resource: Option<String>,
+    /// Whose `eom` (terminations) a pyvisa-sim device uses (default "GPIB INSTR").
+    pub interface: Option<String>,
+    /// Time from a query's arrival until a pyvisa-sim device queues its answer, µs
+    /// (at most 1000 s; default 0). Unlike `response_latency_us`, the status byte
+    /// shows no MAV until then.
+    pub response_time_us: Option<f64>,
     /// `*IDN?` answer of a SCPI instrument.
     pub idn: Option<String>,
     /// Disc model ("7958").
@@ -203,7 +222,9 @@ impl Config {
     /// [`MAX_CONFIG_BYTES`]; see [`read_text_file`]). Errors name the file.
     pub fn read_file(path: &std::path::Path) -> Result<Self> {
         let text = read_text_file(path, MAX_CONFIG_BYTES)?;
-        Self::parse(&text).map_err(|e| in_file(path, e))
+        let mut c = Self::parse(&text).map_err(|e| in_file(path, e))?;
+        c.base_dir = path.parent().map(std::path::Path::to_path_buf);
+        Ok(c)
     }
 
     /// A built-in configuration by name, or else the TOML file at `name_or_path`.
@@ -361,6 +382,7 @@ impl Config {
                     )?,
                 };
                 check_t1(timing.t1_ns, &format!("device {addr} on {}", b.name))?;
+                pyvisa_sim::check_fields(dev, on)?;
                 let instrument: Box<dyn Instrument> = match dev.model.to_ascii_lowercase().as_str()
                 {
                     "scpi" => Box::new(
@@ -378,12 +400,13 @@ impl Config {
                     ),
                     "hp3565" => Box::new(Hp3565::new()),
                     "terminal" => Box::new(Terminal::new()),
+                    "pyvisa-sim" => pyvisa_sim::device_instrument(dev, self.base_dir.as_deref(), on)?,
                     "disc" => {
                         Box::new(Disc::new(dev.disc.clone().unwrap_or_else(|| "disc".into())))
                     }
                     other => {
                         return Err(Error::Config(format!(
-                        "device {addr} on {}: unknown model {other:?} (known: scpi, hp3565, terminal, disc)",
+                        "device {addr} on {}: unknown model {other:?} (known: scpi, hp3565, terminal, disc, pyvisa-sim)",
                         b.name
                     )))
                     }
@@ -420,6 +443,12 @@ impl Config {
                 }
                 if let Some(m) = &dev.mount {
                     host.set_mount_point(at, m, dev.mounted.unwrap_or(true))?;
+                }
+            }
+            if let Some(p) = &b.pyvisa_sim {
+                let base = self.base_dir.as_deref();
+                for (addr, inst) in pyvisa_sim::board_devices(p, index, base, on)? {
+                    host.attach(index, addr, inst, DeviceTiming::default())?;
                 }
             }
         }
@@ -472,6 +501,7 @@ pub fn load(name_or_path: &str) -> Result<SimHost> {
 
 mod fields;
 mod file;
+mod pyvisa_sim;
 #[cfg(test)]
 mod tests;
 
@@ -479,3 +509,4 @@ use fields::{int_field, ns_field, secs_field, us_field};
 pub use fields::{MAX_BYTE_NS, MAX_CALL_US, MAX_DMA_BLOCK_BYTES, MAX_RESPONSE_LATENCY_US};
 use file::in_file;
 pub use file::read_text_file;
+pub use pyvisa_sim::PyvisaSimBoard;

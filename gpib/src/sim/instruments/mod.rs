@@ -2,10 +2,12 @@
 
 mod disc;
 pub mod hp3565;
+pub mod pyvisa_sim;
 pub mod scpi;
 mod terminal;
 
 pub use disc::Disc;
 pub use hp3565::Hp3565;
+pub use pyvisa_sim::PyvisaSimInstrument;
 pub use scpi::ScpiInstrument;
 pub use terminal::Terminal;
