@@ -6,6 +6,7 @@ mod blocks;
 mod clock;
 mod faults;
 mod hp9000_350_1988;
+mod pyvisa_sim;
 mod queries;
 mod regressions;
 mod robustness;

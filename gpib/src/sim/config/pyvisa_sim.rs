@@ -164,3 +164,75 @@ pub(super) fn board_devices(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::sim::config::Config;
+
+    fn build(toml: &str, dir: &std::path::Path) -> String {
+        let mut c = Config::parse(toml).unwrap();
+        c.base_dir = Some(dir.to_path_buf());
+        match c.build() {
+            Ok(_) => String::new(),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn board_from_resources_and_files_relative_to_the_config() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/pyvisa-sim-bench.toml");
+        let host = crate::sim::load(path).unwrap();
+        let mut devs: Vec<(u8, String)> = host
+            .devices(0)
+            .into_iter()
+            .map(|(a, model, _)| (a.primary.get(), model))
+            .collect();
+        devs.sort();
+        let want = [(5, "psu"), (8, "siggen"), (12, "siggen")];
+        assert_eq!(devs, want.map(|(a, m)| (a, m.to_string())));
+    }
+
+    #[test]
+    fn configuration_errors_say_what_and_where() {
+        let dir = tempdir();
+        std::fs::write(
+            dir.join("two.yaml"),
+            "spec: '1.1'\ndevices:\n  a: {}\n  b:\n    properties:\n      p:\n        specs: {type: long}\n",
+        )
+        .unwrap();
+        let head = "name = \"t\"\n[[board]]\nname = \"gpib0\"\n[[board.device]]\naddress = 3\n";
+        let e = build(&format!("{head}model = \"scpi\"\nfile = \"two.yaml\"\n"), &dir);
+        assert!(e.contains("file applies only to model = \"pyvisa-sim\""), "{e}");
+        let e = build(&format!("{head}model = \"pyvisa-sim\"\n"), &dir);
+        assert!(e.contains("needs file"), "{e}");
+        let e = build(&format!("{head}model = \"pyvisa-sim\"\nfile = \"two.yaml\"\n"), &dir);
+        assert!(e.contains("has 2 devices") && e.contains("a, b"), "{e}");
+        let e = build(
+            &format!("{head}model = \"pyvisa-sim\"\nfile = \"two.yaml\"\ndevice = \"b\"\n"),
+            &dir,
+        );
+        assert!(
+            e.contains("two.yaml") && e.contains("line 7") && e.contains("specs.type"),
+            "{e}"
+        );
+        let e = build(&format!("{head}model = \"pyvisa-sim\"\nfile = \"none.yaml\"\n"), &dir);
+        assert!(e.contains("none.yaml"), "{e}");
+        let e = build(
+            "name = \"t\"\n[[board]]\nname = \"gpib0\"\npyvisa_sim = { file = \"two.yaml\" }\n",
+            &dir,
+        );
+        assert!(e.contains("no GPIB0::N::INSTR resource"), "{e}");
+        let e = build(
+            &format!("{head}model = \"pyvisa-sim\"\nfile = \"two.yaml\"\ndevice = \"a\"\nresponse_time_us = -1\n"),
+            &dir,
+        );
+        assert!(e.contains("response_time_us"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn tempdir() -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("gpib-pyvisa-sim-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+}
