@@ -11,7 +11,10 @@ const GEN: u8 = 8;
 const SLOW_GEN: u8 = 12;
 
 fn bench() -> (gpib::sim::SimHost, Bus) {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/gpib/configs/pyvisa-sim-bench.toml");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/gpib/configs/pyvisa-sim-bench.toml"
+    );
     let host = gpib::sim::load(path).unwrap();
     let bus = Bus::new(host.board(0).unwrap());
     (host, bus)

@@ -143,7 +143,9 @@ pub(super) fn board_devices(
     let shown = |e| Error::Config(format!("{on}: {}: {e}", cfg.file));
     let mut out: Vec<(Address, Box<dyn Instrument>)> = Vec::new();
     for r in f.resources().map_err(shown)? {
-        let Some((board, addr)) = r.gpib else { continue };
+        let Some((board, addr)) = r.gpib else {
+            continue;
+        };
         if board != want {
             continue;
         }
@@ -201,11 +203,20 @@ mod tests {
         )
         .unwrap();
         let head = "name = \"t\"\n[[board]]\nname = \"gpib0\"\n[[board.device]]\naddress = 3\n";
-        let e = build(&format!("{head}model = \"scpi\"\nfile = \"two.yaml\"\n"), &dir);
-        assert!(e.contains("file applies only to model = \"pyvisa-sim\""), "{e}");
+        let e = build(
+            &format!("{head}model = \"scpi\"\nfile = \"two.yaml\"\n"),
+            &dir,
+        );
+        assert!(
+            e.contains("file applies only to model = \"pyvisa-sim\""),
+            "{e}"
+        );
         let e = build(&format!("{head}model = \"pyvisa-sim\"\n"), &dir);
         assert!(e.contains("needs file"), "{e}");
-        let e = build(&format!("{head}model = \"pyvisa-sim\"\nfile = \"two.yaml\"\n"), &dir);
+        let e = build(
+            &format!("{head}model = \"pyvisa-sim\"\nfile = \"two.yaml\"\n"),
+            &dir,
+        );
         assert!(e.contains("has 2 devices") && e.contains("a, b"), "{e}");
         let e = build(
             &format!("{head}model = \"pyvisa-sim\"\nfile = \"two.yaml\"\ndevice = \"b\"\n"),
@@ -215,7 +226,10 @@ mod tests {
             e.contains("two.yaml") && e.contains("line 7") && e.contains("specs.type"),
             "{e}"
         );
-        let e = build(&format!("{head}model = \"pyvisa-sim\"\nfile = \"none.yaml\"\n"), &dir);
+        let e = build(
+            &format!("{head}model = \"pyvisa-sim\"\nfile = \"none.yaml\"\n"),
+            &dir,
+        );
         assert!(e.contains("none.yaml"), "{e}");
         let e = build(
             "name = \"t\"\n[[board]]\nname = \"gpib0\"\npyvisa_sim = { file = \"two.yaml\" }\n",

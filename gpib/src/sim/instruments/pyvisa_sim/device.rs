@@ -141,6 +141,13 @@ pub(crate) struct ChannelProperty {
     pub specs: Option<Specs>,
 }
 
+/// Keys to dialogue (or getter) indices.
+pub(crate) type Keys = HashMap<Vec<u8>, usize>;
+
+/// What answers a query the file does not: `None` when nothing does, `Some(None)`
+/// for no answer, `Some(Some(bytes))` for an answer.
+pub type Extra<'a> = dyn FnMut(&[u8]) -> Option<Option<Vec<u8>>> + 'a;
+
 /// A channel group (`channels: name: {ids, can_select, ...}`).
 #[derive(Debug, Clone)]
 pub(crate) struct Channels {
@@ -153,7 +160,7 @@ pub(crate) struct Channels {
     pub getters: Vec<(usize, GetterReply)>,
     pub getter_keys: HashMap<Vec<u8>, usize>,
     /// Per id: the dialogue and getter keys with `{ch_id}` filled in.
-    pub by_id: Vec<(HashMap<Vec<u8>, usize>, HashMap<Vec<u8>, usize>)>,
+    pub by_id: Vec<(Keys, Keys)>,
     pub properties: Vec<ChannelProperty>,
     pub setters: Vec<Setter>,
 }
@@ -261,11 +268,7 @@ impl Device {
     /// the file does not (our additions, such as `*SRE`): it is asked before a
     /// query counts as a command error. Returns the answers, each with the response
     /// termination, and the reason the message stopped early, if it did.
-    pub fn message(
-        &mut self,
-        msg: &[u8],
-        extra: &mut dyn FnMut(&[u8]) -> Option<Option<Vec<u8>>>,
-    ) -> (Vec<Vec<u8>>, Option<String>) {
+    pub fn message(&mut self, msg: &[u8], extra: &mut Extra<'_>) -> (Vec<Vec<u8>>, Option<String>) {
         let queries: Vec<Vec<u8>> = if self.delimiter.is_empty() {
             vec![msg.to_vec()]
         } else {
@@ -306,7 +309,10 @@ impl Device {
         }
         if let Some(&i) = self.queue_keys.get(q) {
             let queue = &mut self.queues[i];
-            let v = queue.queue.pop_front().unwrap_or_else(|| queue.default.clone());
+            let v = queue
+                .queue
+                .pop_front()
+                .unwrap_or_else(|| queue.default.clone());
             return Answer::Bytes(v);
         }
         let Ok(text) = std::str::from_utf8(q) else {
@@ -397,8 +403,8 @@ impl Device {
                 .value
                 .map(|v| PyValue::Str(v.to_py_str()))
                 .and_then(|v| validate(prop.specs.as_ref(), &v));
-            let room = prop.values.len() < MAX_CHANNEL_VALUES
-                || prop.values.contains_key(&ch.selected);
+            let room =
+                prop.values.len() < MAX_CHANNEL_VALUES || prop.values.contains_key(&ch.selected);
             match v {
                 Some(v) if room => {
                     prop.values.insert(ch.selected.clone(), v);
@@ -473,7 +479,10 @@ mod tests {
 
     #[test]
     fn split_like_python_bytes() {
-        assert_eq!(split(b"a;b;", b";"), vec![b"a".to_vec(), b"b".to_vec(), vec![]]);
+        assert_eq!(
+            split(b"a;b;", b";"),
+            vec![b"a".to_vec(), b"b".to_vec(), vec![]]
+        );
         assert_eq!(split(b"", b";"), vec![Vec::<u8>::new()]);
         assert_eq!(split(b"a::b", b"::"), vec![b"a".to_vec(), b"b".to_vec()]);
     }

@@ -89,9 +89,9 @@ fn parse_field(inner: &str) -> Result<Field, FormatError> {
     let mut conversion = None;
     if let Some(r) = rest.strip_prefix('!') {
         let mut cs = r.chars();
-        let c = cs
-            .next()
-            .ok_or_else(|| FormatError("end of string while looking for conversion specifier".into()))?;
+        let c = cs.next().ok_or_else(|| {
+            FormatError("end of string while looking for conversion specifier".into())
+        })?;
         let after = cs.as_str();
         if !(after.is_empty() || after.starts_with(':')) {
             return err("expected ':' after conversion specifier");
@@ -243,7 +243,11 @@ impl Spec {
             Some(p) => s.chars().take(p).collect(),
             None => s.to_string(),
         };
-        let fill = if self.zero && !self.fill_given { '0' } else { self.fill };
+        let fill = if self.zero && !self.fill_given {
+            '0'
+        } else {
+            self.fill
+        };
         Ok(pad(&body, self.width, fill, self.align.unwrap_or('<')))
     }
 
@@ -287,7 +291,11 @@ impl Spec {
                     .ok_or_else(|| FormatError("%c arg not in range(0x110000)".into()))?;
                 return Ok(self.align_number("", "", &ch.to_string(), "", None));
             }
-            t => return err(format!("Unknown format code '{t}' for object of type 'int'")),
+            t => {
+                return err(format!(
+                    "Unknown format code '{t}' for object of type 'int'"
+                ))
+            }
         };
         if let Some(g) = self.grouping {
             if ty == 'n' {
@@ -306,7 +314,9 @@ impl Spec {
         let ty = self.ty;
         if let Some(t) = ty {
             if !matches!(t, 'e' | 'E' | 'f' | 'F' | 'g' | 'G' | 'n' | '%') {
-                return err(format!("Unknown format code '{t}' for object of type 'float'"));
+                return err(format!(
+                    "Unknown format code '{t}' for object of type 'float'"
+                ));
             }
         }
         if let (Some(g), Some('n')) = (self.grouping, ty) {
@@ -317,7 +327,11 @@ impl Spec {
         let a = v.abs();
         let body = if !a.is_finite() {
             let t = if a.is_nan() { "nan" } else { "inf" };
-            let t = if upper { t.to_ascii_uppercase() } else { t.to_string() };
+            let t = if upper {
+                t.to_ascii_uppercase()
+            } else {
+                t.to_string()
+            };
             if ty == Some('%') {
                 format!("{t}%")
             } else {
@@ -414,7 +428,11 @@ impl Spec {
         rest: &str,
         group: Option<(char, usize)>,
     ) -> String {
-        let fill = if self.zero && !self.fill_given { '0' } else { self.fill };
+        let fill = if self.zero && !self.fill_given {
+            '0'
+        } else {
+            self.fill
+        };
         let align = self.align.unwrap_or(if self.zero { '=' } else { '>' });
         let lead = sign.chars().count() + prefix.chars().count() + rest.chars().count();
         let grouped = match group {
@@ -438,7 +456,12 @@ impl Spec {
             let pad: String = std::iter::repeat_n(fill, n).collect();
             return format!("{sign}{prefix}{pad}{grouped}{rest}");
         }
-        pad(&format!("{sign}{prefix}{grouped}{rest}"), self.width, fill, align)
+        pad(
+            &format!("{sign}{prefix}{grouped}{rest}"),
+            self.width,
+            fill,
+            align,
+        )
     }
 }
 
@@ -500,9 +523,7 @@ impl ValueTemplate {
                     match f.conversion {
                         None | Some('s') => {}
                         Some(c) => {
-                            return err(format!(
-                                "conversion !{c} is not supported (only !s)"
-                            ))
+                            return err(format!("conversion !{c} is not supported (only !s)"))
                         }
                     }
                     let spec = Spec::parse(&f.spec)?;
@@ -592,10 +613,10 @@ mod tests {
             (".2", 123.0, "1.2e+02"),
             ("", 1e16, "1e+16"),
             ("", 2.0, "2.0"),
-            ("10.3f", 3.14159, "     3.142"),
-            ("<10.1f", 3.14159, "3.1       "),
-            ("^9.1f", 3.14159, "   3.1   "),
-            ("*>8.1f", -3.14, "****-3.1"),
+            ("10.3f", 2.34567, "     2.346"),
+            ("<10.1f", 2.34567, "2.3       "),
+            ("^9.1f", 2.34567, "   2.3   "),
+            ("*>8.1f", -2.75, "****-2.8"),
             ("=+12,.2f", -1234.5, "-   1,234.50"),
             ("012.2f", -3.5, "-00000003.50"),
             ("010,.1f", 1234.5, "0,001,234.5"),
@@ -677,7 +698,9 @@ mod tests {
         assert_eq!(t.render(&PyValue::Int(7)).unwrap(), "7/   7");
         let t = ValueTemplate::parse("{!s:>4}").unwrap();
         assert_eq!(t.render(&PyValue::Int(7)).unwrap(), "   7");
-        for bad in ["{} {}", "{name}", "{0} {}", "{", "}", "a}b", "{:{}}", "{!r}", "{!x}"] {
+        for bad in [
+            "{} {}", "{name}", "{0} {}", "{", "}", "a}b", "{:{}}", "{!r}", "{!x}",
+        ] {
             assert!(ValueTemplate::parse(bad).is_err(), "{bad:?}");
         }
         assert_eq!(render_ch_id("CH {ch_id}:VOLT?", "2").unwrap(), "CH 2:VOLT?");

@@ -19,8 +19,20 @@ pub const SPEC_VERSION: (i128, i128) = (1, 1);
 
 /// The interface types pyvisa knows (`constants.InterfaceType`), for `eom` keys.
 const INTERFACES: &[&str] = &[
-    "unknown", "gpib", "vxi", "gpib_vxi", "asrl", "pxi", "tcpip", "usb", "rio", "firewire",
-    "rsnrp", "vicp", "prlgx_asrl", "prlgx_tcpip",
+    "unknown",
+    "gpib",
+    "vxi",
+    "gpib_vxi",
+    "asrl",
+    "pxi",
+    "tcpip",
+    "usb",
+    "rio",
+    "firewire",
+    "rsnrp",
+    "vicp",
+    "prlgx_asrl",
+    "prlgx_tcpip",
 ];
 
 /// A node and the key path that leads to it, for errors.
@@ -224,6 +236,8 @@ fn getter_reply(r: Option<&str>, at: At<'_>) -> Result<GetterReply, DeviceFileEr
     })
 }
 
+type SetterDef = (SetterPattern, Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// A property as `add_property` reads it: (default, getter (query, reply), setter,
 /// specs).
 struct PropertyDef {
@@ -231,7 +245,8 @@ struct PropertyDef {
     default: PyValue,
     specs: Option<Specs>,
     getter: Option<(Vec<u8>, String, GetterReply)>,
-    setter: Option<(SetterPattern, Option<Vec<u8>>, Option<Vec<u8>>)>,
+    /// The pattern, the response, the error response.
+    setter: Option<SetterDef>,
 }
 
 fn property(name: &str, at: At<'_>, channel: bool) -> Result<PropertyDef, DeviceFileError> {
@@ -244,7 +259,9 @@ fn property(name: &str, at: At<'_>, channel: bool) -> Result<PropertyDef, Device
     let default = child(at, "default", |c| {
         validate(specs.as_ref(), &PyValue::Str(default.clone())).ok_or_else(|| {
             let m = c.map_or(at, |c| c);
-            m.err(format!("default {default:?} does not pass the property's specs"))
+            m.err(format!(
+                "default {default:?} does not pass the property's specs"
+            ))
         })
     })?;
     let getter = child(at, "getter", |c| {
@@ -286,9 +303,17 @@ fn dialogues(at: Option<At<'_>>) -> Result<Vec<(Vec<u8>, String, Reply)>, Device
     let mut out = Vec::new();
     for (i, d) in at.items()?.iter().enumerate() {
         let path = format!("{}[{i}]", at.path);
-        let v = pair(At { node: d, path: &path }, &["q", "r"])?;
+        let v = pair(
+            At {
+                node: d,
+                path: &path,
+            },
+            &["q", "r"],
+        )?;
         let q = v[0].clone().unwrap_or_default();
-        let r = v[1].as_deref().map(|r| String::from_utf8_lossy(&to_bytes(r)).into_owned());
+        let r = v[1]
+            .as_deref()
+            .map(|r| String::from_utf8_lossy(&to_bytes(r)).into_owned());
         out.push((to_bytes(&q), q, Reply::dialogue(r)));
     }
     Ok(out)
@@ -370,14 +395,19 @@ fn error_handler(at: Option<At<'_>>, d: &mut Device) -> Result<(), DeviceFileErr
     child(at, "response", |r| {
         let Some(r) = r else { return Ok(()) };
         r.entries()?;
-        d.command_error = child(r, "command_error", |c| c.map(|c| c.text().map(to_bytes)).transpose())?;
+        d.command_error = child(r, "command_error", |c| {
+            c.map(|c| c.text().map(to_bytes)).transpose()
+        })?;
         Ok(())
     })?;
     child(at, "status_register", |regs| {
         let Some(regs) = regs else { return Ok(()) };
         for (i, reg) in regs.items()?.iter().enumerate() {
             let path = format!("{}[{i}]", regs.path);
-            let ra = At { node: reg, path: &path };
+            let ra = At {
+                node: reg,
+                path: &path,
+            };
             let mut bits = Vec::new();
             let mut query = None;
             for (k, v) in ra.entries()? {
@@ -388,8 +418,8 @@ fn error_handler(at: Option<At<'_>>, d: &mut Device) -> Result<(), DeviceFileErr
                     continue;
                 }
                 let t = va.text()?;
-                let bit = parse_int(t, 10)
-                    .ok_or_else(|| va.err(format!("{t:?} is not an integer")))?;
+                let bit =
+                    parse_int(t, 10).ok_or_else(|| va.err(format!("{t:?} is not an integer")))?;
                 bits.push((k.clone(), bit));
             }
             let query = query.ok_or_else(|| ra.err("has no `q` key"))?;
@@ -406,7 +436,10 @@ fn error_handler(at: Option<At<'_>>, d: &mut Device) -> Result<(), DeviceFileErr
         let Some(queues) = queues else { return Ok(()) };
         for (i, q) in queues.items()?.iter().enumerate() {
             let path = format!("{}[{i}]", queues.path);
-            let qa = At { node: q, path: &path };
+            let qa = At {
+                node: q,
+                path: &path,
+            };
             let mut messages = Vec::new();
             let (mut query, mut default) = (None, None);
             for (k, v) in qa.entries()? {
@@ -420,7 +453,9 @@ fn error_handler(at: Option<At<'_>>, d: &mut Device) -> Result<(), DeviceFileErr
                 }
             }
             let query = query.ok_or_else(|| qa.err("has no `q` key"))?;
-            let default = default.ok_or_else(|| qa.err("has no `default` key (the answer when the queue is empty)"))?;
+            let default = default.ok_or_else(|| {
+                qa.err("has no `default` key (the answer when the queue is empty)")
+            })?;
             let queue = ErrorQueue {
                 messages,
                 default,
@@ -446,9 +481,14 @@ fn eom(at: Option<At<'_>>, interface: &str) -> Result<(Vec<u8>, Vec<u8>), Device
     if let Some(at) = at {
         for (k, v) in at.entries()? {
             let path = join(at.path, k);
-            let va = At { node: v, path: &path };
+            let va = At {
+                node: v,
+                path: &path,
+            };
             let Some((it, class)) = k.split_once(' ').filter(|(_, c)| !c.contains(' ')) else {
-                return Err(va.err("an eom key is an interface type and a resource class, e.g. \"GPIB INSTR\""));
+                return Err(va.err(
+                    "an eom key is an interface type and a resource class, e.g. \"GPIB INSTR\"",
+                ));
             };
             if !INTERFACES.contains(&it.to_lowercase().as_str()) {
                 return Err(va.err(format!("unknown interface type {it:?}")));
@@ -478,9 +518,11 @@ fn channel_group(
     at.entries()?;
     let ids = match override_ids {
         Some(ids) if !ids.is_empty() => ids,
-        _ => child(at, "ids", |c| id_list(c))?,
+        _ => child(at, "ids", id_list)?,
     };
-    let can_select = child(at, "can_select", |c| Ok(c.and_then(|c| c.node.as_str()) != Some("False")))?;
+    let can_select = child(at, "can_select", |c| {
+        Ok(c.and_then(|c| c.node.as_str()) != Some("False"))
+    })?;
     if !can_select && !device_props.iter().any(|p| p.name == "selected_channel") {
         return Err(at.err(format!(
             "channel group {name:?} has can_select: False, so the device needs a \
@@ -492,7 +534,8 @@ fn channel_group(
     for id in &ids {
         let mut dk = HashMap::new();
         for (text, i) in &c.dialogue_text {
-            let k = render_ch_id(text, id).map_err(|e| at.err(format!("dialogue {text:?}: {e}")))?;
+            let k =
+                render_ch_id(text, id).map_err(|e| at.err(format!("dialogue {text:?}: {e}")))?;
             dk.insert(to_bytes(&k), *i);
         }
         let mut gk = HashMap::new();
@@ -532,7 +575,14 @@ pub(crate) fn id_list(c: Option<At<'_>>) -> Result<Vec<String>, DeviceFileError>
     let mut out = Vec::new();
     for (i, item) in c.items()?.iter().enumerate() {
         let path = format!("{}[{i}]", c.path);
-        out.push(At { node: item, path: &path }.text()?.to_string());
+        out.push(
+            At {
+                node: item,
+                path: &path,
+            }
+            .text()?
+            .to_string(),
+        );
     }
     Ok(out)
 }

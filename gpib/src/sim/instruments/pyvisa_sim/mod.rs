@@ -42,20 +42,23 @@
 //!   values for 256 ids, a `RANDOM` answer 10,000 values, input 1 MiB per message.
 
 mod device;
-pub mod format;
+mod format;
 mod instrument;
 mod load;
 mod pattern;
-pub mod random;
+mod random;
 mod value;
-pub mod yaml;
+mod yaml;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub use device::{Device, MAX_CHANNEL_VALUES, MAX_ERROR_QUEUE};
+pub use device::{Device, Extra, MAX_CHANNEL_VALUES, MAX_ERROR_QUEUE};
 pub use instrument::{PyvisaSimInstrument, MAX_INPUT};
+pub use format::MAX_WIDTH;
 pub use load::SPEC_VERSION;
+pub use random::MAX_RANDOM_VALUES;
+pub use yaml::{MAX_DEPTH, MAX_NODES};
 
 use crate::address::Address;
 use load::{build_device, check_spec, id_list, join, At};
@@ -138,7 +141,9 @@ pub fn parse_gpib_resource(name: &str) -> Option<(u8, Address)> {
     let num = |s: &str| -> Option<u8> { s.parse().ok() };
     match rest {
         [p] => Address::new(num(p)?, None).ok().map(|a| (board, a)),
-        [p, s] => Address::new(num(p)?, Some(num(s)?)).ok().map(|a| (board, a)),
+        [p, s] => Address::new(num(p)?, Some(num(s)?))
+            .ok()
+            .map(|a| (board, a)),
         _ => None,
     }
 }
@@ -278,10 +283,16 @@ impl DeviceFile {
         let at = At { node, path: &path };
         at.entries()?;
         let device = match node.get("device") {
-            Some(d) => d.as_str().ok_or_else(|| at.err("`device` must be a string"))?,
+            Some(d) => d
+                .as_str()
+                .ok_or_else(|| at.err("`device` must be a string"))?,
             None => return Err(at.err("has no `device` key")),
         };
-        if node.get("bundled").and_then(Node::as_str).is_some_and(|b| !b.is_empty()) {
+        if node
+            .get("bundled")
+            .and_then(Node::as_str)
+            .is_some_and(|b| !b.is_empty())
+        {
             return Err(at.err("`bundled` resources (files inside the pyvisa-sim package) are not supported: name the file"));
         }
         let mut ids = HashMap::new();
@@ -306,8 +317,16 @@ impl DeviceFile {
                     return Err(at.err(format!("{f:?} has no device {device:?}")));
                 };
                 let dp = join("devices", device);
-                build_device(device, At { node: dn, path: &dp }, &interface, &ids)
-                    .map_err(|e| at.err(format!("in {f:?}: {e}")))
+                build_device(
+                    device,
+                    At {
+                        node: dn,
+                        path: &dp,
+                    },
+                    &interface,
+                    &ids,
+                )
+                .map_err(|e| at.err(format!("in {f:?}: {e}")))
             }
             None => {
                 let devices = self.devices()?;
@@ -315,7 +334,15 @@ impl DeviceFile {
                     return Err(at.err(format!("no device {device:?} in `devices`")));
                 };
                 let dp = join("devices", device);
-                build_device(device, At { node: dn, path: &dp }, &interface, &ids)
+                build_device(
+                    device,
+                    At {
+                        node: dn,
+                        path: &dp,
+                    },
+                    &interface,
+                    &ids,
+                )
             }
         }
     }

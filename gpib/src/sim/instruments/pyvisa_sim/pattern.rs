@@ -234,7 +234,10 @@ mod tests {
         assert_eq!(value("R {:x}", "R ff"), Some(Some(Int(255))));
         assert_eq!(value("R {:#x}", "R 0x1f"), Some(Some(Int(31))));
         assert_eq!(value("P {:%}", "P 12.5%"), Some(Some(Float(0.125))));
-        assert_eq!(value("INST {:s}", "INST P6V"), Some(Some(Str("P6V".into()))));
+        assert_eq!(
+            value("INST {:s}", "INST P6V"),
+            Some(Some(Str("P6V".into())))
+        );
         assert_eq!(value("I {}", "I "), Some(Some(Str(String::new()))));
         assert_eq!(value("I {}", "I a\n"), Some(Some(Str("a".into()))));
         assert_eq!(value("I {}", "I a\nb"), None);
@@ -246,7 +249,10 @@ mod tests {
         // Ignored fields match but give nothing.
         assert_eq!(value("{_} {:d}", "anything 3"), Some(Some(Int(3))));
         // Numbers past 128 bits match but do not convert.
-        assert_eq!(value("N {:d}", &format!("N {}", "9".repeat(50))), Some(None));
+        assert_eq!(
+            value("N {:d}", &format!("N {}", "9".repeat(50))),
+            Some(None)
+        );
     }
 
     #[test]
@@ -260,7 +266,15 @@ mod tests {
 
     #[test]
     fn templates_pyvisa_sim_cannot_use_are_refused() {
-        for bad in ["X {} {}", "X", "X {name}", "X {ch_id} {}", "X {:c}", "X {:#d}", "X {:ff}"] {
+        for bad in [
+            "X {} {}",
+            "X",
+            "X {name}",
+            "X {ch_id} {}",
+            "X {:c}",
+            "X {:#d}",
+            "X {:ff}",
+        ] {
             assert!(SetterPattern::compile(bad, false).is_err(), "{bad:?}");
         }
         assert!(SetterPattern::compile("X {ch_id:d} {}", true).is_err());

@@ -37,8 +37,10 @@ impl RandomSpec {
         })?;
         let strip = Regex::new(r"RANDOM\((\d*.\d*), (\d*.\d*), (\d*)\)").expect("valid regex");
         let rest = strip.replace_all(response, "");
-        let min = parse_float(&caps[1]).ok_or_else(|| format!("could not convert {:?} to float", &caps[1]))?;
-        let max = parse_float(&caps[2]).ok_or_else(|| format!("could not convert {:?} to float", &caps[2]))?;
+        let min = parse_float(&caps[1])
+            .ok_or_else(|| format!("could not convert {:?} to float", &caps[1]))?;
+        let max = parse_float(&caps[2])
+            .ok_or_else(|| format!("could not convert {:?} to float", &caps[2]))?;
         let count = parse_int(&caps[3], 10)
             .ok_or_else(|| format!("invalid count {:?} for RANDOM", &caps[3]))?;
         let count = usize::try_from(count.max(0)).unwrap_or(usize::MAX);
@@ -111,7 +113,9 @@ mod tests {
         let values: Vec<f64> = a.split(", ").map(|v| v.parse().unwrap()).collect();
         assert_eq!(values.len(), 5, "{a}");
         assert!(values.iter().all(|v| (0.0..=10.5).contains(v)), "{a}");
-        assert!(a.split(", ").all(|v| v.split_once('.').unwrap().1.len() == 2));
+        assert!(a
+            .split(", ")
+            .all(|v| v.split_once('.').unwrap().1.len() == 2));
         let neg = RandomSpec::parse("{RANDOM(-5, 5, 1):.2f}").unwrap();
         let v: f64 = neg.answer(&mut rng).unwrap().parse().unwrap();
         assert!((-5.0..5.0).contains(&v));

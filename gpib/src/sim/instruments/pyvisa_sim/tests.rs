@@ -206,7 +206,10 @@ fn resources_give_gpib_addresses_and_eoms() {
     assert_eq!(r[2].interface, "ASRL INSTR");
     assert_eq!(parse_gpib_resource("GPIB::4::INSTR").map(|g| g.0), Some(0));
     assert_eq!(parse_gpib_resource("GPIB1::31::INSTR"), None);
-    assert_eq!(resource_interface("TCPIP::localhost::10001::SOCKET"), "TCPIP SOCKET");
+    assert_eq!(
+        resource_interface("TCPIP::localhost::10001::SOCKET"),
+        "TCPIP SOCKET"
+    );
     assert_eq!(
         resource_interface("USB::0x1111::0x2222::0x1234::INSTR"),
         "USB INSTR"
@@ -296,7 +299,10 @@ fn file_level_errors() {
     let e = DeviceFile::parse("devices: {}\n").unwrap_err();
     assert!(e.to_string().contains("spec version"), "{e}");
     let e = DeviceFile::parse("spec: '1.2'\n").unwrap_err();
-    assert!(matches!(&e, DeviceFileError::Invalid { line: 1, key, .. } if key == "spec"), "{e}");
+    assert!(
+        matches!(&e, DeviceFileError::Invalid { line: 1, key, .. } if key == "spec"),
+        "{e}"
+    );
     let e = DeviceFile::parse("spec: '2.0'\n").unwrap_err();
     assert!(e.to_string().contains("reads up to 1.1"), "{e}");
     let e = DeviceFile::parse("spec: 'x'\n").unwrap_err();

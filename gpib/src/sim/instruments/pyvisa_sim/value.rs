@@ -92,8 +92,9 @@ fn float_to_int(f: f64) -> Option<i128> {
         return None;
     }
     let t = f.trunc();
-    // 2^127 is exactly representable; anything at or above it does not fit.
-    if t >= 170_141_183_460_469_231_731_687_303_715_884_105_728.0 || t < -1.7014118346046923e38 {
+    // ±2^127 are exactly representable; i128 holds [-2^127, 2^127).
+    const LIMIT: f64 = 170_141_183_460_469_231_731_687_303_715_884_105_728.0;
+    if !(-LIMIT..LIMIT).contains(&t) {
         return None;
     }
     Some(t as i128)
@@ -165,7 +166,11 @@ pub(crate) fn parse_float(s: &str) -> Option<f64> {
     let body = t.strip_prefix(['+', '-']).unwrap_or(t);
     let word = body.to_ascii_lowercase();
     if matches!(word.as_str(), "inf" | "infinity" | "nan") {
-        let v = if word == "nan" { f64::NAN } else { f64::INFINITY };
+        let v = if word == "nan" {
+            f64::NAN
+        } else {
+            f64::INFINITY
+        };
         return Some(if t.starts_with('-') { -v } else { v });
     }
     if !body
@@ -224,7 +229,11 @@ pub(crate) fn float_repr(v: f64) -> String {
         }
     } else {
         let (first, rest) = digits.split_at(1);
-        let dot = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+        let dot = if rest.is_empty() {
+            String::new()
+        } else {
+            format!(".{rest}")
+        };
         format!("{first}{dot}{}", exp_suffix(exp, false))
     };
     format!("{sign}{body}")
@@ -266,7 +275,10 @@ mod tests {
         assert_eq!(parse_int("-0x1f", 16), Some(-31));
         assert_eq!(parse_int("ff", 16), Some(255));
         assert_eq!(parse_int("0x", 16), None);
-        assert_eq!(parse_int("99999999999999999999999999999999999999999", 10), None);
+        assert_eq!(
+            parse_int("99999999999999999999999999999999999999999", 10),
+            None
+        );
         assert_eq!(parse_float(" 2.50 "), Some(2.5));
         assert_eq!(parse_float("1e3"), Some(1000.0));
         assert_eq!(parse_float(".5"), Some(0.5));
@@ -282,10 +294,16 @@ mod tests {
     fn conversions_follow_python() {
         let f = PyValue::Float(2.9);
         assert_eq!(PyType::Int.convert(&f), Some(PyValue::Int(2)));
-        assert_eq!(PyType::Int.convert(&PyValue::Float(-2.9)), Some(PyValue::Int(-2)));
+        assert_eq!(
+            PyType::Int.convert(&PyValue::Float(-2.9)),
+            Some(PyValue::Int(-2))
+        );
         assert_eq!(PyType::Int.convert(&PyValue::Float(f64::NAN)), None);
         assert_eq!(PyType::Int.convert(&PyValue::Str("2.9".into())), None);
-        assert_eq!(PyType::Float.convert(&PyValue::Int(3)), Some(PyValue::Float(3.0)));
+        assert_eq!(
+            PyType::Float.convert(&PyValue::Int(3)),
+            Some(PyValue::Float(3.0))
+        );
         assert_eq!(PyType::Str.convert(&f), Some(PyValue::Str("2.9".into())));
     }
 }

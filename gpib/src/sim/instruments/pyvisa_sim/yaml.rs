@@ -57,7 +57,10 @@ impl Node {
 
     /// The value under `key` of a mapping.
     pub(crate) fn get(&self, key: &str) -> Option<&Node> {
-        self.as_map()?.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
     }
 
     /// What kind of node this is, for messages.
@@ -164,14 +167,15 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
                 _ => None,
             },
             Event::Alias(id) => {
-                let (_, node, size) = anchors
-                    .iter()
-                    .rev()
-                    .find(|(a, _, _)| *a == id)
-                    .ok_or_else(|| SyntaxError {
-                        mark,
-                        reason: "alias to an unknown anchor".into(),
-                    })?;
+                let (_, node, size) =
+                    anchors
+                        .iter()
+                        .rev()
+                        .find(|(a, _, _)| *a == id)
+                        .ok_or_else(|| SyntaxError {
+                            mark,
+                            reason: "alias to an unknown anchor".into(),
+                        })?;
                 Some((node.clone(), 0, *size))
             }
             _ => None,
@@ -231,7 +235,9 @@ mod tests {
 
     #[test]
     fn scalars_are_strings_and_keys_keep_their_first_place() {
-        let n = parse("spec: 1.0\nb: [1, False, ~]\na: x\nb: y\n").unwrap().unwrap();
+        let n = parse("spec: 1.0\nb: [1, False, ~]\na: x\nb: y\n")
+            .unwrap()
+            .unwrap();
         let m = n.as_map().unwrap();
         assert_eq!(m[0], ("spec".into(), m[0].1.clone()));
         assert_eq!(n.get("spec").unwrap().as_str(), Some("1.0"));
@@ -247,7 +253,10 @@ mod tests {
         // A "billion laughs" file: each level doubles the size.
         let mut t = String::from("l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
         for i in 1..20 {
-            t.push_str(&format!("l{i}: &l{i} [*l{p}, *l{p}, *l{p}, *l{p}]\n", p = i - 1));
+            t.push_str(&format!(
+                "l{i}: &l{i} [*l{p}, *l{p}, *l{p}, *l{p}]\n",
+                p = i - 1
+            ));
         }
         let e = parse(&t).unwrap_err();
         assert!(e.reason.contains("too large"), "{e:?}");
