@@ -10,6 +10,7 @@ mod pyvisa_sim;
 mod queries;
 mod regressions;
 mod robustness;
+mod sources;
 mod srq;
 mod stress;
 mod threads;

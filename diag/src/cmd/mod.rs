@@ -3,6 +3,7 @@
 pub mod compare;
 pub mod completions;
 pub mod contention;
+pub mod doctor;
 pub mod io_test;
 pub mod manpage;
 pub mod scan;

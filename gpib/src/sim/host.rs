@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::address::{Address, PrimaryAddress};
 use crate::error::{Error, Result};
+use crate::sim::behaviour::{BoardBehaviour, DeviceBehaviour};
 use crate::sim::fault::Fault;
 use crate::sim::instrument::Instrument;
 use crate::sim::named::NamedDevice;
@@ -406,6 +407,66 @@ impl SimHost {
             .boards
             .get(board)
             .map_or(Duration::ZERO, |b| b.bus.busy)
+    }
+
+    /// Switches device contention sources on or off (see [`crate::sim::behaviour`]):
+    /// listen-only, NRFD held after each message, an SRQ storm, background traffic.
+    pub fn set_device_behaviour(
+        &self,
+        board: usize,
+        address: Address,
+        behaviour: DeviceBehaviour,
+    ) -> Result<()> {
+        let mut g = self.lock();
+        let now = g.callers.now();
+        let slot = g
+            .boards
+            .get_mut(board)
+            .and_then(|b| b.devices.iter_mut().find(|d| d.address == address))
+            .ok_or_else(|| Error::Config(format!("no device at {address} on board {board}")))?;
+        slot.set_behaviour(behaviour, now);
+        g.refresh_background();
+        Ok(())
+    }
+
+    /// A device's contention sources.
+    pub fn device_behaviour(&self, board: usize, address: Address) -> Result<DeviceBehaviour> {
+        let g = self.lock();
+        g.boards
+            .get(board)
+            .and_then(|b| b.devices.iter().find(|d| d.address == address))
+            .map(|d| d.behaviour)
+            .ok_or_else(|| Error::Config(format!("no device at {address} on board {board}")))
+    }
+
+    /// Switches a board driver's contention sources (autopoll, addressing on every
+    /// call, cable length).
+    pub fn set_board_behaviour(&self, board: usize, behaviour: BoardBehaviour) -> Result<()> {
+        let mut g = self.lock();
+        let b = g
+            .boards
+            .get_mut(board)
+            .ok_or_else(|| Error::Config(format!("no board {board}")))?;
+        b.behaviour = behaviour;
+        Ok(())
+    }
+
+    /// A board driver's contention sources.
+    pub fn board_behaviour(&self, board: usize) -> Result<BoardBehaviour> {
+        self.lock()
+            .boards
+            .get(board)
+            .map(|b| b.behaviour)
+            .ok_or_else(|| Error::Config(format!("no board {board}")))
+    }
+
+    /// A board's timing parameters.
+    pub fn board_timing(&self, board: usize) -> Result<BoardTiming> {
+        self.lock()
+            .boards
+            .get(board)
+            .map(|b| b.timing.clone())
+            .ok_or_else(|| Error::Config(format!("no board {board}")))
     }
 
     /// Real-time mode: every operation also sleeps for its modelled duration.

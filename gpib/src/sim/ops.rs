@@ -50,8 +50,15 @@ impl World {
             return Err(Error::NoListener { transferred: 0 });
         }
         let start = self.bus_start(board, t);
-        if b.devices.iter().any(|d| d.faults.holds_nrfd()) {
-            let timeout = b.timeout;
+        // Every device takes part in the ATN handshake: one holding NRFD holds up the
+        // first byte, which goes out after the call's overhead.
+        let held = b
+            .nrfd_released_at()
+            .saturating_sub(start.saturating_add(b.timing.call_overhead));
+        let timeout = b.timeout;
+        if b.devices.iter().any(|d| d.faults.holds_nrfd())
+            || (!timeout.is_zero() && held >= timeout)
+        {
             let end = self.occupy(board, start, timeout, timeout, false);
             self.end_at(end);
             return Err(Error::CommandTimeout {
@@ -62,6 +69,7 @@ impl World {
         let elapsed = b
             .timing
             .call_overhead
+            .saturating_add(held)
             .saturating_add(timing::times(b.timing.command_byte, bytes.len() as u64));
         for &byte in bytes {
             let effect = self.boards[board].addressing.command(byte);
@@ -149,7 +157,8 @@ impl World {
                 "the board is not addressed to talk: address it (MTA) before writing".into(),
             ));
         }
-        let listeners = b.listeners();
+        let addressed = b.listeners();
+        let listeners = b.data_listeners();
         if listeners.is_empty() {
             return Err(self.failed(t, board, Error::NoListener { transferred: 0 }));
         }
@@ -163,12 +172,12 @@ impl World {
         let (mut ready, mut accept, mut recovery) = (Duration::ZERO, 0, 0);
         for &i in &listeners {
             let d = &b.devices[i];
-            ready = ready.max(d.ready_at);
+            ready = ready.max(d.ready_at).max(d.nrfd_until);
             accept = accept.max(d.timing.accept_ns);
             recovery = recovery.max(d.timing.holdoff_recovery_listen_ns);
         }
         let wait = ready.saturating_sub(start);
-        let hs = timing::handshake_ns(b.timing.t1_ns, accept, b.timing.hs488);
+        let hs = b.handshake_ns(b.timing.t1_ns, accept);
         let per = timing::byte_cost(&b.timing, Direction::Write, hs, poll_ns, recovery);
         let (n, timed_out) = timing::bytes_within(&b.timing, per, data.len(), wait, timeout);
         let cost = timing::call_cost(&b.timing, per, n as u64);
@@ -178,7 +187,12 @@ impl World {
         let b = &mut self.boards[board];
         b.addressing.data_transfer();
         let mut wakes = Vec::new();
+        // Listen-only devices accept the bytes (the handshake waits for them) and keep
+        // them to themselves; the addressed listeners' instruments get them.
         for &i in &listeners {
+            b.devices[i].received(deliver_at, end_flag);
+        }
+        for &i in &addressed {
             let w = b.devices[i].call(deliver_at, |inst, io| inst.listen(&data[..n], end_flag, io));
             wakes.push((i, w));
         }
@@ -253,7 +267,12 @@ impl World {
         }
         let start = self.bus_start(board, t);
         let me_t1 = b.devices[talker].timing.t1_ns;
-        let hs = timing::handshake_ns(me_t1, b.timing.accept_ns, b.timing.hs488);
+        let accept = b
+            .data_listeners()
+            .iter()
+            .map(|&i| b.devices[i].timing.accept_ns)
+            .fold(b.timing.accept_ns, u64::max);
+        let hs = b.handshake_ns(me_t1, accept);
         let recovery = b.devices[talker].timing.holdoff_recovery_talk_ns;
         let per = timing::byte_cost(&b.timing, Direction::Read, hs, poll_ns, recovery);
         let tim = b.timing.clone();
@@ -413,6 +432,7 @@ impl World {
         let t = self.begin();
         let until = t.saturating_add(d);
         self.fire_timers(until);
+        self.autopoll(until);
         self.end_at(until);
     }
 
@@ -495,7 +515,7 @@ impl World {
         let b = &self.boards[board];
         BusLines {
             dav: false,
-            nrfd: b.devices.iter().any(|d| d.faults.holds_nrfd()),
+            nrfd: b.devices.iter().any(|d| d.faults.holds_nrfd()) || b.nrfd_released_at() > t,
             ndac: !b.listeners().is_empty(),
             atn: b.addressing.atn(),
             eoi: false,

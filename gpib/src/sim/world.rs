@@ -5,12 +5,17 @@
 use std::time::Duration;
 
 use crate::address::{Address, PrimaryAddress};
+use crate::sim::behaviour::{self, BoardBehaviour};
 use crate::sim::named::NamedDevice;
 use crate::sim::schedule::{Callers, Cpus, Timeline, Timers};
 use crate::sim::slot::Slot;
 use crate::sim::state488::Addressing;
 use crate::sim::timing::{BoardTiming, TransferMode};
 use crate::sim::transcript::{EventKind, Recorder};
+
+/// Polls of one storm that autopoll models one by one (and records) before an
+/// operation; a longer stretch is taken in one piece.
+const EXACT_POLLS: u64 = 10_000;
 
 /// One board: its devices, its bus state and its resources.
 pub(crate) struct Board {
@@ -27,6 +32,8 @@ pub(crate) struct Board {
     pub(crate) bus: Timeline,
     /// The DMA engine (DMA boards).
     pub(crate) dma: Timeline,
+    /// Contention sources of the board's driver.
+    pub(crate) behaviour: BoardBehaviour,
 }
 
 impl Board {
@@ -48,7 +55,38 @@ impl Board {
             srq_seen: false,
             bus: Timeline::default(),
             dma: Timeline::default(),
+            behaviour: BoardBehaviour::default(),
         }
+    }
+
+    /// Devices that accept data bytes now: the addressed listeners and the
+    /// listen-only devices.
+    pub(crate) fn data_listeners(&self) -> Vec<usize> {
+        (0..self.devices.len())
+            .filter(|&i| {
+                self.listens(i)
+                    || (self.devices[i].present() && self.devices[i].behaviour.listen_only)
+            })
+            .collect()
+    }
+
+    /// When every device has released NRFD (all take part in the ATN handshake).
+    pub(crate) fn nrfd_released_at(&self) -> Duration {
+        self.devices
+            .iter()
+            .filter(|d| d.present())
+            .map(|d| d.nrfd_until)
+            .max()
+            .unwrap_or(Duration::ZERO)
+    }
+
+    /// Time per byte of the handshake with a talker settling `t1_ns` and the slowest
+    /// listener accepting in `accept_ns`, on this board's cable.
+    pub(crate) fn handshake_ns(&self, t1_ns: u64, accept_ns: u64) -> u64 {
+        let devices = self.devices.iter().filter(|d| d.present()).count() + 1;
+        let t1 = self.behaviour.settling_ns(t1_ns, devices);
+        crate::sim::timing::handshake_ns(t1, accept_ns, self.timing.hs488)
+            .saturating_add(self.behaviour.propagation_ns())
     }
 
     /// The present device at exactly `a`.
@@ -86,6 +124,9 @@ pub(crate) struct World {
     pub(crate) callers: Callers,
     pub(crate) cpus: Cpus,
     pub(crate) timers: Timers,
+    /// The share of the CPU background device traffic takes (interrupts of busy discs),
+    /// spread over the CPUs; recomputed by [`World::refresh_background`].
+    pub(crate) background_share: f64,
 }
 
 impl World {
@@ -104,7 +145,22 @@ impl World {
             callers: Callers::default(),
             cpus: Cpus::new(cpus),
             timers: Timers::default(),
+            background_share: 0.0,
         }
+    }
+
+    /// Recomputes the CPU share background device traffic takes.
+    pub(crate) fn refresh_background(&mut self) {
+        let total: f64 = self
+            .boards
+            .iter()
+            .flat_map(|b| {
+                b.devices.iter().filter(|d| d.present()).map(|d| {
+                    behaviour::activity_cpu_share(&b.timing, d.behaviour.activity_bytes_per_s)
+                })
+            })
+            .sum();
+        self.background_share = total / self.cpus.count() as f64;
     }
 
     /// The calling thread's virtual time, after the timers due by then have fired:
@@ -112,7 +168,71 @@ impl World {
     pub(crate) fn begin(&mut self) -> Duration {
         let t = self.callers.now();
         self.fire_timers(t);
+        self.autopoll(t);
         t
+    }
+
+    /// The drivers' automatic serial polls due by `t`: every pending request of an SRQ
+    /// storm on a board that autopolls is polled as soon as the bus is free (UNL, MLA,
+    /// SPE, TAD \[SAD\], one status byte, SPD, UNT), taking the bus and the CPU; the
+    /// device requests again one period after each poll.
+    pub(crate) fn autopoll(&mut self, t: Duration) {
+        for board in 0..self.boards.len() {
+            if !self.boards[board].behaviour.autopoll {
+                continue;
+            }
+            for dev in 0..self.boards[board].devices.len() {
+                self.autopoll_device(board, dev, t);
+            }
+        }
+    }
+
+    fn autopoll_device(&mut self, board: usize, dev: usize, t: Duration) {
+        let slot = &self.boards[board].devices[dev];
+        let Some(period) = slot.behaviour.srq_every else {
+            return;
+        };
+        if !slot.present() {
+            return;
+        }
+        let period = period.max(Duration::from_nanos(1));
+        let b = &self.boards[board];
+        let commands = 6 + u64::from(slot.address.secondary.is_some());
+        let byte = Duration::from_nanos(b.handshake_ns(slot.timing.t1_ns, b.timing.accept_ns));
+        let one = b
+            .timing
+            .call_overhead
+            .saturating_add(crate::sim::timing::times(b.timing.command_byte, commands))
+            .saturating_add(byte);
+        let gap = period.saturating_add(one);
+        let address = slot.address.primary.get();
+        let mut exact = 0u64;
+        while let Some(next) = self.boards[board].devices[dev].next_request {
+            if next > t {
+                break;
+            }
+            let start = self.bus_start(board, next);
+            let end = if exact < EXACT_POLLS {
+                // One poll, recorded.
+                exact += 1;
+                let status = self.boards[board].devices[dev].serial_poll(start);
+                self.rec.push(
+                    start,
+                    board,
+                    EventKind::SerialPoll {
+                        device: address,
+                        status,
+                    },
+                );
+                self.occupy(board, start, one, one, false)
+            } else {
+                // A long stretch of polls: as many as fit before `t`, taken at once.
+                let n = (t.saturating_sub(next).as_nanos() / gap.as_nanos().max(1)).max(1);
+                let busy = crate::sim::timing::times(one, u64::try_from(n).unwrap_or(u64::MAX));
+                self.occupy(board, start, busy, busy, false)
+            };
+            self.boards[board].devices[dev].next_request = Some(end.saturating_add(period));
+        }
     }
 
     /// Moves the calling thread to `t` (the end of its operation).
@@ -166,6 +286,7 @@ impl World {
         cpu: Duration,
         dma: bool,
     ) -> Duration {
+        let cpu = behaviour::stretched(cpu, self.background_share);
         let cpu_end = self.cpus.run(start, cpu);
         let end = start.saturating_add(elapsed).max(cpu_end);
         let b = &mut self.boards[board];

@@ -27,6 +27,7 @@ use serde::Deserialize;
 
 use crate::address::{Address, PrimaryAddress};
 use crate::error::{Error, Result};
+use crate::sim::behaviour::{AddressingMode, BoardBehaviour, DeviceBehaviour};
 use crate::sim::host::SimHost;
 use crate::sim::instrument::Instrument;
 use crate::sim::instruments::{Disc, Hp3565, ScpiInstrument, Terminal};
@@ -46,6 +47,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     (
         "vax-780-terminals",
         include_str!("../../../configs/vax-780-terminals.toml"),
+    ),
+    (
+        "three-adapters",
+        include_str!("../../../configs/three-adapters.toml"),
     ),
 ];
 
@@ -69,6 +74,11 @@ pub struct Config {
     #[serde(skip)]
     pub base_dir: Option<std::path::PathBuf>,
 }
+
+/// Longest cable a configuration may give (`cable_m`): 1000 m.
+pub const MAX_CABLE_M: f64 = 1000.0;
+/// Most background traffic of a device (`activity_bytes_per_s`): 100 MB/s.
+pub const MAX_ACTIVITY_BYTES_PER_S: u64 = 100_000_000;
 
 /// Most CPUs a configured host may have.
 pub const MAX_CPUS: u64 = 256;
@@ -122,6 +132,19 @@ pub struct BoardConfig {
     pub polled: bool,
     /// Time one poll of this board takes, µs (at most 1 s).
     pub poll_us: Option<f64>,
+    /// The driver serial-polls devices that request service as soon as the bus is free
+    /// (linux-gpib's autopoll; default false). With a device's `srq_every_us`, an SRQ
+    /// storm.
+    #[serde(default)]
+    pub autopoll: bool,
+    /// When the driver sends addressing bytes: "cached" (default: only when the
+    /// addressed device changes) or "every-call" (UNL, MTA/MLA before every read and
+    /// write, as linux-gpib's device-level calls).
+    pub addressing: Option<AddressingMode>,
+    /// Total cable length, m (0 to 1000; default: a short bus). Each metre adds 5 ns a
+    /// way to every handshake; past IEEE 488.1's 20 m, or 2 m a device, talkers need
+    /// its 2 µs settling time.
+    pub cable_m: Option<f64>,
     /// Its devices.
     #[serde(rename = "device", default)]
     pub devices: Vec<DeviceConfig>,
@@ -173,6 +196,20 @@ pub struct DeviceConfig {
     pub holdoff_recovery_talk_ns: Option<u64>,
     /// Time the firmware needs to resume listening after a held-off handshake, ns (at most 1 s).
     pub holdoff_recovery_listen_ns: Option<u64>,
+    /// The device listens to every data byte without being addressed (IEEE 488's
+    /// listen-only mode, a printer logging the bus): every transfer's handshake waits
+    /// for its acceptance time (default false).
+    #[serde(default)]
+    pub listen_only: bool,
+    /// After each message it receives, the device holds NRFD this long, µs (at most
+    /// 1 s): the next command bytes on the bus, anyone's, wait for it.
+    pub nrfd_hold_us: Option<f64>,
+    /// The device requests service again this long after each serial poll, µs (1 µs to
+    /// 1000 s): an SRQ storm on a board with `autopoll`.
+    pub srq_every_us: Option<f64>,
+    /// Background traffic of the device (a busy disc), bytes a second (at most
+    /// 100,000,000): interrupts (DMA board) or byte moves (PIO board) on the host CPU.
+    pub activity_bytes_per_s: Option<u64>,
     /// Time a measurement of a SCPI instrument takes (`READ?`, `*TRG`, `INIT`), s
     /// (at most 1000 s; default 0: readings at once).
     pub measurement_time_s: Option<f64>,
@@ -352,6 +389,23 @@ impl Config {
             let address = PrimaryAddress::try_from(b.address)
                 .map_err(|e| Error::Config(format!("board {}: {e}", b.name)))?;
             let index = host.add_board(b.name.clone(), address, timing, timeout);
+            let cable_m = match b.cable_m {
+                None => None,
+                Some(m) if m.is_finite() && (0.0..=MAX_CABLE_M).contains(&m) => Some(m),
+                Some(m) => {
+                    return Err(Error::Config(format!(
+                        "{on}: cable_m = {m:?} is out of range: 0 to {MAX_CABLE_M} m"
+                    )))
+                }
+            };
+            host.set_board_behaviour(
+                index,
+                BoardBehaviour {
+                    autopoll: b.autopoll,
+                    addressing: b.addressing.unwrap_or_default(),
+                    cable_m,
+                },
+            )?;
             for dev in &b.devices {
                 let addr = Address::new(dev.address, dev.secondary)
                     .map_err(|e| Error::Config(format!("board {}: {e}", b.name)))?;
@@ -412,6 +466,39 @@ impl Config {
                     }
                 };
                 let at = host.attach(index, addr, instrument, timing)?;
+                let srq_every = match dev.srq_every_us {
+                    None => None,
+                    Some(us) if us.is_finite() && (1.0..=MAX_RESPONSE_LATENCY_US).contains(&us) => {
+                        Some(Duration::from_secs_f64(us / 1e6))
+                    }
+                    Some(us) => {
+                        return Err(Error::Config(format!(
+                            "{on}: srq_every_us = {us:?} is out of range: 1 to {MAX_RESPONSE_LATENCY_US} us (1000 s)"
+                        )))
+                    }
+                };
+                let behaviour = DeviceBehaviour {
+                    listen_only: dev.listen_only,
+                    nrfd_hold: us_field(
+                        dev.nrfd_hold_us,
+                        Duration::ZERO,
+                        "nrfd_hold_us",
+                        MAX_CALL_US,
+                        on,
+                    )?,
+                    srq_every,
+                    activity_bytes_per_s: int_field(
+                        dev.activity_bytes_per_s,
+                        0,
+                        "activity_bytes_per_s",
+                        MAX_ACTIVITY_BYTES_PER_S,
+                        "bytes a second",
+                        on,
+                    )?,
+                };
+                if !behaviour.is_quiet() {
+                    host.set_device_behaviour(index, addr, behaviour)?;
+                }
                 match &dev.name {
                     Some(name) => host.add_named_device(NamedDevice {
                         name: name.clone(),
@@ -490,18 +577,25 @@ pub fn builtin(name: &str) -> Result<SimHost> {
 /// A file is read through [`Config::read_file`] (a regular file of at most
 /// [`MAX_CONFIG_BYTES`]); every error about it names the file once.
 pub fn load(name_or_path: &str) -> Result<SimHost> {
-    if BUILTIN.iter().any(|(n, _)| *n == name_or_path) {
-        return builtin(name_or_path);
+    Config::from_name_or_path(name_or_path)?.build_named(name_or_path)
+}
+
+impl Config {
+    /// Builds the host of this configuration, read from `name_or_path` (a built-in
+    /// name or a file): an error about a file names it once.
+    pub fn build_named(&self, name_or_path: &str) -> Result<SimHost> {
+        if BUILTIN.iter().any(|(n, _)| *n == name_or_path) {
+            return self.build();
+        }
+        self.build()
+            .map_err(|e| in_file(std::path::Path::new(name_or_path), e))
     }
-    let path = std::path::Path::new(name_or_path);
-    Config::read_file(path)?
-        .build()
-        .map_err(|e| in_file(path, e))
 }
 
 mod fields;
 mod file;
 mod pyvisa_sim;
+mod sources;
 #[cfg(test)]
 mod tests;
 
@@ -510,3 +604,4 @@ pub use fields::{MAX_BYTE_NS, MAX_CALL_US, MAX_DMA_BLOCK_BYTES, MAX_RESPONSE_LAT
 use file::in_file;
 pub use file::read_text_file;
 pub use pyvisa_sim::PyvisaSimBoard;
+pub use sources::{Source, SourceKind};

@@ -54,8 +54,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 pub use device::{Device, Extra, MAX_CHANNEL_VALUES, MAX_ERROR_QUEUE};
-pub use instrument::{PyvisaSimInstrument, MAX_INPUT};
 pub use format::MAX_WIDTH;
+pub use instrument::{PyvisaSimInstrument, MAX_INPUT};
 pub use load::SPEC_VERSION;
 pub use random::MAX_RANDOM_VALUES;
 pub use yaml::{MAX_DEPTH, MAX_NODES};
