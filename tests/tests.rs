@@ -5,6 +5,7 @@ mod addressing;
 mod blocks;
 mod clock;
 mod faults;
+mod gpib_conf;
 mod hp9000_350_1988;
 mod pyvisa_sim;
 mod queries;

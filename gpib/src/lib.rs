@@ -35,6 +35,7 @@ pub mod block;
 mod bus;
 mod device;
 mod error;
+pub mod gpibconf;
 mod message;
 mod resource;
 pub mod rpc;

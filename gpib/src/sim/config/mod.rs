@@ -16,6 +16,17 @@
 //!   set_reos = true         # set-eot)
 //! ```
 //!
+//! Or the boards and named devices come from a linux-gpib gpib.conf, with the
+//! instruments attached by name (see [`InstrumentConfig`]):
+//!
+//! ```toml
+//! name = "lab"
+//! gpib_conf = "gpib.conf"   # relative to this file
+//! [[instrument]]
+//! name = "voltmeter"        # a gpib.conf device section
+//! model = "scpi"
+//! ```
+//!
 //! Every timing field is optional; see [`BoardConfig`] and [`DeviceConfig`] for the
 //! defaults, the units (each field's name ends with its unit) and the limits. Names
 //! of boards and devices are unique on a host. Files are read by [`load`] and
@@ -73,6 +84,12 @@ pub struct Config {
     /// configuration file's (set by [`Config::read_file`]; else the working folder).
     #[serde(skip)]
     pub base_dir: Option<std::path::PathBuf>,
+    /// A linux-gpib gpib.conf that gives the boards and named devices instead of
+    /// `[[board]]` (relative to the TOML file's folder); see [`InstrumentConfig`].
+    pub gpib_conf: Option<std::path::PathBuf>,
+    /// Instruments attached to the gpib.conf's devices.
+    #[serde(rename = "instrument", default)]
+    pub instruments: Vec<InstrumentConfig>,
 }
 
 /// Longest cable a configuration may give (`cable_m`): 1000 m.
@@ -89,7 +106,7 @@ pub const MAX_CPUS: u64 = 256;
 /// most [`MAX_CALL_US`] (1 s), per-byte and settling times at most [`MAX_BYTE_NS`]
 /// (1 s), the timeout at most [`MAX_TIMEOUT_S`] (1000 s); NaN and infinities are
 /// refused. An error names the field and its limit.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BoardConfig {
     /// The board's name (what `ibfind()` finds); unique on the host.
@@ -132,6 +149,20 @@ pub struct BoardConfig {
     pub polled: bool,
     /// Time one poll of this board takes, µs (at most 1 s).
     pub poll_us: Option<f64>,
+    /// The board descriptor's end-of-string byte (gpib.conf `eos`; default 0).
+    pub eos: Option<u8>,
+    /// Board descriptor reads end on the EOS byte (gpib.conf `set-reos`).
+    #[serde(default, alias = "set-reos")]
+    pub set_reos: bool,
+    /// The EOS byte is compared on all 8 bits (gpib.conf `set-bin`).
+    #[serde(default, alias = "set-bin")]
+    pub set_bin: bool,
+    /// EOI is sent with the EOS byte on board writes (gpib.conf `set-xeos`).
+    #[serde(default, alias = "set-xeos")]
+    pub set_xeos: bool,
+    /// EOI with the last byte of board writes (gpib.conf `set-eot`; default true).
+    #[serde(alias = "set-eot")]
+    pub eot: Option<bool>,
     /// The driver serial-polls devices that request service as soon as the bus is free
     /// (linux-gpib's autopoll; default false). With a device's `srq_every_us`, an SRQ
     /// storm.
@@ -156,7 +187,7 @@ pub struct BoardConfig {
 ///
 /// Per-byte, settling and holdoff times are at most [`MAX_BYTE_NS`] (1 s), the
 /// response latency at most [`MAX_RESPONSE_LATENCY_US`] (1000 s).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceConfig {
     /// Primary address, 0..=30.
@@ -256,12 +287,10 @@ impl Config {
     }
 
     /// Reads and parses the TOML file at `path` (a regular file of at most
-    /// [`MAX_CONFIG_BYTES`]; see [`read_text_file`]). Errors name the file.
+    /// [`MAX_CONFIG_BYTES`]; see [`read_text_file`]), and the gpib.conf it names
+    /// ([`Config::expand_gpib_conf`], relative to the file's folder). Errors name the file.
     pub fn read_file(path: &std::path::Path) -> Result<Self> {
-        let text = read_text_file(path, MAX_CONFIG_BYTES)?;
-        let mut c = Self::parse(&text).map_err(|e| in_file(path, e))?;
-        c.base_dir = path.parent().map(std::path::Path::to_path_buf);
-        Ok(c)
+        Self::read_file_with(path, None)
     }
 
     /// A built-in configuration by name, or else the TOML file at `name_or_path`.
@@ -272,8 +301,14 @@ impl Config {
         }
     }
 
-    /// Builds the host this configuration describes.
+    /// Builds the host this configuration describes (reading its gpib.conf first, if it
+    /// names one that was not read yet, relative to the working folder).
     pub fn build(&self) -> Result<SimHost> {
+        if self.gpib_conf.is_some() || !self.instruments.is_empty() {
+            let mut expanded = self.clone();
+            expanded.expand_gpib_conf(None)?;
+            return expanded.build();
+        }
         if self.boards.is_empty() {
             return Err(Error::Config(format!(
                 "host {:?} has no [[board]]",
@@ -594,6 +629,7 @@ impl Config {
 
 mod fields;
 mod file;
+mod gpib_conf;
 mod pyvisa_sim;
 mod sources;
 #[cfg(test)]
@@ -603,5 +639,6 @@ use fields::{int_field, ns_field, secs_field, us_field};
 pub use fields::{MAX_BYTE_NS, MAX_CALL_US, MAX_DMA_BLOCK_BYTES, MAX_RESPONSE_LATENCY_US};
 use file::in_file;
 pub use file::read_text_file;
+pub use gpib_conf::InstrumentConfig;
 pub use pyvisa_sim::PyvisaSimBoard;
 pub use sources::{Source, SourceKind};
