@@ -7,6 +7,7 @@ mod clock;
 mod faults;
 mod gpib_conf;
 mod hp9000_350_1988;
+mod pyvisa_sim;
 mod queries;
 mod regressions;
 mod replay;

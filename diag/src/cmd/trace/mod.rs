@@ -234,6 +234,15 @@ pub fn run(args: &TraceArgs) -> Result<()> {
     }
 }
 
+fn resolution(text: &str) -> std::result::Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(n @ (1 | 10 | 100 | 1000)) => Ok(n),
+        _ => Err(format!(
+            "{text:?}: VCD timescales are 1, 10, 100 or 1000 ns"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse_time;
@@ -246,14 +255,5 @@ mod tests {
         assert_eq!(parse_time("500ns"), Ok(500));
         assert!(parse_time("3 parsecs").is_err());
         assert!(parse_time("-1s").is_err());
-    }
-}
-
-fn resolution(text: &str) -> std::result::Result<u64, String> {
-    match text.parse::<u64>() {
-        Ok(n @ (1 | 10 | 100 | 1000)) => Ok(n),
-        _ => Err(format!(
-            "{text:?}: VCD timescales are 1, 10, 100 or 1000 ns"
-        )),
     }
 }

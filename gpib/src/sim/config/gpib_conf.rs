@@ -138,6 +138,7 @@ impl Config {
             boards: Vec::new(),
             gpib_conf: None,
             instruments: Vec::new(),
+            base_dir: None,
         };
         c.add_gpib_conf(conf)?;
         Ok(c)
@@ -156,6 +157,7 @@ impl Config {
     pub fn read_file_with(path: &Path, fallback: Option<&Path>) -> Result<Self> {
         let text = super::read_text_file(path, super::MAX_CONFIG_BYTES)?;
         let mut cfg = Self::parse(&text).map_err(|e| super::in_file(path, e))?;
+        cfg.base_dir = folder_of(path).map(Path::to_path_buf);
         if cfg.gpib_conf.is_none() && cfg.boards.is_empty() {
             if let Some(f) = fallback {
                 cfg.gpib_conf = Some(std::path::absolute(f).unwrap_or_else(|_| f.to_path_buf()));

@@ -8,8 +8,8 @@
 //! transfer = "dma"          # or "pio"
 //!   [[board.device]]
 //!   address = 22
-//!   model = "scpi"          # "scpi", "hp3565", "terminal", "disc" or "replay"
-//!                           # (replay: file = "session.trace", a recorded device)
+//!   model = "scpi"          # "scpi", "hp3565", "terminal", "disc", "pyvisa-sim"
+//!                           # or "replay" (file = "session.trace", a recorded device)
 //!   idn = "ACME,DMM,1,2"
 //!   name = "voltmeter"      # optional: what libgpib's ibfind("voltmeter") opens,
 //!   timeout_s = 3           # with these optional settings (gpib.conf's device
@@ -81,6 +81,10 @@ pub struct Config {
     /// Its boards, in index order.
     #[serde(rename = "board", default)]
     pub boards: Vec<BoardConfig>,
+    /// The folder relative paths in the file (pyvisa-sim files) start from: the
+    /// configuration file's (set by [`Config::read_file`]; else the working folder).
+    #[serde(skip)]
+    pub base_dir: Option<std::path::PathBuf>,
     /// A linux-gpib gpib.conf that gives the boards and named devices instead of
     /// `[[board]]` (relative to the TOML file's folder); see [`InstrumentConfig`].
     pub gpib_conf: Option<std::path::PathBuf>,
@@ -176,6 +180,8 @@ pub struct BoardConfig {
     /// Its devices.
     #[serde(rename = "device", default)]
     pub devices: Vec<DeviceConfig>,
+    /// Devices from a pyvisa-sim file's GPIB resources (see [`PyvisaSimBoard`]).
+    pub pyvisa_sim: Option<PyvisaSimBoard>,
 }
 
 /// One device; timing defaults are [`DeviceTiming::default`]'s.
@@ -189,14 +195,26 @@ pub struct DeviceConfig {
     pub address: u8,
     /// Secondary address, 0..=30.
     pub secondary: Option<u8>,
-    /// "scpi", "hp3565" or "disc".
+    /// "scpi", "hp3565", "terminal", "disc", "pyvisa-sim" or "replay".
     pub model: String,
+    /// A pyvisa-sim device's YAML file, or the trace a `replay` device plays back (its
+    /// device at this address); relative to the configuration file.
+    pub file: Option<String>,
+    /// Which device of the pyvisa-sim file (needed when it has more than one).
+    pub device: Option<String>,
+    /// Or which resource of the pyvisa-sim file (`GPIB0::8::INSTR`): its device,
+    /// channel ids and termination.
+    pub resource: Option<String>,
+    /// Whose `eom` (terminations) a pyvisa-sim device uses (default "GPIB INSTR").
+    pub interface: Option<String>,
+    /// Time from a query's arrival until a pyvisa-sim device queues its answer, µs
+    /// (at most 1000 s; default 0). Unlike `response_latency_us`, the status byte
+    /// shows no MAV until then.
+    pub response_time_us: Option<f64>,
     /// `*IDN?` answer of a SCPI instrument.
     pub idn: Option<String>,
     /// Disc model ("7958").
     pub disc: Option<String>,
-    /// The trace file a `replay` device plays back (its device at this address).
-    pub file: Option<String>,
     /// Mount point of a disc (only a disc has one).
     pub mount: Option<String>,
     /// Whether the disc starts mounted (default true when it has a mount point).
@@ -455,6 +473,7 @@ impl Config {
                     )?,
                 };
                 check_t1(timing.t1_ns, &format!("device {addr} on {}", b.name))?;
+                pyvisa_sim::check_fields(dev, on)?;
                 let instrument: Box<dyn Instrument> = match dev.model.to_ascii_lowercase().as_str()
                 {
                     "scpi" => Box::new(
@@ -478,14 +497,19 @@ impl Config {
                                 "{on}: a replay device needs file = \"...\" (a trace recorded with gpib-diag trace record)"
                             )));
                         };
-                        Box::new(Replay::open(std::path::Path::new(file), addr.primary.get())?)
+                        let path = match &self.base_dir {
+                            Some(dir) if std::path::Path::new(file).is_relative() => dir.join(file),
+                            _ => std::path::PathBuf::from(file),
+                        };
+                        Box::new(Replay::open(&path, addr.primary.get())?)
                     }
+                    "pyvisa-sim" => pyvisa_sim::device_instrument(dev, self.base_dir.as_deref(), on)?,
                     "disc" => {
                         Box::new(Disc::new(dev.disc.clone().unwrap_or_else(|| "disc".into())))
                     }
                     other => {
                         return Err(Error::Config(format!(
-                        "device {addr} on {}: unknown model {other:?} (known: scpi, hp3565, terminal, disc, replay)",
+                        "device {addr} on {}: unknown model {other:?} (known: scpi, hp3565, terminal, disc, pyvisa-sim, replay)",
                         b.name
                     )))
                     }
@@ -557,6 +581,12 @@ impl Config {
                     host.set_mount_point(at, m, dev.mounted.unwrap_or(true))?;
                 }
             }
+            if let Some(p) = &b.pyvisa_sim {
+                let base = self.base_dir.as_deref();
+                for (addr, inst) in pyvisa_sim::board_devices(p, index, base, on)? {
+                    host.attach(index, addr, inst, DeviceTiming::default())?;
+                }
+            }
         }
         Ok(host)
     }
@@ -614,6 +644,7 @@ impl Config {
 mod fields;
 mod file;
 mod gpib_conf;
+mod pyvisa_sim;
 mod sources;
 #[cfg(test)]
 mod tests;
@@ -623,4 +654,5 @@ pub use fields::{MAX_BYTE_NS, MAX_CALL_US, MAX_DMA_BLOCK_BYTES, MAX_RESPONSE_LAT
 use file::in_file;
 pub use file::read_text_file;
 pub use gpib_conf::InstrumentConfig;
+pub use pyvisa_sim::PyvisaSimBoard;
 pub use sources::{Source, SourceKind};
