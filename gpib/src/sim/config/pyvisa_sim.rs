@@ -66,8 +66,9 @@ fn response_time(v: Option<f64>, on: &str) -> Result<Duration> {
 
 /// Refuses the pyvisa-sim fields on a device of another model.
 pub(super) fn check_fields(dev: &DeviceConfig, on: &str) -> Result<()> {
+    let replay = dev.model.eq_ignore_ascii_case("replay");
     let used = [
-        ("file", dev.file.is_some()),
+        ("file", dev.file.is_some() && !replay),
         ("device", dev.device.is_some()),
         ("resource", dev.resource.is_some()),
         ("interface", dev.interface.is_some()),
@@ -76,7 +77,12 @@ pub(super) fn check_fields(dev: &DeviceConfig, on: &str) -> Result<()> {
     if let Some((field, _)) = used.iter().find(|(_, u)| *u) {
         if !dev.model.eq_ignore_ascii_case("pyvisa-sim") {
             return Err(Error::Config(format!(
-                "{on}: {field} applies only to model = \"pyvisa-sim\""
+                "{on}: {field} applies only to model = \"pyvisa-sim\"{}",
+                if *field == "file" {
+                    " (or \"replay\")"
+                } else {
+                    ""
+                }
             )));
         }
     }
