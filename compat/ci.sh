@@ -82,6 +82,14 @@ cat "$OUT/bench.err"
 [[ "$(cat "$OUT/bench.err")" == "error: ibrd iberr=6" ]] || fail "unexpected error on bench"
 [[ ! -s "$OUT/bench.out" ]] || fail "find_and_idn printed before failing on bench"
 
+section "C: compat/tests/ibfind_gpib_conf.c (ibfind by the names of linux-gpib's example gpib.conf, IB_CONFIG)"
+gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -I "$ROOT/compat/include" \
+  "$ROOT/compat/tests/ibfind_gpib_conf.c" -L "$LIBDIR" -lgpib -o "$OUT/ibfind_gpib_conf"
+IB_CONFIG="$ROOT/gpib/configs/gpib.conf.example" GPIB_SIM_CONFIG="$ROOT/gpib/configs/gpib-conf-sim.toml" \
+  "$OUT/ibfind_gpib_conf" | tee "$OUT/ibfind_gpib_conf.out"
+diff -u "$ROOT/compat/tests/ibfind_gpib_conf.expected" "$OUT/ibfind_gpib_conf.out" ||
+  fail "ibfind_gpib_conf printed something else than compat/tests/ibfind_gpib_conf.expected"
+
 section "Python: compat/tests/find_and_idn.py (ctypes, by soname)"
 GPIB_SIM_CONFIG="$ROOT/compat/tests/idn_bench.toml" python3 "$ROOT/compat/tests/find_and_idn.py" |
   diff -u "$ROOT/compat/tests/find_and_idn.expected" - ||
@@ -141,6 +149,13 @@ GPIB_HW_BOARD=gpib0 GPIB_HW_ADDRESS=22 cargo test -p gpib --features linux-gpib 
 
 section "shared integration tests on both backends (cargo test --test tests --features linux-gpib)"
 cargo test --test tests --features linux-gpib
+
+section "linux-gpib backend on linux-gpib's example gpib.conf (IB_CONFIG; devices opened by name)"
+IB_CONFIG="$ROOT/gpib/configs/gpib.conf.example" GPIB_SIM_CONFIG="$ROOT/gpib/configs/gpib-conf-sim.toml" \
+  cargo test --test tests --features linux-gpib gpib_conf::linux_gpib_opens_the_example_by_name -- --exact --nocapture 2>&1 |
+  tee "$OUT/gpib_conf_linux_gpib.txt"
+grep -q '^test gpib_conf::linux_gpib_opens_the_example_by_name ... ok$' "$OUT/gpib_conf_linux_gpib.txt" ||
+  fail "the example gpib.conf test did not run and pass on the linux-gpib backend"
 
 section "wrapper overhead: Device over LinuxGpibBoard vs raw ibwrt/ibrd, both through this libgpib (informational)"
 # Prints the table (ratio = our time per op / raw time per op); nothing is asserted

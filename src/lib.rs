@@ -122,6 +122,14 @@ impl Fixture {
         }
     }
 
+    /// Runs `f` while holding the process's linux-gpib board 0, which the shared
+    /// bodies on the linux-gpib backend take one at a time (feature `linux-gpib`).
+    #[cfg(feature = "linux-gpib")]
+    pub fn with_linux_gpib_board<T>(f: impl FnOnce() -> T) -> T {
+        let _lease = lease::Lease::take();
+        f()
+    }
+
     /// The address `pad` as an [`Address`].
     pub fn addr(pad: u8) -> Address {
         Address::try_from(pad).expect("valid test address")

@@ -6,7 +6,7 @@ use std::io::{Read as _, Write as _};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
-use gpib_sim::sim::config::Config;
+use gpib_sim::sim::config::{self, Config};
 use gpib_sim::sim::timing::{BoardTiming, TransferMode};
 use gpib_sim::sim::{NamedDevice, SimBoard, SimHost};
 use gpib_sim::{codes, Address, Backend, Eos, PrimaryAddress, ReadEnd, ReadStatus};
@@ -141,7 +141,7 @@ impl Settings {
     }
 
     fn board(b: &Board) -> Self {
-        let mut s = Self::device(b.pad, None, b.default_tmo, true, 0);
+        let mut s = Self::device(b.pad, None, b.default_tmo, b.default_eot, b.default_eos);
         s.dma = b.dma;
         s.timing = b.t1_code;
         s
@@ -348,6 +348,10 @@ pub struct Board {
     pub dma: bool,
     /// Its timeout code at open.
     pub default_tmo: i32,
+    /// The board descriptor's EOS mode at open (byte, REOS, XEOS, BIN).
+    pub default_eos: i32,
+    /// EOI with the last byte of board writes, at open.
+    pub default_eot: bool,
     bus: Mutex<BoardBus>,
 }
 
@@ -386,14 +390,25 @@ pub fn library() -> &'static Library {
         } else {
             std::env::var("GPIB_SIM_CONFIG").ok()
         };
-        let name = from_env
-            .filter(|s| !s.trim().is_empty())
-            .unwrap_or_else(|| "bench".to_string());
+        let ib_config = if cfg!(test) && std::env::var_os("GPIB_COMPAT_TEST_CHILD").is_none() {
+            None
+        } else {
+            std::env::var_os("IB_CONFIG")
+        };
+        let ib_config = ib_config
+            .filter(|s| !s.is_empty())
+            .map(std::path::PathBuf::from);
+        let name = from_env.filter(|s| !s.trim().is_empty());
+        let source = Source {
+            sim_config: name.as_deref(),
+            ib_config: ib_config.as_deref(),
+        };
         // Loading reports its own errors; a panic (a bug) is reported the same way,
         // once, and leaves a library without boards rather than a retry on every call.
-        std::panic::catch_unwind(|| Library::load(&name)).unwrap_or_else(|_| {
+        std::panic::catch_unwind(|| Library::load_from(source)).unwrap_or_else(|_| {
             Library::failed(format!(
-                "GPIB_SIM_CONFIG={name:?}: internal error while loading the configuration"
+                "{}: internal error while loading the configuration",
+                source.describe()
             ))
         })
     })
@@ -409,22 +424,68 @@ fn t1_code(t1_ns: u64) -> i32 {
     }
 }
 
-/// Reads a configuration: a built-in name or a TOML file (a regular file of at most
-/// 1 MiB, read by the simulator's capped reader: a device or FIFO is refused at once).
-fn read_config(name: &str) -> Result<Config, String> {
-    // The error names the file (or says it is neither a file nor a built-in).
-    Config::from_name_or_path(name).map_err(|e| format!("GPIB_SIM_CONFIG: {e}"))
+/// Where the simulated host comes from: `GPIB_SIM_CONFIG` and linux-gpib's `IB_CONFIG`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Source<'a> {
+    /// `GPIB_SIM_CONFIG`: a built-in name or a TOML path.
+    pub sim_config: Option<&'a str>,
+    /// `IB_CONFIG`: the path of a gpib.conf.
+    pub ib_config: Option<&'a std::path::Path>,
+}
+
+impl Source<'_> {
+    fn describe(&self) -> String {
+        match (self.sim_config, self.ib_config) {
+            (Some(n), _) => format!("GPIB_SIM_CONFIG={n}"),
+            (None, Some(p)) => format!("IB_CONFIG={}", p.display()),
+            (None, None) => "GPIB_SIM_CONFIG=bench".into(),
+        }
+    }
+}
+
+/// Reads a configuration (files are regular files of at most 1 MiB, read by the
+/// simulator's capped reader: a device or FIFO is refused at once):
+///
+/// * `GPIB_SIM_CONFIG` set: that built-in or TOML file; a TOML file with neither
+///   `gpib_conf` nor `[[board]]` (only `[[instrument]]`s) takes `IB_CONFIG`'s gpib.conf;
+/// * else `IB_CONFIG` set: the gpib.conf alone, a plain SCPI instrument on each device;
+/// * else the built-in `bench`.
+///
+/// linux-gpib's default file, /etc/gpib.conf, is never read: on a machine with a real
+/// linux-gpib it describes real boards.
+fn read_config(source: Source<'_>) -> Result<Config, String> {
+    // The errors name the file (or say it is neither a file nor a built-in).
+    match (source.sim_config, source.ib_config) {
+        (Some(name), ib) if !config::builtin_names().contains(&name) => {
+            Config::read_file_with(std::path::Path::new(name), ib)
+                .map_err(|e| format!("GPIB_SIM_CONFIG: {e}"))
+        }
+        (Some(name), _) => {
+            Config::from_name_or_path(name).map_err(|e| format!("GPIB_SIM_CONFIG: {e}"))
+        }
+        (None, Some(ib)) => Config::from_gpib_conf_file(ib).map_err(|e| format!("IB_CONFIG: {e}")),
+        (None, None) => Config::from_name_or_path("bench").map_err(|e| format!("bench: {e}")),
+    }
 }
 
 impl Library {
     /// Builds the library for configuration `name` (a built-in name or a TOML path).
     /// A configuration that does not load leaves a library without boards (every
     /// call then fails with ENEB or EDVR) and says why on stderr.
+    #[cfg(test)]
     pub fn load(name: &str) -> Self {
-        let built = read_config(name).and_then(|cfg| {
-            let host = cfg
-                .build()
-                .map_err(|e| format!("GPIB_SIM_CONFIG={name}: {e}"))?;
+        Self::load_from(Source {
+            sim_config: Some(name),
+            ib_config: None,
+        })
+    }
+
+    /// Builds the library for the configuration `source` names (see [`Source`]).
+    pub fn load_from(source: Source<'_>) -> Self {
+        let name = source.describe();
+        let name = name.as_str();
+        let built = read_config(source).and_then(|cfg| {
+            let host = cfg.build().map_err(|e| format!("{name}: {e}"))?;
             Ok((cfg, host))
         });
         let (cfg, host) = match built {
@@ -454,6 +515,11 @@ impl Library {
                 t1_code: t1_code(b.t1_ns.unwrap_or(defaults.t1_ns)),
                 dma: b.transfer.unwrap_or(defaults.mode) == TransferMode::Dma,
                 default_tmo: timeout_code(sim.timeout()),
+                default_eos: i32::from(b.eos.unwrap_or(0))
+                    | if b.set_reos { REOS } else { 0 }
+                    | if b.set_xeos { XEOS } else { 0 }
+                    | if b.set_bin { BIN } else { 0 },
+                default_eot: b.eot.unwrap_or(true),
                 bus: Mutex::new(BoardBus::new(sim)),
             };
             lib.boards.push(board);

@@ -663,7 +663,14 @@ fn in_child() -> bool {
 /// Runs the ignored test `test` in a child process on `config`; a child still running
 /// after two minutes (a hang) is killed and fails the test.
 fn run_child(test: &str, config: &str) -> std::process::Output {
+    run_child_with(test, &[("GPIB_SIM_CONFIG", config)])
+}
+
+/// [`run_child`] with exactly the configuration variables `env` (GPIB_SIM_CONFIG and
+/// IB_CONFIG are removed first).
+fn run_child_with(test: &str, env: &[(&str, &str)]) -> std::process::Output {
     use std::process::{Command, Stdio};
+    let config = format!("{env:?}");
     let exe = std::env::current_exe().expect("test binary");
     let mut child = Command::new(exe)
         .args([
@@ -674,7 +681,9 @@ fn run_child(test: &str, config: &str) -> std::process::Output {
             "--test-threads=1",
         ])
         .env(CHILD_ENV, "1")
-        .env("GPIB_SIM_CONFIG", config)
+        .env_remove("GPIB_SIM_CONFIG")
+        .env_remove("IB_CONFIG")
+        .envs(env.iter().copied())
         .env_remove("RUST_BACKTRACE")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -882,4 +891,122 @@ fn ibwait_jumps_to_a_timed_measurement_on_the_simulated_clock() {
     assert_eq!(stb as u8 & 0x60, 0x60, "RQS and ESB");
     write(ud, b"*RST;*CLS;*SRE 0;*ESE 0\n");
     ibonl(ud, 0);
+}
+
+// ---------------------------------------------------------------------------------
+// IB_CONFIG: linux-gpib's example gpib.conf (gpib/configs/gpib.conf.example).
+// ---------------------------------------------------------------------------------
+
+fn example(file: &str) -> String {
+    format!("{}/../gpib/configs/{file}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn ib_config_gives_the_boards_and_named_devices_of_a_gpib_conf() {
+    let conf = example("gpib.conf.example");
+    let sim = example("gpib-conf-sim.toml");
+    // With the instruments of the TOML beside it; with IB_CONFIG alone (plain SCPI
+    // instruments); and a TOML of instruments only, which takes IB_CONFIG's file.
+    let only_instruments = std::env::temp_dir().join(format!(
+        "gpib-compat-instruments-{}.toml",
+        std::process::id()
+    ));
+    std::fs::write(
+        &only_instruments,
+        "name = 'x'\n[[instrument]]\nname = 'voltmeter'\nmodel = 'scpi'\nidn = 'ACME,DMM-7,1001,1.0'\n\
+         [[instrument]]\nname = 'scope'\nmodel = 'scpi'\nidn = 'ACME,SCOPE-8,1002,1.0'\n",
+    )
+    .unwrap();
+    let only = only_instruments.to_str().unwrap();
+    for (env, idns) in [
+        (
+            vec![
+                ("IB_CONFIG", conf.as_str()),
+                ("GPIB_SIM_CONFIG", sim.as_str()),
+            ],
+            "ACME,DMM-7,1001,1.0|ACME,SCOPE-8,1002,1.0",
+        ),
+        (
+            vec![("IB_CONFIG", conf.as_str())],
+            "SIMULATED,SCPI-DMM,0,1.0|SIMULATED,SCPI-DMM,0,1.0",
+        ),
+        (
+            vec![("IB_CONFIG", conf.as_str()), ("GPIB_SIM_CONFIG", only)],
+            "ACME,DMM-7,1001,1.0|ACME,SCOPE-8,1002,1.0",
+        ),
+    ] {
+        let out = run_child_with("tests::child_ibfind_on_the_example_gpib_conf", &env);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{env:?}:\n{stdout}\n{stderr}");
+        assert!(stdout.contains("1 passed"), "{stdout}");
+        assert!(
+            stdout.contains(&format!("idns={idns}\n")),
+            "{env:?}: {stdout}"
+        );
+    }
+    let _ = std::fs::remove_file(&only_instruments);
+    // A gpib.conf with a mistake: reported once, naming the line and key.
+    let bad = std::env::temp_dir().join(format!("gpib-compat-bad-{}.conf", std::process::id()));
+    std::fs::write(&bad, "interface {\n  minor = 0\n  pad = 31\n}\n").unwrap();
+    let out = run_child_with(
+        "tests::child_calls_on_a_bad_configuration",
+        &[("IB_CONFIG", bad.to_str().unwrap())],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stderr.matches("libgpib (simulated bus)").count(),
+        1,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("line 3, column 9: pad: 31 is out of range"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_file(&bad);
+}
+
+#[test]
+#[ignore = "run in a child process by ib_config_gives_the_boards_and_named_devices_of_a_gpib_conf"]
+fn child_ibfind_on_the_example_gpib_conf() {
+    if !in_child() {
+        return;
+    }
+    // The board: descriptor settings from its interface section.
+    // SAFETY: a NUL-terminated string.
+    let b = unsafe { ibfind(c"violet".as_ptr()) };
+    assert!(b >= 16, "ibfind(violet): iberr {}", ThreadIberr());
+    assert_eq!(ask(b, OPT_SC), 1, "a board descriptor");
+    assert_eq!(ask(b, OPT_BNA), 0);
+    assert_eq!(ask(b, OPT_PAD), 0);
+    assert_eq!(ask(b, OPT_TMO), 12, "T3s");
+    assert_eq!(ask(b, OPT_EOS_CHAR), 0x0a);
+    assert_eq!(ask(b, OPT_EOS_RD), REOS);
+    assert_eq!(ask(b, OPT_EOT), 1);
+    ibonl(b, 0);
+    // Board 0 itself has the same settings.
+    assert_eq!(ask(0, OPT_EOS_RD), REOS);
+    let mut idns = Vec::new();
+    for (name, pad) in [(c"voltmeter", 7), (c"scope", 8)] {
+        // SAFETY: a NUL-terminated string.
+        let ud = unsafe { ibfind(name.as_ptr()) };
+        assert!(ud >= 16, "ibfind({name:?}): iberr {}", ThreadIberr());
+        assert_eq!(ask(ud, OPT_PAD), pad);
+        assert_eq!(ask(ud, OPT_SAD), 0);
+        assert_eq!(ask(ud, OPT_TMO), 12, "linux-gpib's default, T3s");
+        assert_eq!(ask(ud, OPT_EOS_CHAR), if pad == 7 { 0x0a } else { 0 });
+        assert_eq!(ask(ud, OPT_EOS_RD), 0, "set-reos = no");
+        assert_eq!(ask(ud, OPT_EOT), 1);
+        assert_eq!(write(ud, b"*IDN?\n") & ERR, 0);
+        let (sta, answer) = read(ud, &mut [0u8; 64]);
+        assert_eq!(sta & (ERR | END), END);
+        idns.push(String::from_utf8_lossy(&answer).trim_end().to_string());
+        ibonl(ud, 0);
+    }
+    println!("idns={}", idns.join("|"));
+    // A name not in the file: EDVR, as linux-gpib's ibfind answers.
+    // SAFETY: a NUL-terminated string.
+    let ud = unsafe { ibfind(c"gpib0".as_ptr()) };
+    assert_eq!((ud, ThreadIbsta() & ERR, ThreadIberr()), (-1, ERR, EDVR));
 }

@@ -69,6 +69,17 @@ pub enum Command {
     /// Throughput, latency and CPU against the number of concurrently active devices,
     /// and the knee where the bus or the host CPU saturates (simulator).
     Contention(ContentionArgs),
+    /// Bus traces: record a workload, print it like a bus analyzer, summarise it, export
+    /// it as a waveform (VCD, sigrok), check its handshake.
+    Trace(crate::cmd::trace::TraceArgs),
+    /// Probe a board and name what slows it down: listeners, line states, stuck SRQ,
+    /// small and large transfers each way against the board's baseline, addressing
+    /// overhead and CPU cost per call, and (simulator) A/B runs with each contention
+    /// source switched off.
+    ///
+    /// Exit status: 0 when nothing was found, 3 when a problem was found (1 and 2 are
+    /// errors, as for every command).
+    Doctor(DoctorArgs),
     /// Serve a simulated configuration on the network, as a Prologix GPIB-ETHERNET
     /// adapter and as a VXI-11 LAN/GPIB gateway, until Ctrl-C.
     Serve(ServeArgs),
@@ -188,6 +199,19 @@ pub struct BusArgs {
     /// the 1988 HP 9000/350 measurement.
     #[arg(long, value_name = "MOUNTPOINT")]
     pub unmount: Vec<String>,
+    /// Add a typical contention source for this run (simulator): mounted-disc,
+    /// slow-listener, nrfd-holder, srq-storm, every-call-addressing, busy-disc,
+    /// long-cable, pio. Applied in the order given, after --without.
+    #[arg(long = "with", value_name = "SOURCE")]
+    pub with: Vec<String>,
+    /// Switch off every contention source of this kind for this run (simulator), e.g.
+    /// `--without mounted-disc`.
+    #[arg(long = "without", value_name = "SOURCE")]
+    pub without: Vec<String>,
+    /// Inject a fault into a device (simulator): `ADDR=KIND`, KIND one of absent,
+    /// never-talks, stops-after:N, srq-stuck, holds-nrfd, second-talker, drops-eoi.
+    #[arg(long = "fault", value_name = "ADDR=KIND")]
+    pub fault: Vec<String>,
     /// Network backends: the adapter or gateway, `HOST[:PORT]` (Prologix: port 1234 by
     /// default; VXI-11: a given port is the core channel's, else the portmapper is
     /// asked).
@@ -369,6 +393,37 @@ pub struct ContentionArgs {
     pub plot: Option<PathBuf>,
     #[command(flatten)]
     pub out: OutputArgs,
+}
+
+/// `doctor`.
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub bus: BusArgs,
+    /// The instrument's primary address, 0 to 30 (default: the first instrument on the
+    /// board, or the first listener found).
+    #[arg(long, value_name = "ADDR", value_parser = clap::value_parser!(u8).range(0..=30))]
+    pub device: Option<u8>,
+    /// How to drive the instrument.
+    #[arg(long, value_enum, default_value_t = Protocol::Auto)]
+    pub protocol: Protocol,
+    /// Bytes of the small transfers (one call's worth of a short message).
+    #[arg(long, default_value = "16", value_parser = parse_size)]
+    pub small: u64,
+    /// Bytes of the large transfers.
+    #[arg(long, default_value = "64K", value_parser = parse_size)]
+    pub large: u64,
+    /// The rate this board should reach, B/s (hardware: what to compare with; the
+    /// simulator computes it with every contention source switched off).
+    #[arg(long, value_name = "B/S")]
+    pub baseline: Option<f64>,
+    /// A contention source counts when switching it off makes some transfer at least
+    /// this much faster.
+    #[arg(long, default_value_t = 1.1)]
+    pub threshold: f64,
+    /// Output format: text or json.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }
 
 /// `serve`.

@@ -31,6 +31,14 @@ pub enum DiagError {
     /// The data read back differs from the data written.
     #[error("data check failed: {0}")]
     DataMismatch(String),
+    /// An input file (a trace, a VCD) was refused.
+    #[error("{path}: {what}")]
+    Input {
+        /// Which file.
+        path: String,
+        /// What was wrong with it.
+        what: String,
+    },
     /// A step of a longer run failed, after the steps before it were measured.
     #[error("{what}: {source}")]
     Step {

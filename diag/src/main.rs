@@ -6,6 +6,7 @@ mod cli;
 mod cmd;
 #[allow(unsafe_code)] // getrusage
 mod cpu;
+mod doctor;
 mod driver;
 mod error;
 mod export;
@@ -34,7 +35,13 @@ fn main() -> ExitCode {
         Command::Compare(a) => cmd::compare::run(a),
         Command::Scan(a) => cmd::scan::run(a),
         Command::Contention(a) => cmd::contention::run(a),
+        Command::Doctor(a) => match cmd::doctor::run(a) {
+            Ok(true) => return ExitCode::from(cmd::doctor::FOUND_EXIT),
+            Ok(false) => Ok(()),
+            Err(e) => Err(e),
+        },
         Command::Serve(a) => cmd::serve::run(a),
+        Command::Trace(a) => cmd::trace::run(a),
         Command::Completions(a) => cmd::completions::run(a),
         Command::Manpage => cmd::manpage::run(),
     };

@@ -278,6 +278,19 @@ impl Session {
         Ok(s)
     }
 
+    /// Times `count` short transactions back to back ([`Driver::transaction`]): one
+    /// sample for all of them.
+    pub fn transactions(&mut self, count: u32) -> Result<Sample> {
+        let dev = self.device.clone();
+        let driver = &mut self.driver;
+        timed(&self.bus, || {
+            for _ in 0..count {
+                driver.transaction(&dev)?;
+            }
+            Ok(u64::from(count))
+        })
+    }
+
     /// Reads back what [`Session::write`] sent and compares it.
     fn verify(&mut self, n: usize) -> Result<()> {
         let dev = self.device.clone();

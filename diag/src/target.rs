@@ -1,6 +1,7 @@
 //! Opening the bus a measurement runs on: backend, configuration, board, mounts.
 
-use gpib::sim::SimHost;
+use gpib::sim::config::SourceKind;
+use gpib::sim::{Config, Fault, SimHost};
 use gpib::{Address, Bus};
 
 use crate::cli::{BackendKind, BusArgs};
@@ -20,6 +21,32 @@ pub struct BusSpec {
     pub host: Option<String>,
     /// Network backends: a resource string (instead of the backend and host).
     pub resource: Option<String>,
+    /// Contention sources switched on (`true`, a typical instance added) or off, in
+    /// this order, after the mounts.
+    pub sources: Vec<(SourceKind, bool)>,
+    /// Faults injected into devices of the board: (primary address, fault).
+    pub faults: Vec<(u8, Fault)>,
+}
+
+fn parse_fault(text: &str) -> Result<(u8, Fault)> {
+    let bad = || {
+        DiagError::Usage(format!(
+            "--fault {text:?}: expected ADDR=KIND, e.g. 11=absent (kinds: {})",
+            Fault::NAMES
+        ))
+    };
+    let (a, k) = text.split_once('=').ok_or_else(bad)?;
+    let a: u8 = a.trim().parse().ok().filter(|a| *a <= 30).ok_or_else(bad)?;
+    let f: Fault = k
+        .trim()
+        .parse()
+        .map_err(|e: gpib::Error| DiagError::Usage(format!("--fault {text:?}: {e}")))?;
+    Ok((a, f))
+}
+
+fn parse_source(text: &str) -> Result<SourceKind> {
+    text.parse()
+        .map_err(|e: gpib::Error| DiagError::Usage(e.to_string()))
 }
 
 impl BusSpec {
@@ -34,13 +61,48 @@ impl BusSpec {
         let mounts = (a.mount.iter().map(|m| (m.clone(), true)))
             .chain(a.unmount.iter().map(|m| (m.clone(), false)))
             .collect();
+        let mut sources = Vec::new();
+        for w in &a.without {
+            sources.push((parse_source(w)?, false));
+        }
+        for w in &a.with {
+            sources.push((parse_source(w)?, true));
+        }
+        let faults = a
+            .fault
+            .iter()
+            .map(|f| parse_fault(f))
+            .collect::<Result<_>>()?;
         Ok(Self {
             config: a.bus.clone(),
             board: a.board.clone(),
             mounts,
             host: a.host.clone(),
             resource: a.resource.clone(),
+            sources,
+            faults,
         })
+    }
+
+    /// Whether the spec changes the simulated configuration (mounts, sources, faults).
+    pub fn changes_simulation(&self) -> bool {
+        !(self.mounts.is_empty() && self.sources.is_empty() && self.faults.is_empty())
+    }
+
+    /// The configuration with the mounts and contention sources applied (simulator).
+    pub fn config(&self) -> Result<Config> {
+        let mut c = Config::from_name_or_path(&self.config)?;
+        for (m, on) in &self.mounts {
+            c.set_mounted(m, *on)?;
+        }
+        for (kind, on) in &self.sources {
+            if *on {
+                c.with_source(*kind, self.board.as_deref())?;
+            } else {
+                c.without_source(*kind);
+            }
+        }
+        Ok(c)
     }
 
     /// Parses `hp9000-350:unmount=/disc,board=hpib7`; mounts and unmounts apply in the
@@ -61,6 +123,8 @@ impl BusSpec {
             mounts: Vec::new(),
             host: None,
             resource: None,
+            sources: Vec::new(),
+            faults: Vec::new(),
         };
         for kv in opts
             .into_iter()
@@ -71,9 +135,12 @@ impl BusSpec {
                 Some(("mount", v)) => s.mounts.push((v.to_string(), true)),
                 Some(("unmount", v)) => s.mounts.push((v.to_string(), false)),
                 Some(("board", v)) => s.board = Some(v.to_string()),
+                Some(("with", v)) => s.sources.push((parse_source(v)?, true)),
+                Some(("without", v)) => s.sources.push((parse_source(v)?, false)),
+                Some(("fault", v)) => s.faults.push(parse_fault(v)?),
                 _ => {
                     return Err(DiagError::Usage(format!(
-                        "bad option {kv:?} in {spec:?} (expected mount=, unmount= or board=)"
+                        "bad option {kv:?} in {spec:?} (expected mount=, unmount=, board=, with=, without= or fault=)"
                     )))
                 }
             }
@@ -92,6 +159,12 @@ impl BusSpec {
                 .iter()
                 .map(|(m, on)| format!("{}={m}", if *on { "mount" } else { "unmount" })),
         );
+        opts.extend(
+            self.sources
+                .iter()
+                .map(|(k, on)| format!("{}={k}", if *on { "with" } else { "without" })),
+        );
+        opts.extend(self.faults.iter().map(|(a, f)| format!("fault={a}={f}")));
         if opts.is_empty() {
             self.config.clone()
         } else {
@@ -99,6 +172,9 @@ impl BusSpec {
         }
     }
 }
+
+/// What [`Target::open_wrapped`] does to the board's backend.
+pub type Wrap = dyn Fn(Box<dyn gpib::Backend>) -> Box<dyn gpib::Backend>;
 
 /// An opened bus.
 pub struct Target {
@@ -119,38 +195,46 @@ pub struct Target {
 impl Target {
     /// Opens `spec` on `backend`.
     pub fn open(backend: BackendKind, spec: &BusSpec) -> Result<Self> {
+        Self::open_wrapped(backend, spec, &|b| b)
+    }
+
+    /// Opens `spec` on `backend`, with the board's backend wrapped by `wrap` (a
+    /// [`gpib::trace::TracedBackend`], for `gpib-diag trace record`).
+    pub fn open_wrapped(backend: BackendKind, spec: &BusSpec, wrap: &Wrap) -> Result<Self> {
         if let Some(r) = &spec.resource {
-            return Self::open_resource(r);
+            return Self::open_resource(r, wrap);
         }
         match backend {
-            BackendKind::Sim => Self::open_sim(spec),
-            BackendKind::LinuxGpib => Self::open_linux_gpib(spec),
-            BackendKind::Prologix | BackendKind::Vxi11 => Self::open_network(backend, spec),
+            BackendKind::Sim => Self::open_sim(spec, wrap),
+            BackendKind::LinuxGpib => Self::open_linux_gpib(spec, wrap),
+            BackendKind::Prologix | BackendKind::Vxi11 => Self::open_network(backend, spec, wrap),
         }
     }
 
-    fn open_network(backend: BackendKind, spec: &BusSpec) -> Result<Self> {
+    fn open_network(backend: BackendKind, spec: &BusSpec, wrap: &Wrap) -> Result<Self> {
         let Some(host) = &spec.host else {
             return Err(DiagError::Usage(
                 "--backend prologix|vxi11 needs --host HOST[:PORT] (or give --resource)".into(),
             ));
         };
-        if !spec.mounts.is_empty() {
+        if spec.changes_simulation() {
             return Err(DiagError::Usage(
-                "--mount/--unmount change a simulated host in this process; give them to `gpib-diag serve` instead".into(),
+                "--mount/--unmount/--with/--without/--fault change a simulated host in this process; give them to `gpib-diag serve` instead".into(),
             ));
         }
         let (name, bus) = match backend {
             BackendKind::Prologix => (
                 Backend::Prologix,
-                Bus::new(gpib::backend::prologix::PrologixBoard::connect_tcp(host)?),
+                Bus::from_box(wrap(Box::new(
+                    gpib::backend::prologix::PrologixBoard::connect_tcp(host)?,
+                ))),
             ),
             _ => (
                 Backend::Vxi11,
-                Bus::new(gpib::backend::vxi11::Vxi11Board::connect(
+                Bus::from_box(wrap(Box::new(gpib::backend::vxi11::Vxi11Board::connect(
                     host,
                     Default::default(),
-                )?),
+                )?))),
             ),
         };
         Ok(Self {
@@ -163,7 +247,7 @@ impl Target {
         })
     }
 
-    fn open_resource(text: &str) -> Result<Self> {
+    fn open_resource(text: &str, wrap: &Wrap) -> Result<Self> {
         let r: gpib::NetworkResource = text.parse()?;
         let name = match r {
             gpib::NetworkResource::Prologix { .. } => Backend::Prologix,
@@ -172,22 +256,25 @@ impl Target {
         Ok(Self {
             label: r.to_string(),
             backend: name,
-            bus: Bus::from_box(r.open()?),
+            bus: Bus::from_box(wrap(r.open()?)),
             host: None,
             board: 0,
             device: r.address(),
         })
     }
 
-    fn open_sim(spec: &BusSpec) -> Result<Self> {
-        let host = gpib::sim::load(&spec.config)?;
-        for (m, on) in &spec.mounts {
-            if *on {
-                host.mount(m)?;
-            } else {
-                host.unmount(m)?;
-            }
-        }
+    fn open_sim(spec: &BusSpec, wrap: &Wrap) -> Result<Self> {
+        Self::open_config_wrapped(spec, &spec.config()?, wrap)
+    }
+
+    /// Opens the simulated host `config` describes (a variant of `spec`'s), with
+    /// `spec`'s board and faults.
+    pub fn open_config(spec: &BusSpec, config: &Config) -> Result<Self> {
+        Self::open_config_wrapped(spec, config, &|b| b)
+    }
+
+    fn open_config_wrapped(spec: &BusSpec, config: &Config, wrap: &Wrap) -> Result<Self> {
+        let host = config.build_named(&spec.config)?;
         let board = match &spec.board {
             None => host.board(0)?,
             Some(b) => match b.parse::<usize>() {
@@ -196,10 +283,13 @@ impl Target {
             },
         };
         let index = board.index();
+        for (a, f) in &spec.faults {
+            host.inject(index, Address::try_from(*a)?, *f)?;
+        }
         Ok(Self {
             label: spec.label(),
             backend: Backend::Sim,
-            bus: Bus::new(board),
+            bus: Bus::from_box(wrap(Box::new(board))),
             host: Some(host),
             board: index,
             device: None,
@@ -207,10 +297,10 @@ impl Target {
     }
 
     #[cfg(feature = "linux-gpib")]
-    fn open_linux_gpib(spec: &BusSpec) -> Result<Self> {
-        if !spec.mounts.is_empty() {
+    fn open_linux_gpib(spec: &BusSpec, wrap: &Wrap) -> Result<Self> {
+        if spec.changes_simulation() {
             return Err(DiagError::Usage(
-                "--mount/--unmount change a simulated host; on linux-gpib mount or unmount the disc on the machine itself".into(),
+                "--mount/--unmount/--with/--without/--fault change a simulated host; on linux-gpib change the machine itself".into(),
             ));
         }
         let name = spec.board.clone().unwrap_or_else(|| "0".into());
@@ -221,7 +311,7 @@ impl Target {
         Ok(Self {
             label: format!("linux-gpib:{name}"),
             backend: Backend::LinuxGpib,
-            bus: Bus::new(board),
+            bus: Bus::from_box(wrap(Box::new(board))),
             host: None,
             board: name.parse().unwrap_or(0),
             device: None,
@@ -229,7 +319,7 @@ impl Target {
     }
 
     #[cfg(not(feature = "linux-gpib"))]
-    fn open_linux_gpib(_spec: &BusSpec) -> Result<Self> {
+    fn open_linux_gpib(_spec: &BusSpec, _wrap: &Wrap) -> Result<Self> {
         Err(DiagError::NoLinuxGpib)
     }
 

@@ -592,3 +592,29 @@ fn contention_plot_marks_the_knee() {
         .count();
     assert_eq!(circles, 8 * 4);
 }
+
+// The configuration shaped like the 1996 IBM adapter measurements: three boards on one
+// CPU; the aggregate grows almost threefold and the CPU left over shrinks to little.
+#[test]
+fn contention_on_three_adapters_sharing_a_host() {
+    let json = ok(&[
+        "contention",
+        "--bus",
+        "three-adapters",
+        "--size",
+        "64K",
+        "--seconds",
+        "2",
+        "--format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let points = doc["points"].as_array().unwrap();
+    assert_eq!(points.len(), 3);
+    let agg = |i: usize| points[i]["aggregate_bytes_per_second"].as_f64().unwrap();
+    let cpu = |i: usize| points[i]["cpu_utilisation"].as_f64().unwrap();
+    assert!(agg(2) > 2.9 * agg(0) && agg(2) < 3.0 * agg(0), "{json}");
+    assert!(cpu(0) > 0.25 && cpu(0) < 0.35, "{json}");
+    assert!(cpu(2) > 0.9 && cpu(2) < 1.0, "{json}");
+    assert!(doc["knee"].is_null(), "no knee: {json}");
+}

@@ -223,6 +223,14 @@ pub trait Backend: Send {
         self.clock_kind() == ClockKind::Wall
     }
 
+    /// Whether the board's driver sends addressing bytes (UNL, MTA/MLA, secondaries)
+    /// before every read and write, as linux-gpib's device-level calls do. A
+    /// [`crate::Bus`] over such a backend does the same; otherwise it sends them only
+    /// when the addressed device changes. Default: false.
+    fn addresses_every_call(&self) -> bool {
+        false
+    }
+
     /// Serial-polls one device: UNL, MLA(board), SPE, MTA(device) \[MSA\], read one
     /// byte, SPD, UNT.
     fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
@@ -452,6 +460,9 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     }
     fn waits_in_wall_time(&self) -> bool {
         (**self).waits_in_wall_time()
+    }
+    fn addresses_every_call(&self) -> bool {
+        (**self).addresses_every_call()
     }
     fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
         (**self).serial_poll(device)

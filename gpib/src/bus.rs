@@ -133,6 +133,7 @@ impl Bus {
         let name = backend.name().to_string();
         let turns = backend.turns();
         let timeout = backend.timeout();
+        let readdress = backend.addresses_every_call();
         Self {
             shared: Arc::new(Shared {
                 state: Mutex::new(BusState {
@@ -140,7 +141,7 @@ impl Bus {
                     addressed: Addressed::Nothing,
                     applied_timeout: timeout,
                     default_timeout: timeout,
-                    readdress: false,
+                    readdress,
                 }),
                 name,
                 turns,
@@ -242,6 +243,12 @@ impl Bus {
         let mut g = self.lock();
         g.readdress = on;
         g.addressed = Addressed::Nothing;
+    }
+
+    /// Whether every read and write sends its addressing bytes again
+    /// ([`Bus::set_readdress`], or a backend whose driver does so).
+    pub fn readdresses(&self) -> bool {
+        self.lock().readdress
     }
 
     /// Pulses IFC: all devices unaddressed, the board is controller-in-charge.

@@ -37,7 +37,7 @@ pub enum ErrorKind {
     BusConflict,
     /// A device answered with something the caller could not understand.
     Protocol,
-    /// A simulator configuration was invalid.
+    /// A configuration was invalid: a simulator configuration, or a gpib.conf.
     Config,
     /// An operating-system I/O error (linux-gpib `EDMA`, `EFSO`...).
     Io,
@@ -149,6 +149,10 @@ pub enum Error {
     /// A simulator configuration that is invalid.
     #[error("simulator configuration: {0}")]
     Config(String),
+    /// A linux-gpib configuration file (gpib.conf) that does not parse or does not
+    /// make sense; the error names the line, column and key.
+    #[error("{0}")]
+    GpibConf(Box<crate::gpibconf::ParseError>),
     /// An operating-system I/O error.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
@@ -200,7 +204,7 @@ impl Error {
             Error::BackendUnavailable { .. } => ErrorKind::BackendUnavailable,
             Error::BusConflict { .. } => ErrorKind::BusConflict,
             Error::Protocol(_) => ErrorKind::Protocol,
-            Error::Config(_) => ErrorKind::Config,
+            Error::Config(_) | Error::GpibConf(_) => ErrorKind::Config,
             Error::Io(_) => ErrorKind::Io,
             Error::Backend { kind, .. } => *kind,
         }

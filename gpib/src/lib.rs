@@ -23,6 +23,7 @@
 //! * [`block`]: IEEE 488.2 arbitrary blocks (`#<n><len>`, `#0`, `#A`, `#I`, `#(len)`).
 //! * [`Resource`]: VISA-style resource strings.
 //! * [`Error`] with [`ErrorKind`].
+//! * [`trace`]: bus traces (calls and bus bytes on one time axis), written as they happen.
 #![warn(missing_docs)]
 #![cfg_attr(not(feature = "linux-gpib"), forbid(unsafe_code))]
 // docs.rs (nightly rustdoc): label feature-gated items with the feature they need.
@@ -35,12 +36,14 @@ pub mod block;
 mod bus;
 mod device;
 mod error;
+pub mod gpibconf;
 mod message;
 mod resource;
 pub mod rpc;
 pub mod serve;
 pub mod sim;
 mod status;
+pub mod trace;
 
 pub use address::{Address, PrimaryAddress, SecondaryAddress, MAX_ADDRESS};
 #[cfg(feature = "linux-gpib")]

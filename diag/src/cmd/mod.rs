@@ -3,8 +3,10 @@
 pub mod compare;
 pub mod completions;
 pub mod contention;
+pub mod doctor;
 pub mod io_test;
 pub mod manpage;
 pub mod scan;
 pub mod serve;
 pub mod sweep;
+pub mod trace;

@@ -75,4 +75,9 @@ impl Driver for Hp3565Driver {
         Self::drop_odd_byte(dev, n)?;
         Ok(got)
     }
+
+    fn transaction(&mut self, dev: &Device) -> Result<()> {
+        dev.query("NEW?")?;
+        Ok(())
+    }
 }

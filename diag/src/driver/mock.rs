@@ -49,6 +49,11 @@ impl Driver for MockDriver {
         Ok(())
     }
 
+    fn transaction(&mut self, dev: &Device) -> Result<()> {
+        take_time(dev, 8);
+        Ok(())
+    }
+
     fn read_back(&mut self, _dev: &Device, buf: &mut [u8]) -> Result<usize> {
         let n = buf.len().min(self.written.len());
         buf[..n].copy_from_slice(&self.written[..n]);

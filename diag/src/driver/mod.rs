@@ -87,4 +87,8 @@ pub trait Driver {
 
     /// Reads back what the last write sent into `buf` (untimed): the count.
     fn read_back(&mut self, dev: &Device, buf: &mut [u8]) -> Result<usize>;
+
+    /// One short transaction, as a program polling an instrument sends them back to
+    /// back: a short query and its answer.
+    fn transaction(&mut self, dev: &Device) -> Result<()>;
 }

@@ -37,4 +37,9 @@ impl Driver for ScpiDriver {
     fn read_back(&mut self, dev: &Device, buf: &mut [u8]) -> Result<usize> {
         Ok(dev.query_block_into("DATA?", buf)?.len)
     }
+
+    fn transaction(&mut self, dev: &Device) -> Result<()> {
+        dev.query("*IDN?")?;
+        Ok(())
+    }
 }

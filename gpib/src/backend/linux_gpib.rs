@@ -51,6 +51,7 @@ use linux_gpib_rs::types::{
 use crate::address::{Address, PrimaryAddress};
 use crate::backend::{Backend, ClockKind, Eos, ReadEnd, ReadStatus};
 use crate::error::{Error, ErrorKind, Result};
+use crate::gpibconf::{Entry, GpibConf};
 use crate::status::{BusLines, StatusByte};
 
 /// The backend's name in messages.
@@ -291,6 +292,43 @@ impl LinuxGpibBoard {
         };
         apply_timeout(*ud, applied, t)?;
         Ok((*ud, applied))
+    }
+
+    /// Opens the board of the gpib.conf interface section called `name` (by its
+    /// `minor`, like [`LinuxGpibBoard::open_index`]) with the section's timeout.
+    ///
+    /// `conf` is the file libgpib reads too ([`GpibConf::read_default`]:
+    /// `$IB_CONFIG` or `/etc/gpib.conf`), parsed by this crate.
+    /// Errors: [`ErrorKind::InvalidArgument`] when no interface section has that name,
+    /// else as [`LinuxGpibBoard::open_index`].
+    pub fn open_named_interface(conf: &GpibConf, name: &str) -> Result<Self> {
+        let Some(Entry::Interface(i)) = conf.find(name) else {
+            return Err(Error::InvalidArgument(format!(
+                "no interface section of the gpib.conf is named {name:?} (names: {})",
+                conf.names().join(", ")
+            )));
+        };
+        let mut board = Self::open_index(i32::from(i.minor))?;
+        board.set_timeout(i.settings.timeout())?;
+        Ok(board)
+    }
+
+    /// Opens the gpib.conf device section called `name`: its board (the section's
+    /// `minor`), and a [`crate::Device`] on it with the section's address, timeout and
+    /// read EOS ([`GpibConf::open_device`]). Each transfer is then one `ibwrt`/`ibrd`
+    /// on an `ibdev(minor, pad, sad, ...)` descriptor with those settings applied.
+    ///
+    /// Errors: [`ErrorKind::InvalidArgument`] when no device section has that name,
+    /// else as [`LinuxGpibBoard::open_index`].
+    pub fn open_named_device(conf: &GpibConf, name: &str) -> Result<crate::Device> {
+        let Some(d) = conf.device(name) else {
+            return Err(Error::InvalidArgument(format!(
+                "no device section of the gpib.conf is named {name:?} (names: {})",
+                conf.names().join(", ")
+            )));
+        };
+        let bus = crate::Bus::new(Self::open_index(i32::from(d.minor))?);
+        Ok(d.open_on(&bus))
     }
 
     /// The board descriptor (the board index, or what `ibfind` returned).

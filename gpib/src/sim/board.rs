@@ -155,6 +155,11 @@ impl Backend for SimBoard {
         Some(BoardId::new("sim", self.host.identity(), self.index))
     }
 
+    fn addresses_every_call(&self) -> bool {
+        self.host.lock().boards[self.index].behaviour.addressing
+            == crate::sim::behaviour::AddressingMode::EveryCall
+    }
+
     fn waits_in_wall_time(&self) -> bool {
         self.host.lock().realtime
     }

@@ -26,6 +26,52 @@ pub enum Fault {
     DropsEoi,
 }
 
+impl Fault {
+    /// The names [`Fault::from_str`](std::str::FromStr) takes.
+    pub const NAMES: &'static str =
+        "absent, never-talks, stops-after:N, srq-stuck, holds-nrfd, second-talker, drops-eoi";
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fault::Absent => f.write_str("absent"),
+            Fault::NeverTalks => f.write_str("never-talks"),
+            Fault::StopsAfter(n) => write!(f, "stops-after:{n}"),
+            Fault::SrqStuck => f.write_str("srq-stuck"),
+            Fault::HoldsNrfd => f.write_str("holds-nrfd"),
+            Fault::SecondTalker => f.write_str("second-talker"),
+            Fault::DropsEoi => f.write_str("drops-eoi"),
+        }
+    }
+}
+
+impl std::str::FromStr for Fault {
+    type Err = crate::Error;
+
+    /// `absent`, `never-talks`, `stops-after:N`, `srq-stuck`, `holds-nrfd`,
+    /// `second-talker` or `drops-eoi`.
+    fn from_str(s: &str) -> crate::Result<Self> {
+        let bad = || crate::Error::Config(format!("unknown fault {s:?} (known: {})", Fault::NAMES));
+        Ok(match s {
+            "absent" => Fault::Absent,
+            "never-talks" => Fault::NeverTalks,
+            "srq-stuck" => Fault::SrqStuck,
+            "holds-nrfd" => Fault::HoldsNrfd,
+            "second-talker" => Fault::SecondTalker,
+            "drops-eoi" => Fault::DropsEoi,
+            _ => match s.strip_prefix("stops-after:") {
+                Some(n) => Fault::StopsAfter(n.parse().map_err(|_| {
+                    crate::Error::Config(format!(
+                        "fault {s:?}: stops-after takes a byte count, e.g. stops-after:100"
+                    ))
+                })?),
+                None => return Err(bad()),
+            },
+        })
+    }
+}
+
 /// The faults one device has; every question the bus operations ask of them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct FaultSet(Vec<Fault>);
@@ -116,5 +162,23 @@ mod tests {
         assert!(!f.present() && !f.srq_stuck() && !f.drives_dio());
         f.clear();
         assert!(f.present());
+    }
+
+    #[test]
+    fn faults_by_name_round_trip() {
+        for f in [
+            Fault::Absent,
+            Fault::NeverTalks,
+            Fault::StopsAfter(12),
+            Fault::SrqStuck,
+            Fault::HoldsNrfd,
+            Fault::SecondTalker,
+            Fault::DropsEoi,
+        ] {
+            assert_eq!(f.to_string().parse::<Fault>().unwrap(), f);
+        }
+        let e = "stuck".parse::<Fault>().unwrap_err().to_string();
+        assert!(e.contains("\"stuck\"") && e.contains("holds-nrfd"), "{e}");
+        assert!("stops-after:x".parse::<Fault>().is_err());
     }
 }

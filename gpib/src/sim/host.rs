@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::address::{Address, PrimaryAddress};
 use crate::error::{Error, Result};
+use crate::sim::behaviour::{BoardBehaviour, DeviceBehaviour};
 use crate::sim::fault::Fault;
 use crate::sim::instrument::Instrument;
 use crate::sim::named::NamedDevice;
@@ -15,6 +16,7 @@ use crate::sim::slot::Slot;
 use crate::sim::timing::{BoardTiming, DeviceTiming};
 use crate::sim::transcript::Event;
 use crate::sim::world::{Board, World};
+use crate::trace::TraceSink;
 
 pub(crate) struct Shared {
     pub(crate) world: Mutex<World>,
@@ -379,6 +381,19 @@ impl SimHost {
         std::mem::take(&mut g.rec.events)
     }
 
+    /// Streams every bus record of this host (all boards) to `sink` from now on, with
+    /// every data byte and its handshake timing, until [`SimHost::stop_trace`]; replaces
+    /// a sink set before. Memory stays bounded however long the run: the sink decides
+    /// where records go (a [`crate::trace::TraceWriter`] writes a file).
+    pub fn trace_to(&self, sink: impl TraceSink + 'static) {
+        self.lock().rec.sink = Some(Box::new(sink));
+    }
+
+    /// Stops streaming records and returns the sink (flush it to see write errors).
+    pub fn stop_trace(&self) -> Option<Box<dyn TraceSink>> {
+        self.lock().rec.sink.take()
+    }
+
     /// Takes the events recorded so far (recording goes on).
     pub fn take_events(&self) -> Vec<Event> {
         std::mem::take(&mut self.lock().rec.events)
@@ -406,6 +421,66 @@ impl SimHost {
             .boards
             .get(board)
             .map_or(Duration::ZERO, |b| b.bus.busy)
+    }
+
+    /// Switches device contention sources on or off (see [`crate::sim::behaviour`]):
+    /// listen-only, NRFD held after each message, an SRQ storm, background traffic.
+    pub fn set_device_behaviour(
+        &self,
+        board: usize,
+        address: Address,
+        behaviour: DeviceBehaviour,
+    ) -> Result<()> {
+        let mut g = self.lock();
+        let now = g.callers.now();
+        let slot = g
+            .boards
+            .get_mut(board)
+            .and_then(|b| b.devices.iter_mut().find(|d| d.address == address))
+            .ok_or_else(|| Error::Config(format!("no device at {address} on board {board}")))?;
+        slot.set_behaviour(behaviour, now);
+        g.refresh_background();
+        Ok(())
+    }
+
+    /// A device's contention sources.
+    pub fn device_behaviour(&self, board: usize, address: Address) -> Result<DeviceBehaviour> {
+        let g = self.lock();
+        g.boards
+            .get(board)
+            .and_then(|b| b.devices.iter().find(|d| d.address == address))
+            .map(|d| d.behaviour)
+            .ok_or_else(|| Error::Config(format!("no device at {address} on board {board}")))
+    }
+
+    /// Switches a board driver's contention sources (autopoll, addressing on every
+    /// call, cable length).
+    pub fn set_board_behaviour(&self, board: usize, behaviour: BoardBehaviour) -> Result<()> {
+        let mut g = self.lock();
+        let b = g
+            .boards
+            .get_mut(board)
+            .ok_or_else(|| Error::Config(format!("no board {board}")))?;
+        b.behaviour = behaviour;
+        Ok(())
+    }
+
+    /// A board driver's contention sources.
+    pub fn board_behaviour(&self, board: usize) -> Result<BoardBehaviour> {
+        self.lock()
+            .boards
+            .get(board)
+            .map(|b| b.behaviour)
+            .ok_or_else(|| Error::Config(format!("no board {board}")))
+    }
+
+    /// A board's timing parameters.
+    pub fn board_timing(&self, board: usize) -> Result<BoardTiming> {
+        self.lock()
+            .boards
+            .get(board)
+            .map(|b| b.timing.clone())
+            .ok_or_else(|| Error::Config(format!("no board {board}")))
     }
 
     /// Real-time mode: every operation also sleeps for its modelled duration.

@@ -72,6 +72,13 @@ pub trait Instrument: Send {
         let _ = (remote, lockout);
     }
 
+    /// Why the instrument stopped answering, when it knows (a [`crate::sim::instruments::Replay`]
+    /// sent what its recording does not have): a read that would time out fails with
+    /// this text instead, as a [`crate::ErrorKind::Protocol`] error. `None` by default.
+    fn diagnosis(&self) -> Option<String> {
+        None
+    }
+
     /// The instrument as `Any`, so tests can inspect its state
     /// ([`crate::sim::SimHost::with_instrument_as`]). `None` by default.
     fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {

@@ -23,6 +23,7 @@
 //! assert!(bus.now() > t0);
 //! ```
 
+pub mod behaviour;
 mod board;
 pub mod config;
 mod fault;

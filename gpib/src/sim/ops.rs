@@ -1,6 +1,7 @@
 //! What one bus operation does on a simulated host: to the addressing state, to the
 //! devices, and in virtual time (which resources it takes, for how long).
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use crate::address::Address;
@@ -9,9 +10,10 @@ use crate::error::{Error, Result};
 use crate::sim::poller;
 use crate::sim::state488::Effect;
 use crate::sim::timing::{self, Direction, TransferMode};
-use crate::sim::transcript::EventKind;
-use crate::sim::world::World;
+use crate::sim::world::{ns, World};
 use crate::status::{BoardStatus, BusLines};
+use crate::trace::format::flags as trace_flags;
+use crate::trace::{BusError, Line, LineChange, Record, Transfer};
 
 fn timeout_error(operation: &'static str, timeout: Duration, transferred: usize) -> Error {
     Error::Timeout {
@@ -32,37 +34,113 @@ pub(crate) enum SrqWait {
     Limit,
 }
 
+/// What a read's trace record says beyond its bytes.
+struct ReadTrace {
+    t: Duration,
+    ready: Duration,
+    first: Duration,
+    end: Duration,
+    byte_ns: u64,
+    talker: u8,
+    t1_ns: u64,
+    flags: u8,
+}
+
+/// A nanosecond figure of the model as the format's u32 (settling and acceptance
+/// times are at most 1 s).
+fn clamp32(v: u64) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
 impl World {
     /// Records `e` as the operation's error and returns it.
     fn failed(&mut self, at: Duration, board: usize, e: Error) -> Error {
-        self.rec.push(at, board, EventKind::Error(e.to_string()));
+        if self.rec.active() {
+            self.rec.emit(&Record::Error(BusError {
+                board: board as u16,
+                kind: e.kind(),
+                at_ns: ns(at),
+                text: Cow::Owned(e.to_string()),
+            }));
+        }
         e
+    }
+
+    /// Traces command bytes sent from `t`: the first byte's cycle at `first`, one
+    /// every `byte_ns` (0: none went out), the operation ending at `end`.
+    fn trace_command(
+        &mut self,
+        board: usize,
+        t: Duration,
+        first: Duration,
+        byte_ns: u64,
+        end: Duration,
+        bytes: &[u8],
+    ) {
+        if !self.rec.active() {
+            return;
+        }
+        let b = &self.boards[board];
+        let present: Vec<usize> = (0..b.devices.len())
+            .filter(|&i| b.devices[i].present())
+            .collect();
+        let accept = present
+            .iter()
+            .map(|&i| b.devices[i].timing.accept_ns)
+            .max()
+            .unwrap_or(b.timing.accept_ns);
+        let mut flags = trace_flags::ATN | trace_flags::BOARD_TALKS;
+        if byte_ns == 0 {
+            flags |= trace_flags::INCOMPLETE;
+        }
+        let record = Transfer {
+            board: board as u16,
+            flags,
+            talker: b.address.get(),
+            listeners: self.address_mask(board, &present),
+            start_ns: ns(t),
+            ready_ns: ns(first),
+            first_ns: ns(first),
+            byte_ns,
+            end_ns: ns(end),
+            t1_ns: clamp32(b.timing.t1_ns),
+            accept_ns: clamp32(accept),
+            bytes: Cow::Borrowed(bytes),
+        };
+        self.rec.emit(&Record::Transfer(record));
     }
 
     /// Sends command bytes with ATN.
     pub(crate) fn command(&mut self, board: usize, bytes: &[u8]) -> Result<()> {
         let t = self.begin();
-        if self.rec.on {
-            self.rec.push(t, board, EventKind::Command(bytes.to_vec()));
-        }
         let b = &self.boards[board];
         if !b.any_present() {
+            self.trace_command(board, t, t, 0, t, bytes);
             return Err(Error::NoListener { transferred: 0 });
         }
         let start = self.bus_start(board, t);
-        if b.devices.iter().any(|d| d.faults.holds_nrfd()) {
-            let timeout = b.timeout;
+        // Every device takes part in the ATN handshake: one holding NRFD holds up the
+        // first byte, which goes out after the call's overhead.
+        let held = b
+            .nrfd_released_at()
+            .saturating_sub(start.saturating_add(b.timing.call_overhead));
+        let timeout = b.timeout;
+        if b.devices.iter().any(|d| d.faults.holds_nrfd())
+            || (!timeout.is_zero() && held >= timeout)
+        {
             let end = self.occupy(board, start, timeout, timeout, false);
             self.end_at(end);
+            self.trace_command(board, t, start, 0, end, bytes);
             return Err(Error::CommandTimeout {
                 transferred: 0,
                 total: bytes.len(),
             });
         }
-        let elapsed = b
-            .timing
-            .call_overhead
-            .saturating_add(timing::times(b.timing.command_byte, bytes.len() as u64));
+        // The first byte goes out once the call is set up and NRFD is released.
+        let overhead = b.timing.call_overhead.saturating_add(held);
+        let byte_ns = ns(b.timing.command_byte);
+        let elapsed =
+            overhead.saturating_add(timing::times(b.timing.command_byte, bytes.len() as u64));
         for &byte in bytes {
             let effect = self.boards[board].addressing.command(byte);
             self.apply(board, effect, start);
@@ -70,6 +148,14 @@ impl World {
         // Command bytes go out by programmed I/O on every board: the CPU is busy.
         let end = self.occupy(board, start, elapsed, elapsed, false);
         self.end_at(end);
+        self.trace_command(
+            board,
+            t,
+            start.saturating_add(overhead),
+            byte_ns.max(1),
+            end,
+            bytes,
+        );
         self.note_srq(board, end);
         Ok(())
     }
@@ -149,7 +235,8 @@ impl World {
                 "the board is not addressed to talk: address it (MTA) before writing".into(),
             ));
         }
-        let listeners = b.listeners();
+        let addressed = b.listeners();
+        let listeners = b.data_listeners();
         if listeners.is_empty() {
             return Err(self.failed(t, board, Error::NoListener { transferred: 0 }));
         }
@@ -163,39 +250,33 @@ impl World {
         let (mut ready, mut accept, mut recovery) = (Duration::ZERO, 0, 0);
         for &i in &listeners {
             let d = &b.devices[i];
-            ready = ready.max(d.ready_at);
+            ready = ready.max(d.ready_at).max(d.nrfd_until);
             accept = accept.max(d.timing.accept_ns);
             recovery = recovery.max(d.timing.holdoff_recovery_listen_ns);
         }
         let wait = ready.saturating_sub(start);
-        let hs = timing::handshake_ns(b.timing.t1_ns, accept, b.timing.hs488);
+        let hs = b.handshake_ns(b.timing.t1_ns, accept);
         let per = timing::byte_cost(&b.timing, Direction::Write, hs, poll_ns, recovery);
         let (n, timed_out) = timing::bytes_within(&b.timing, per, data.len(), wait, timeout);
         let cost = timing::call_cost(&b.timing, per, n as u64);
         let dma = b.timing.mode == TransferMode::Dma;
         let end_flag = eoi && !timed_out;
         let deliver_at = start.saturating_add(wait).saturating_add(cost.elapsed);
+        let (talker, t1_ns, overhead) = (b.address.get(), b.timing.t1_ns, b.timing.call_overhead);
         let b = &mut self.boards[board];
         b.addressing.data_transfer();
         let mut wakes = Vec::new();
+        // Listen-only devices accept the bytes (the handshake waits for them) and keep
+        // them to themselves; the addressed listeners' instruments get them.
         for &i in &listeners {
+            b.devices[i].received(deliver_at, end_flag);
+        }
+        for &i in &addressed {
             let w = b.devices[i].call(deliver_at, |inst, io| inst.listen(&data[..n], end_flag, io));
             wakes.push((i, w));
         }
         for (i, w) in wakes {
             self.schedule(board, i, w);
-        }
-        if self.rec.on {
-            let bytes = self.rec.clip(&data[..n]);
-            self.rec.push(
-                t,
-                board,
-                EventKind::Write {
-                    bytes,
-                    len: n,
-                    eoi: end_flag,
-                },
-            );
         }
         let (elapsed, cpu) = if timed_out {
             // The CPU spins through the wait on a PIO board.
@@ -205,6 +286,31 @@ impl World {
         };
         let end = self.occupy(board, start, elapsed, cpu, dma);
         self.end_at(end);
+        if self.rec.active() {
+            let ready = start.saturating_add(wait);
+            let mut flags = trace_flags::BOARD_TALKS;
+            if end_flag {
+                flags |= trace_flags::END;
+            }
+            if timed_out {
+                flags |= trace_flags::INCOMPLETE;
+            }
+            let record = Transfer {
+                board: board as u16,
+                flags,
+                talker,
+                listeners: self.address_mask(board, &listeners),
+                start_ns: ns(t),
+                ready_ns: ns(ready),
+                first_ns: ns(ready.saturating_add(overhead)),
+                byte_ns: per.elapsed_ns,
+                end_ns: ns(end),
+                t1_ns: clamp32(t1_ns),
+                accept_ns: clamp32(accept),
+                bytes: Cow::Borrowed(&data[..n]),
+            };
+            self.rec.emit(&Record::Transfer(record));
+        }
         self.note_srq(board, end);
         if timed_out {
             let e = timeout_error("write", timeout, n);
@@ -253,7 +359,12 @@ impl World {
         }
         let start = self.bus_start(board, t);
         let me_t1 = b.devices[talker].timing.t1_ns;
-        let hs = timing::handshake_ns(me_t1, b.timing.accept_ns, b.timing.hs488);
+        let accept = b
+            .data_listeners()
+            .iter()
+            .map(|&i| b.devices[i].timing.accept_ns)
+            .fold(b.timing.accept_ns, u64::max);
+        let hs = b.handshake_ns(me_t1, accept);
         let recovery = b.devices[talker].timing.holdoff_recovery_talk_ns;
         let per = timing::byte_cost(&b.timing, Direction::Read, hs, poll_ns, recovery);
         let tim = b.timing.clone();
@@ -269,16 +380,23 @@ impl World {
             }
             let n = buf.len().min(1);
             let cost = timing::call_cost(&tim, per, n as u64);
-            self.rec.push(
-                t,
-                board,
-                EventKind::SerialPoll {
-                    device: talker_addr,
-                    status: stb,
-                },
-            );
             let end = self.occupy(board, start, cost.elapsed, cost.cpu, false);
             self.end_at(end);
+            let stb_bytes = [stb.0];
+            self.trace_read(
+                board,
+                ReadTrace {
+                    t,
+                    ready: start,
+                    first: start.saturating_add(tim.call_overhead),
+                    end,
+                    byte_ns: per.elapsed_ns,
+                    talker: talker_addr,
+                    t1_ns: me_t1,
+                    flags: trace_flags::SERIAL_POLL,
+                },
+                &stb_bytes[..n],
+            );
             self.note_srq(board, end);
             return Ok(ReadStatus {
                 count: n,
@@ -306,6 +424,13 @@ impl World {
         let slot = &mut self.boards[board].devices[talker];
         let wait = slot.ready_at.max(data_at).saturating_sub(start);
         let silent = slot.faults.never_talks() || slot.output.is_empty();
+        if silent {
+            if let Some(why) = slot.instrument.diagnosis() {
+                self.end_at(start);
+                let e = Error::Protocol(format!("device {talker_addr}: {why}"));
+                return Err(self.failed(t, board, e));
+            }
+        }
         if silent || (!timeout.is_zero() && wait >= timeout) {
             self.end_at(start.saturating_add(timeout));
             return Err(self.failed(t, board, timeout_error("read", timeout, 0)));
@@ -339,43 +464,91 @@ impl World {
             slot.sent_in_message = 0;
         }
         let cost = timing::call_cost(&tim, per, n as u64);
-        if self.rec.on {
-            let bytes = self.rec.clip(&buf[..n]);
-            self.rec.push(
-                t,
+        let done = match end {
+            Some(_) => self.occupy(
                 board,
-                EventKind::Read {
-                    talker: talker_addr,
-                    bytes,
-                    len: n,
-                    eoi: end == Some(ReadEnd::Eoi),
-                },
-            );
-        }
-        match end {
-            Some(end) => {
-                let done = self.occupy(
-                    board,
-                    start,
-                    wait.saturating_add(cost.elapsed),
-                    cost.cpu,
-                    dma,
-                );
-                self.end_at(done);
-                self.note_srq(board, done);
-                Ok(ReadStatus { count: n, end })
-            }
+                start,
+                wait.saturating_add(cost.elapsed),
+                cost.cpu,
+                dma,
+            ),
             None => {
                 let elapsed = if timeout.is_zero() {
                     wait.saturating_add(cost.elapsed)
                 } else {
                     timeout
                 };
-                let done = self.occupy(board, start, elapsed, cost.cpu.min(elapsed), dma);
-                self.end_at(done);
-                self.note_srq(board, done);
-                Err(self.failed(t, board, timeout_error("read", timeout, n)))
+                self.occupy(board, start, elapsed, cost.cpu.min(elapsed), dma)
             }
+        };
+        self.end_at(done);
+        let ready = start.saturating_add(wait);
+        let flags = match end {
+            Some(ReadEnd::Eoi) => trace_flags::END,
+            Some(_) => 0,
+            None => trace_flags::INCOMPLETE,
+        };
+        self.trace_read(
+            board,
+            ReadTrace {
+                t,
+                ready,
+                first: ready.saturating_add(tim.call_overhead),
+                end: done,
+                byte_ns: per.elapsed_ns,
+                talker: talker_addr,
+                t1_ns: me_t1,
+                flags,
+            },
+            &buf[..n],
+        );
+        self.note_srq(board, done);
+        match end {
+            Some(end) => Ok(ReadStatus { count: n, end }),
+            None => Err(self.failed(t, board, timeout_error("read", timeout, n))),
+        }
+    }
+
+    /// Traces a data byte transfer from a device to the board.
+    fn trace_read(&mut self, board: usize, r: ReadTrace, bytes: &[u8]) {
+        if !self.rec.active() {
+            return;
+        }
+        let b = &self.boards[board];
+        let record = Transfer {
+            board: board as u16,
+            flags: r.flags,
+            talker: r.talker,
+            listeners: 1 << b.address.get(),
+            start_ns: ns(r.t),
+            ready_ns: ns(r.ready),
+            first_ns: ns(r.first),
+            byte_ns: r.byte_ns,
+            end_ns: ns(r.end),
+            t1_ns: clamp32(r.t1_ns),
+            accept_ns: clamp32(b.timing.accept_ns),
+            bytes: Cow::Borrowed(bytes),
+        };
+        self.rec.emit(&Record::Transfer(record));
+    }
+
+    /// Traces a control line change (a pulse from `at` to `end` for IFC).
+    fn trace_line(
+        &mut self,
+        board: usize,
+        line: Line,
+        asserted: bool,
+        at: Duration,
+        end: Duration,
+    ) {
+        if self.rec.active() {
+            self.rec.emit(&Record::Line(LineChange {
+                board: board as u16,
+                line,
+                asserted,
+                at_ns: ns(at),
+                end_ns: ns(end),
+            }));
         }
     }
 
@@ -383,12 +556,12 @@ impl World {
     pub(crate) fn interface_clear(&mut self, board: usize) {
         let t = self.begin();
         self.boards[board].addressing.interface_clear();
-        self.rec.push(t, board, EventKind::Ifc);
         // IFC is asserted for at least 100 µs.
         let start = self.bus_start(board, t);
         let d = Duration::from_micros(100);
         let end = self.occupy(board, start, d, d, false);
         self.end_at(end);
+        self.trace_line(board, Line::Ifc, true, start, start.saturating_add(d));
     }
 
     /// Asserts or releases REN.
@@ -401,9 +574,9 @@ impl World {
                 d.set_remote(false, false);
             }
         }
-        self.rec.push(t, board, EventKind::Ren(on));
         let d = Duration::from_micros(1);
         let start = self.bus_start(board, t);
+        self.trace_line(board, Line::Ren, on, start, start);
         let end = self.occupy(board, start, d, d, false);
         self.end_at(end);
     }
@@ -413,6 +586,7 @@ impl World {
         let t = self.begin();
         let until = t.saturating_add(d);
         self.fire_timers(until);
+        self.autopoll(until);
         self.end_at(until);
     }
 
@@ -495,7 +669,7 @@ impl World {
         let b = &self.boards[board];
         BusLines {
             dav: false,
-            nrfd: b.devices.iter().any(|d| d.faults.holds_nrfd()),
+            nrfd: b.devices.iter().any(|d| d.faults.holds_nrfd()) || b.nrfd_released_at() > t,
             ndac: !b.listeners().is_empty(),
             atn: b.addressing.atn(),
             eoi: false,

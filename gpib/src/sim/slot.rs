@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::address::Address;
+use crate::sim::behaviour::DeviceBehaviour;
 use crate::sim::fault::FaultSet;
 use crate::sim::instrument::{DeviceIo, Instrument, Output};
 use crate::sim::timing::DeviceTiming;
@@ -24,6 +25,12 @@ pub(crate) struct Slot {
     pub(crate) lockout: bool,
     /// Parallel poll response: (sense, DIO line index).
     pub(crate) ppe: Option<(bool, u8)>,
+    /// Contention sources of this device.
+    pub(crate) behaviour: DeviceBehaviour,
+    /// The device holds NRFD until then (after a message, [`DeviceBehaviour::nrfd_hold`]).
+    pub(crate) nrfd_until: Duration,
+    /// An SRQ storm's next request (pending once virtual time reaches it).
+    pub(crate) next_request: Option<Duration>,
 }
 
 impl Slot {
@@ -44,6 +51,31 @@ impl Slot {
             remote: false,
             lockout: false,
             ppe: None,
+            behaviour: DeviceBehaviour::default(),
+            nrfd_until: Duration::ZERO,
+            next_request: None,
+        }
+    }
+
+    /// Sets the device's contention sources; an SRQ storm's first request comes one
+    /// period after `now`.
+    pub(crate) fn set_behaviour(&mut self, behaviour: DeviceBehaviour, now: Duration) {
+        self.next_request = behaviour.srq_every.map(|p| now.saturating_add(p));
+        self.behaviour = behaviour;
+    }
+
+    /// Whether an SRQ storm's request is pending at `now`.
+    pub(crate) fn storm_pending(&self, now: Duration) -> bool {
+        self.next_request.is_some_and(|at| at <= now)
+    }
+
+    /// Data delivered to the device at `at`, ending a message when `end`: it holds
+    /// NRFD for its hold time afterwards.
+    pub(crate) fn received(&mut self, at: Duration, end: bool) {
+        if end && !self.behaviour.nrfd_hold.is_zero() {
+            self.nrfd_until = self
+                .nrfd_until
+                .max(at.saturating_add(self.behaviour.nrfd_hold));
         }
     }
 
@@ -77,20 +109,29 @@ impl Slot {
 
     /// The status byte as the device sends it (RQS hidden by a stuck SRQ).
     pub(crate) fn status(&mut self, now: Duration) -> StatusByte {
-        let s = self.raw_status(now);
-        StatusByte(self.faults.status(s.0))
+        let mut s = self.raw_status(now).0;
+        if self.storm_pending(now) {
+            s |= StatusByte::RQS;
+        }
+        StatusByte(self.faults.status(s))
     }
 
-    /// A serial poll: the status byte sent, and the request cleared.
+    /// A serial poll: the status byte sent, and the request cleared (a storm's next
+    /// request comes one period later).
     pub(crate) fn serial_poll(&mut self, now: Duration) -> StatusByte {
         let io = DeviceIo::new(&mut self.output, now);
-        let s = self.instrument.serial_poll(&io);
-        StatusByte(self.faults.status(s.0))
+        let mut s = self.instrument.serial_poll(&io).0;
+        if self.storm_pending(now) {
+            s |= StatusByte::RQS;
+            self.next_request = self.behaviour.srq_every.map(|p| now.saturating_add(p));
+        }
+        StatusByte(self.faults.status(s))
     }
 
     /// Whether the device asserts SRQ.
     pub(crate) fn requests_service(&mut self, now: Duration) -> bool {
-        self.present() && (self.faults.srq_stuck() || self.raw_status(now).rqs())
+        self.present()
+            && (self.faults.srq_stuck() || self.storm_pending(now) || self.raw_status(now).rqs())
     }
 
     /// SDC/DCL: the instrument clears, and its message count starts again.

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::message::CommandDecoder;
 use crate::status::StatusByte;
+use crate::trace::{Line, Record, TraceSink};
 
 /// What happened on the bus.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,22 +144,91 @@ impl fmt::Display for Event {
     }
 }
 
-/// The recorder: events plus the capture limit per data event.
-#[derive(Debug, Default)]
+impl Event {
+    /// The transcript event for a trace record (`capture`: most data bytes kept);
+    /// `None` for records the transcript has no event for (calls).
+    pub(crate) fn from_record(r: &Record<'_>, capture: usize) -> Option<Self> {
+        let clip = |b: &[u8]| b[..b.len().min(capture)].to_vec();
+        let (at, board, kind) = match r {
+            Record::Transfer(t) => {
+                let kind = if t.is_command() {
+                    EventKind::Command(t.bytes.to_vec())
+                } else if t.is_serial_poll() {
+                    EventKind::SerialPoll {
+                        device: t.talker,
+                        status: StatusByte(t.bytes.first().copied().unwrap_or(0)),
+                    }
+                } else if t.board_talks() {
+                    EventKind::Write {
+                        bytes: clip(&t.bytes),
+                        len: t.bytes.len(),
+                        eoi: t.end(),
+                    }
+                } else {
+                    EventKind::Read {
+                        talker: t.talker,
+                        bytes: clip(&t.bytes),
+                        len: t.bytes.len(),
+                        eoi: t.end(),
+                    }
+                };
+                (t.start_ns, t.board, kind)
+            }
+            Record::Line(l) => {
+                let kind = match l.line {
+                    Line::Srq => EventKind::Srq(l.asserted),
+                    Line::Ren => EventKind::Ren(l.asserted),
+                    Line::Ifc => EventKind::Ifc,
+                };
+                (l.at_ns, l.board, kind)
+            }
+            Record::Error(e) => (e.at_ns, e.board, EventKind::Error(e.text.to_string())),
+            Record::Call(_) | Record::Unknown { .. } => return None,
+        };
+        Some(Event {
+            at: Duration::from_nanos(at),
+            board: usize::from(board),
+            kind,
+        })
+    }
+}
+
+/// The recorder: the transcript (events kept in memory, each with at most `capture`
+/// data bytes) and a trace sink (every record streamed, no limit). Either, both or
+/// neither may be on.
+#[derive(Default)]
 pub(crate) struct Recorder {
     pub(crate) on: bool,
     pub(crate) capture: usize,
     pub(crate) events: Vec<Event>,
+    pub(crate) sink: Option<Box<dyn TraceSink>>,
+}
+
+impl fmt::Debug for Recorder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Recorder")
+            .field("on", &self.on)
+            .field("events", &self.events.len())
+            .field("sink", &self.sink.is_some())
+            .finish()
+    }
 }
 
 impl Recorder {
-    pub(crate) fn push(&mut self, at: Duration, board: usize, kind: EventKind) {
-        if self.on {
-            self.events.push(Event { at, board, kind });
-        }
+    /// Whether anything is recorded: worth building records for.
+    pub(crate) fn active(&self) -> bool {
+        self.on || self.sink.is_some()
     }
 
-    pub(crate) fn clip(&self, bytes: &[u8]) -> Vec<u8> {
-        bytes[..bytes.len().min(self.capture)].to_vec()
+    /// Streams `r` to the sink and keeps its transcript event.
+    pub(crate) fn emit(&mut self, r: &Record<'_>) {
+        if let Some(s) = self.sink.as_mut() {
+            s.record(r);
+        }
+        if self.on {
+            if let Some(e) = Event::from_record(r, self.capture) {
+                self.events.push(e);
+            }
+        }
     }
 }

@@ -5,12 +5,18 @@
 use std::time::Duration;
 
 use crate::address::{Address, PrimaryAddress};
+use crate::sim::behaviour::{self, BoardBehaviour};
 use crate::sim::named::NamedDevice;
 use crate::sim::schedule::{Callers, Cpus, Timeline, Timers};
 use crate::sim::slot::Slot;
 use crate::sim::state488::Addressing;
 use crate::sim::timing::{BoardTiming, TransferMode};
-use crate::sim::transcript::{EventKind, Recorder};
+use crate::sim::transcript::Recorder;
+use crate::trace::{Line, LineChange, Record, Transfer};
+
+/// Polls of one storm that autopoll models one by one (and records) before an
+/// operation; a longer stretch is taken in one piece.
+const EXACT_POLLS: u64 = 10_000;
 
 /// One board: its devices, its bus state and its resources.
 pub(crate) struct Board {
@@ -27,6 +33,8 @@ pub(crate) struct Board {
     pub(crate) bus: Timeline,
     /// The DMA engine (DMA boards).
     pub(crate) dma: Timeline,
+    /// Contention sources of the board's driver.
+    pub(crate) behaviour: BoardBehaviour,
 }
 
 impl Board {
@@ -48,7 +56,38 @@ impl Board {
             srq_seen: false,
             bus: Timeline::default(),
             dma: Timeline::default(),
+            behaviour: BoardBehaviour::default(),
         }
+    }
+
+    /// Devices that accept data bytes now: the addressed listeners and the
+    /// listen-only devices.
+    pub(crate) fn data_listeners(&self) -> Vec<usize> {
+        (0..self.devices.len())
+            .filter(|&i| {
+                self.listens(i)
+                    || (self.devices[i].present() && self.devices[i].behaviour.listen_only)
+            })
+            .collect()
+    }
+
+    /// When every device has released NRFD (all take part in the ATN handshake).
+    pub(crate) fn nrfd_released_at(&self) -> Duration {
+        self.devices
+            .iter()
+            .filter(|d| d.present())
+            .map(|d| d.nrfd_until)
+            .max()
+            .unwrap_or(Duration::ZERO)
+    }
+
+    /// Time per byte of the handshake with a talker settling `t1_ns` and the slowest
+    /// listener accepting in `accept_ns`, on this board's cable.
+    pub(crate) fn handshake_ns(&self, t1_ns: u64, accept_ns: u64) -> u64 {
+        let devices = self.devices.iter().filter(|d| d.present()).count() + 1;
+        let t1 = self.behaviour.settling_ns(t1_ns, devices);
+        crate::sim::timing::handshake_ns(t1, accept_ns, self.timing.hs488)
+            .saturating_add(self.behaviour.propagation_ns())
     }
 
     /// The present device at exactly `a`.
@@ -86,6 +125,9 @@ pub(crate) struct World {
     pub(crate) callers: Callers,
     pub(crate) cpus: Cpus,
     pub(crate) timers: Timers,
+    /// The share of the CPU background device traffic takes (interrupts of busy discs),
+    /// spread over the CPUs; recomputed by [`World::refresh_background`].
+    pub(crate) background_share: f64,
 }
 
 impl World {
@@ -100,11 +142,27 @@ impl World {
                 on: false,
                 capture: 256,
                 events: Vec::new(),
+                sink: None,
             },
             callers: Callers::default(),
             cpus: Cpus::new(cpus),
             timers: Timers::default(),
+            background_share: 0.0,
         }
+    }
+
+    /// Recomputes the CPU share background device traffic takes.
+    pub(crate) fn refresh_background(&mut self) {
+        let total: f64 = self
+            .boards
+            .iter()
+            .flat_map(|b| {
+                b.devices.iter().filter(|d| d.present()).map(|d| {
+                    behaviour::activity_cpu_share(&b.timing, d.behaviour.activity_bytes_per_s)
+                })
+            })
+            .sum();
+        self.background_share = total / self.cpus.count() as f64;
     }
 
     /// The calling thread's virtual time, after the timers due by then have fired:
@@ -112,7 +170,87 @@ impl World {
     pub(crate) fn begin(&mut self) -> Duration {
         let t = self.callers.now();
         self.fire_timers(t);
+        self.autopoll(t);
         t
+    }
+
+    /// The drivers' automatic serial polls due by `t`: every pending request of an SRQ
+    /// storm on a board that autopolls is polled as soon as the bus is free (UNL, MLA,
+    /// SPE, TAD \[SAD\], one status byte, SPD, UNT), taking the bus and the CPU; the
+    /// device requests again one period after each poll.
+    pub(crate) fn autopoll(&mut self, t: Duration) {
+        for board in 0..self.boards.len() {
+            if !self.boards[board].behaviour.autopoll {
+                continue;
+            }
+            for dev in 0..self.boards[board].devices.len() {
+                self.autopoll_device(board, dev, t);
+            }
+        }
+    }
+
+    fn autopoll_device(&mut self, board: usize, dev: usize, t: Duration) {
+        let slot = &self.boards[board].devices[dev];
+        let Some(period) = slot.behaviour.srq_every else {
+            return;
+        };
+        if !slot.present() {
+            return;
+        }
+        let period = period.max(Duration::from_nanos(1));
+        let b = &self.boards[board];
+        let commands = 6 + u64::from(slot.address.secondary.is_some());
+        let byte = Duration::from_nanos(b.handshake_ns(slot.timing.t1_ns, b.timing.accept_ns));
+        let one = b
+            .timing
+            .call_overhead
+            .saturating_add(crate::sim::timing::times(b.timing.command_byte, commands))
+            .saturating_add(byte);
+        let gap = period.saturating_add(one);
+        let address = slot.address.primary.get();
+        let slot_t1 = slot.timing.t1_ns;
+        let mut exact = 0u64;
+        while let Some(next) = self.boards[board].devices[dev].next_request {
+            if next > t {
+                break;
+            }
+            let start = self.bus_start(board, next);
+            let end = if exact < EXACT_POLLS {
+                // One poll, recorded.
+                exact += 1;
+                let status = self.boards[board].devices[dev].serial_poll(start);
+                let end = self.occupy(board, start, one, one, false);
+                if self.rec.active() {
+                    // The status byte after the poll's addressing (UNL, MLA, SPE, MTA).
+                    let b = &self.boards[board];
+                    let first = start.saturating_add(b.timing.call_overhead).saturating_add(
+                        crate::sim::timing::times(b.timing.command_byte, commands - 2),
+                    );
+                    let record = Transfer {
+                        board: board as u16,
+                        flags: crate::trace::format::flags::SERIAL_POLL,
+                        talker: address,
+                        listeners: 1 << b.address.get(),
+                        start_ns: ns(start),
+                        ready_ns: ns(start),
+                        first_ns: ns(first),
+                        byte_ns: ns(byte),
+                        end_ns: ns(end),
+                        t1_ns: u32::try_from(slot_t1).unwrap_or(u32::MAX),
+                        accept_ns: u32::try_from(b.timing.accept_ns).unwrap_or(u32::MAX),
+                        bytes: std::borrow::Cow::Borrowed(&[status.0]),
+                    };
+                    self.rec.emit(&Record::Transfer(record));
+                }
+                end
+            } else {
+                // A long stretch of polls: as many as fit before `t`, taken at once.
+                let n = (t.saturating_sub(next).as_nanos() / gap.as_nanos().max(1)).max(1);
+                let busy = crate::sim::timing::times(one, u64::try_from(n).unwrap_or(u64::MAX));
+                self.occupy(board, start, busy, busy, false)
+            };
+            self.boards[board].devices[dev].next_request = Some(end.saturating_add(period));
+        }
     }
 
     /// Moves the calling thread to `t` (the end of its operation).
@@ -166,6 +304,7 @@ impl World {
         cpu: Duration,
         dma: bool,
     ) -> Duration {
+        let cpu = behaviour::stretched(cpu, self.background_share);
         let cpu_end = self.cpus.run(start, cpu);
         let end = start.saturating_add(elapsed).max(cpu_end);
         let b = &mut self.boards[board];
@@ -186,14 +325,33 @@ impl World {
 
     /// Records an SRQ edge, when recording.
     pub(crate) fn note_srq(&mut self, board: usize, now: Duration) {
-        if !self.rec.on {
+        if !self.rec.active() {
             return; // SRQ changes are only worth polling for when someone records them
         }
         let on = self.srq_line(board, now);
         let b = &mut self.boards[board];
         if on != b.srq_seen {
             b.srq_seen = on;
-            self.rec.push(now, board, EventKind::Srq(on));
+            self.rec.emit(&Record::Line(LineChange {
+                board: board as u16,
+                line: Line::Srq,
+                asserted: on,
+                at_ns: ns(now),
+                end_ns: ns(now),
+            }));
         }
     }
+
+    /// Bit `a` set for the primary address `a` of each device in `devices`.
+    pub(crate) fn address_mask(&self, board: usize, devices: &[usize]) -> u32 {
+        let b = &self.boards[board];
+        devices
+            .iter()
+            .fold(0, |m, &i| m | 1 << b.devices[i].address.primary.get())
+    }
+}
+
+/// A time as whole nanoseconds (saturating: u64 nanoseconds last 584 years).
+pub(crate) fn ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }

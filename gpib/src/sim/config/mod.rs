@@ -8,12 +8,24 @@
 //! transfer = "dma"          # or "pio"
 //!   [[board.device]]
 //!   address = 22
-//!   model = "scpi"          # "scpi", "hp3565" or "disc"
+//!   model = "scpi"          # "scpi", "hp3565", "terminal", "disc", "pyvisa-sim"
+//!                           # or "replay" (file = "session.trace", a recorded device)
 //!   idn = "ACME,DMM,1,2"
 //!   name = "voltmeter"      # optional: what libgpib's ibfind("voltmeter") opens,
 //!   timeout_s = 3           # with these optional settings (gpib.conf's device
 //!   eos = 0x0a              # section: timeout, eos, set-reos, set-bin, set-xeos,
 //!   set_reos = true         # set-eot)
+//! ```
+//!
+//! Or the boards and named devices come from a linux-gpib gpib.conf, with the
+//! instruments attached by name (see [`InstrumentConfig`]):
+//!
+//! ```toml
+//! name = "lab"
+//! gpib_conf = "gpib.conf"   # relative to this file
+//! [[instrument]]
+//! name = "voltmeter"        # a gpib.conf device section
+//! model = "scpi"
 //! ```
 //!
 //! Every timing field is optional; see [`BoardConfig`] and [`DeviceConfig`] for the
@@ -27,9 +39,10 @@ use serde::Deserialize;
 
 use crate::address::{Address, PrimaryAddress};
 use crate::error::{Error, Result};
+use crate::sim::behaviour::{AddressingMode, BoardBehaviour, DeviceBehaviour};
 use crate::sim::host::SimHost;
 use crate::sim::instrument::Instrument;
-use crate::sim::instruments::{Disc, Hp3565, ScpiInstrument, Terminal};
+use crate::sim::instruments::{Disc, Hp3565, Replay, ScpiInstrument, Terminal};
 use crate::sim::named::NamedDevice;
 use crate::sim::timing::{BoardTiming, DeviceTiming, TransferMode, MIN_T1_NS};
 
@@ -46,6 +59,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
     (
         "vax-780-terminals",
         include_str!("../../../configs/vax-780-terminals.toml"),
+    ),
+    (
+        "three-adapters",
+        include_str!("../../../configs/three-adapters.toml"),
     ),
 ];
 
@@ -64,7 +81,22 @@ pub struct Config {
     /// Its boards, in index order.
     #[serde(rename = "board", default)]
     pub boards: Vec<BoardConfig>,
+    /// The folder relative paths in the file (pyvisa-sim files) start from: the
+    /// configuration file's (set by [`Config::read_file`]; else the working folder).
+    #[serde(skip)]
+    pub base_dir: Option<std::path::PathBuf>,
+    /// A linux-gpib gpib.conf that gives the boards and named devices instead of
+    /// `[[board]]` (relative to the TOML file's folder); see [`InstrumentConfig`].
+    pub gpib_conf: Option<std::path::PathBuf>,
+    /// Instruments attached to the gpib.conf's devices.
+    #[serde(rename = "instrument", default)]
+    pub instruments: Vec<InstrumentConfig>,
 }
+
+/// Longest cable a configuration may give (`cable_m`): 1000 m.
+pub const MAX_CABLE_M: f64 = 1000.0;
+/// Most background traffic of a device (`activity_bytes_per_s`): 100 MB/s.
+pub const MAX_ACTIVITY_BYTES_PER_S: u64 = 100_000_000;
 
 /// Most CPUs a configured host may have.
 pub const MAX_CPUS: u64 = 256;
@@ -75,7 +107,7 @@ pub const MAX_CPUS: u64 = 256;
 /// most [`MAX_CALL_US`] (1 s), per-byte and settling times at most [`MAX_BYTE_NS`]
 /// (1 s), the timeout at most [`MAX_TIMEOUT_S`] (1000 s); NaN and infinities are
 /// refused. An error names the field and its limit.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BoardConfig {
     /// The board's name (what `ibfind()` finds); unique on the host.
@@ -118,24 +150,67 @@ pub struct BoardConfig {
     pub polled: bool,
     /// Time one poll of this board takes, µs (at most 1 s).
     pub poll_us: Option<f64>,
+    /// The board descriptor's end-of-string byte (gpib.conf `eos`; default 0).
+    pub eos: Option<u8>,
+    /// Board descriptor reads end on the EOS byte (gpib.conf `set-reos`).
+    #[serde(default, alias = "set-reos")]
+    pub set_reos: bool,
+    /// The EOS byte is compared on all 8 bits (gpib.conf `set-bin`).
+    #[serde(default, alias = "set-bin")]
+    pub set_bin: bool,
+    /// EOI is sent with the EOS byte on board writes (gpib.conf `set-xeos`).
+    #[serde(default, alias = "set-xeos")]
+    pub set_xeos: bool,
+    /// EOI with the last byte of board writes (gpib.conf `set-eot`; default true).
+    #[serde(alias = "set-eot")]
+    pub eot: Option<bool>,
+    /// The driver serial-polls devices that request service as soon as the bus is free
+    /// (linux-gpib's autopoll; default false). With a device's `srq_every_us`, an SRQ
+    /// storm.
+    #[serde(default)]
+    pub autopoll: bool,
+    /// When the driver sends addressing bytes: "cached" (default: only when the
+    /// addressed device changes) or "every-call" (UNL, MTA/MLA before every read and
+    /// write, as linux-gpib's device-level calls).
+    pub addressing: Option<AddressingMode>,
+    /// Total cable length, m (0 to 1000; default: a short bus). Each metre adds 5 ns a
+    /// way to every handshake; past IEEE 488.1's 20 m, or 2 m a device, talkers need
+    /// its 2 µs settling time.
+    pub cable_m: Option<f64>,
     /// Its devices.
     #[serde(rename = "device", default)]
     pub devices: Vec<DeviceConfig>,
+    /// Devices from a pyvisa-sim file's GPIB resources (see [`PyvisaSimBoard`]).
+    pub pyvisa_sim: Option<PyvisaSimBoard>,
 }
 
 /// One device; timing defaults are [`DeviceTiming::default`]'s.
 ///
 /// Per-byte, settling and holdoff times are at most [`MAX_BYTE_NS`] (1 s), the
 /// response latency at most [`MAX_RESPONSE_LATENCY_US`] (1000 s).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceConfig {
     /// Primary address, 0..=30.
     pub address: u8,
     /// Secondary address, 0..=30.
     pub secondary: Option<u8>,
-    /// "scpi", "hp3565" or "disc".
+    /// "scpi", "hp3565", "terminal", "disc", "pyvisa-sim" or "replay".
     pub model: String,
+    /// A pyvisa-sim device's YAML file, or the trace a `replay` device plays back (its
+    /// device at this address); relative to the configuration file.
+    pub file: Option<String>,
+    /// Which device of the pyvisa-sim file (needed when it has more than one).
+    pub device: Option<String>,
+    /// Or which resource of the pyvisa-sim file (`GPIB0::8::INSTR`): its device,
+    /// channel ids and termination.
+    pub resource: Option<String>,
+    /// Whose `eom` (terminations) a pyvisa-sim device uses (default "GPIB INSTR").
+    pub interface: Option<String>,
+    /// Time from a query's arrival until a pyvisa-sim device queues its answer, µs
+    /// (at most 1000 s; default 0). Unlike `response_latency_us`, the status byte
+    /// shows no MAV until then.
+    pub response_time_us: Option<f64>,
     /// `*IDN?` answer of a SCPI instrument.
     pub idn: Option<String>,
     /// Disc model ("7958").
@@ -154,6 +229,20 @@ pub struct DeviceConfig {
     pub holdoff_recovery_talk_ns: Option<u64>,
     /// Time the firmware needs to resume listening after a held-off handshake, ns (at most 1 s).
     pub holdoff_recovery_listen_ns: Option<u64>,
+    /// The device listens to every data byte without being addressed (IEEE 488's
+    /// listen-only mode, a printer logging the bus): every transfer's handshake waits
+    /// for its acceptance time (default false).
+    #[serde(default)]
+    pub listen_only: bool,
+    /// After each message it receives, the device holds NRFD this long, µs (at most
+    /// 1 s): the next command bytes on the bus, anyone's, wait for it.
+    pub nrfd_hold_us: Option<f64>,
+    /// The device requests service again this long after each serial poll, µs (1 µs to
+    /// 1000 s): an SRQ storm on a board with `autopoll`.
+    pub srq_every_us: Option<f64>,
+    /// Background traffic of the device (a busy disc), bytes a second (at most
+    /// 100,000,000): interrupts (DMA board) or byte moves (PIO board) on the host CPU.
+    pub activity_bytes_per_s: Option<u64>,
     /// Time a measurement of a SCPI instrument takes (`READ?`, `*TRG`, `INIT`), s
     /// (at most 1000 s; default 0: readings at once).
     pub measurement_time_s: Option<f64>,
@@ -200,10 +289,10 @@ impl Config {
     }
 
     /// Reads and parses the TOML file at `path` (a regular file of at most
-    /// [`MAX_CONFIG_BYTES`]; see [`read_text_file`]). Errors name the file.
+    /// [`MAX_CONFIG_BYTES`]; see [`read_text_file`]), and the gpib.conf it names
+    /// ([`Config::expand_gpib_conf`], relative to the file's folder). Errors name the file.
     pub fn read_file(path: &std::path::Path) -> Result<Self> {
-        let text = read_text_file(path, MAX_CONFIG_BYTES)?;
-        Self::parse(&text).map_err(|e| in_file(path, e))
+        Self::read_file_with(path, None)
     }
 
     /// A built-in configuration by name, or else the TOML file at `name_or_path`.
@@ -214,8 +303,14 @@ impl Config {
         }
     }
 
-    /// Builds the host this configuration describes.
+    /// Builds the host this configuration describes (reading its gpib.conf first, if it
+    /// names one that was not read yet, relative to the working folder).
     pub fn build(&self) -> Result<SimHost> {
+        if self.gpib_conf.is_some() || !self.instruments.is_empty() {
+            let mut expanded = self.clone();
+            expanded.expand_gpib_conf(None)?;
+            return expanded.build();
+        }
         if self.boards.is_empty() {
             return Err(Error::Config(format!(
                 "host {:?} has no [[board]]",
@@ -331,6 +426,23 @@ impl Config {
             let address = PrimaryAddress::try_from(b.address)
                 .map_err(|e| Error::Config(format!("board {}: {e}", b.name)))?;
             let index = host.add_board(b.name.clone(), address, timing, timeout);
+            let cable_m = match b.cable_m {
+                None => None,
+                Some(m) if m.is_finite() && (0.0..=MAX_CABLE_M).contains(&m) => Some(m),
+                Some(m) => {
+                    return Err(Error::Config(format!(
+                        "{on}: cable_m = {m:?} is out of range: 0 to {MAX_CABLE_M} m"
+                    )))
+                }
+            };
+            host.set_board_behaviour(
+                index,
+                BoardBehaviour {
+                    autopoll: b.autopoll,
+                    addressing: b.addressing.unwrap_or_default(),
+                    cable_m,
+                },
+            )?;
             for dev in &b.devices {
                 let addr = Address::new(dev.address, dev.secondary)
                     .map_err(|e| Error::Config(format!("board {}: {e}", b.name)))?;
@@ -361,6 +473,7 @@ impl Config {
                     )?,
                 };
                 check_t1(timing.t1_ns, &format!("device {addr} on {}", b.name))?;
+                pyvisa_sim::check_fields(dev, on)?;
                 let instrument: Box<dyn Instrument> = match dev.model.to_ascii_lowercase().as_str()
                 {
                     "scpi" => Box::new(
@@ -378,17 +491,63 @@ impl Config {
                     ),
                     "hp3565" => Box::new(Hp3565::new()),
                     "terminal" => Box::new(Terminal::new()),
+                    "replay" => {
+                        let Some(file) = &dev.file else {
+                            return Err(Error::Config(format!(
+                                "{on}: a replay device needs file = \"...\" (a trace recorded with gpib-diag trace record)"
+                            )));
+                        };
+                        let path = match &self.base_dir {
+                            Some(dir) if std::path::Path::new(file).is_relative() => dir.join(file),
+                            _ => std::path::PathBuf::from(file),
+                        };
+                        Box::new(Replay::open(&path, addr.primary.get())?)
+                    }
+                    "pyvisa-sim" => pyvisa_sim::device_instrument(dev, self.base_dir.as_deref(), on)?,
                     "disc" => {
                         Box::new(Disc::new(dev.disc.clone().unwrap_or_else(|| "disc".into())))
                     }
                     other => {
                         return Err(Error::Config(format!(
-                        "device {addr} on {}: unknown model {other:?} (known: scpi, hp3565, terminal, disc)",
+                        "device {addr} on {}: unknown model {other:?} (known: scpi, hp3565, terminal, disc, pyvisa-sim, replay)",
                         b.name
                     )))
                     }
                 };
                 let at = host.attach(index, addr, instrument, timing)?;
+                let srq_every = match dev.srq_every_us {
+                    None => None,
+                    Some(us) if us.is_finite() && (1.0..=MAX_RESPONSE_LATENCY_US).contains(&us) => {
+                        Some(Duration::from_secs_f64(us / 1e6))
+                    }
+                    Some(us) => {
+                        return Err(Error::Config(format!(
+                            "{on}: srq_every_us = {us:?} is out of range: 1 to {MAX_RESPONSE_LATENCY_US} us (1000 s)"
+                        )))
+                    }
+                };
+                let behaviour = DeviceBehaviour {
+                    listen_only: dev.listen_only,
+                    nrfd_hold: us_field(
+                        dev.nrfd_hold_us,
+                        Duration::ZERO,
+                        "nrfd_hold_us",
+                        MAX_CALL_US,
+                        on,
+                    )?,
+                    srq_every,
+                    activity_bytes_per_s: int_field(
+                        dev.activity_bytes_per_s,
+                        0,
+                        "activity_bytes_per_s",
+                        MAX_ACTIVITY_BYTES_PER_S,
+                        "bytes a second",
+                        on,
+                    )?,
+                };
+                if !behaviour.is_quiet() {
+                    host.set_device_behaviour(index, addr, behaviour)?;
+                }
                 match &dev.name {
                     Some(name) => host.add_named_device(NamedDevice {
                         name: name.clone(),
@@ -420,6 +579,12 @@ impl Config {
                 }
                 if let Some(m) = &dev.mount {
                     host.set_mount_point(at, m, dev.mounted.unwrap_or(true))?;
+                }
+            }
+            if let Some(p) = &b.pyvisa_sim {
+                let base = self.base_dir.as_deref();
+                for (addr, inst) in pyvisa_sim::board_devices(p, index, base, on)? {
+                    host.attach(index, addr, inst, DeviceTiming::default())?;
                 }
             }
         }
@@ -461,17 +626,26 @@ pub fn builtin(name: &str) -> Result<SimHost> {
 /// A file is read through [`Config::read_file`] (a regular file of at most
 /// [`MAX_CONFIG_BYTES`]); every error about it names the file once.
 pub fn load(name_or_path: &str) -> Result<SimHost> {
-    if BUILTIN.iter().any(|(n, _)| *n == name_or_path) {
-        return builtin(name_or_path);
+    Config::from_name_or_path(name_or_path)?.build_named(name_or_path)
+}
+
+impl Config {
+    /// Builds the host of this configuration, read from `name_or_path` (a built-in
+    /// name or a file): an error about a file names it once.
+    pub fn build_named(&self, name_or_path: &str) -> Result<SimHost> {
+        if BUILTIN.iter().any(|(n, _)| *n == name_or_path) {
+            return self.build();
+        }
+        self.build()
+            .map_err(|e| in_file(std::path::Path::new(name_or_path), e))
     }
-    let path = std::path::Path::new(name_or_path);
-    Config::read_file(path)?
-        .build()
-        .map_err(|e| in_file(path, e))
 }
 
 mod fields;
 mod file;
+mod gpib_conf;
+mod pyvisa_sim;
+mod sources;
 #[cfg(test)]
 mod tests;
 
@@ -479,3 +653,6 @@ use fields::{int_field, ns_field, secs_field, us_field};
 pub use fields::{MAX_BYTE_NS, MAX_CALL_US, MAX_DMA_BLOCK_BYTES, MAX_RESPONSE_LATENCY_US};
 use file::in_file;
 pub use file::read_text_file;
+pub use gpib_conf::InstrumentConfig;
+pub use pyvisa_sim::PyvisaSimBoard;
+pub use sources::{Source, SourceKind};

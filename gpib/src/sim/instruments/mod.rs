@@ -2,10 +2,14 @@
 
 mod disc;
 pub mod hp3565;
+pub mod pyvisa_sim;
+mod replay;
 pub mod scpi;
 mod terminal;
 
 pub use disc::Disc;
 pub use hp3565::Hp3565;
+pub use pyvisa_sim::PyvisaSimInstrument;
+pub use replay::Replay;
 pub use scpi::ScpiInstrument;
 pub use terminal::Terminal;

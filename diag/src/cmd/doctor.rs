@@ -1,0 +1,158 @@
+//! `gpib-diag doctor`: probes a board and prints what slows it down.
+
+use std::io::Write;
+
+use crate::cli::{DoctorArgs, Format};
+use crate::doctor::probe::{rate_of, QUERIES};
+use crate::doctor::{self, Report, Request, Severity};
+use crate::error::{DiagError, Result};
+use crate::measure::SessionOptions;
+use crate::record::Backend;
+use crate::target::{BusSpec, Target};
+
+/// The exit status when a problem was found.
+pub const FOUND_EXIT: u8 = 3;
+
+/// Runs the doctor; `Ok(true)` when it found a problem.
+pub fn run(args: &DoctorArgs) -> Result<bool> {
+    if !(args.threshold.is_finite() && args.threshold > 1.0) {
+        return Err(DiagError::Usage(format!(
+            "--threshold {} must be a ratio above 1 (1.1: 10 % faster)",
+            args.threshold
+        )));
+    }
+    if args.small == 0 || args.large == 0 {
+        return Err(DiagError::Usage(
+            "--small and --large must be at least 1 byte".into(),
+        ));
+    }
+    if let Some(b) = args.baseline {
+        if !(b.is_finite() && b > 0.0) {
+            return Err(DiagError::Usage(format!(
+                "--baseline {b} must be a rate above 0 B/s"
+            )));
+        }
+    }
+    if !matches!(args.format, Format::Text | Format::Json) {
+        return Err(DiagError::Usage("doctor prints text or json".into()));
+    }
+    let spec = BusSpec::from_args(&args.bus)?;
+    let target = Target::open(args.bus.backend, &spec)?;
+    let simulated = target.backend == Backend::Sim;
+    let req = Request {
+        spec,
+        session: SessionOptions {
+            device: args.device,
+            protocol: args.protocol.into(),
+            timeout: None,
+        },
+        small: args.small,
+        large: args.large,
+        baseline: args.baseline,
+        threshold: args.threshold,
+    };
+    let report = doctor::examine(&req, simulated, target)?;
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Json => serde_json::to_writer_pretty(&mut out, &report)
+            .map_err(std::io::Error::from)
+            .and_then(|()| writeln!(out)),
+        _ => print_text(&mut out, &report),
+    }
+    .map_err(|source| DiagError::Output {
+        path: "-".into(),
+        source,
+    })?;
+    Ok(report.found_problem())
+}
+
+fn print_text(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "gpib-diag doctor: {}{}",
+        r.target,
+        r.device.map_or(String::new(), |d| format!(", device {d}"))
+    )?;
+    let b = &r.bus;
+    writeln!(
+        out,
+        "  listeners: {}; SRQ {}; NRFD {}",
+        if b.listeners.is_empty() {
+            "none found".into()
+        } else {
+            b.listeners
+                .iter()
+                .map(u8::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+        if b.srq { "asserted" } else { "released" },
+        if !b.lines_known {
+            "unknown"
+        } else if b.nrfd_held {
+            "held"
+        } else {
+            "released"
+        }
+    )?;
+    for (name, t) in r.transfers.each() {
+        let base = r
+            .baseline
+            .as_ref()
+            .and_then(|x| x.each().into_iter().find(|(n, _)| *n == name))
+            .map(|(_, b)| format!(" (without contention: {})", rate_of(name, &b)))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "  {name:<13} {:>6} {}  {:>12.6} s  {:>16}  CPU {:>3.0} %{base}",
+            t.bytes,
+            if name == QUERIES { "x" } else { "B" },
+            t.seconds,
+            rate_of(name, &t),
+            if t.seconds > 0.0 {
+                100.0 * t.cpu_seconds / t.seconds
+            } else {
+                0.0
+            }
+        )?;
+    }
+    if let Some(a) = r.transfers.addressing_seconds {
+        writeln!(
+            out,
+            "  addressing: {:.1} us a sequence, {}",
+            a * 1e6,
+            if r.transfers.addresses_every_call {
+                "sent before every call"
+            } else {
+                "sent when the addressed device changes"
+            }
+        )?;
+    }
+    let problems = r
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Problem)
+        .count();
+    writeln!(out)?;
+    if problems == 0 {
+        writeln!(out, "No problems found.")?;
+    } else {
+        writeln!(
+            out,
+            "{problems} problem{} found:",
+            if problems == 1 { "" } else { "s" }
+        )?;
+    }
+    for (i, f) in r.findings.iter().enumerate() {
+        let tag = match f.severity {
+            Severity::Problem => "",
+            Severity::Note => "note: ",
+        };
+        writeln!(out, "{}. {tag}[{}] {}", i + 1, f.cause.name(), f.summary)?;
+        for e in &f.evidence {
+            writeln!(out, "     - {e}")?;
+        }
+        writeln!(out, "     try: {}", f.advice)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,154 @@
+//! `gpib-diag trace record`: runs a workload with every backend call traced and, on
+//! the simulator, every bus record streamed to the same file.
+
+use std::io::BufWriter;
+
+use clap::ValueEnum;
+use gpib::trace::{Clock, Header, SharedSink, TraceSink, TraceWriter, TracedBackend};
+use gpib::Address;
+
+use super::input::output;
+use super::{RecordArgs, TraceWorkload};
+use crate::cli::BackendKind;
+use crate::error::{DiagError, Result};
+use crate::measure::{ProtocolChoice, Session, SessionOptions};
+use crate::target::{BusSpec, Target};
+
+/// Runs the command.
+pub fn run(a: &RecordArgs) -> Result<()> {
+    let spec = BusSpec::from_args(&a.bus)?;
+    let simulated = a.bus.backend == BackendKind::Sim && spec.resource.is_none();
+    // The board's index on a simulated host, so that call and bus records agree.
+    let board = if simulated {
+        let host = gpib::sim::load(&spec.config)?;
+        match &spec.board {
+            None => 0,
+            Some(b) => match b.parse::<usize>() {
+                Ok(i) => i,
+                Err(_) => host.board_named(b)?.index(),
+            },
+        }
+    } else {
+        0
+    };
+    let header = Header {
+        clock: if simulated {
+            Clock::Virtual
+        } else {
+            Clock::Wall
+        },
+        label: format!(
+            "{} ({})",
+            spec.label(),
+            a.bus
+                .backend
+                .to_possible_value()
+                .map_or_else(String::new, |v| v.get_name().to_string())
+        ),
+    };
+    let file = std::fs::File::create(&a.output).map_err(|e| output(&a.output, e))?;
+    let writer =
+        TraceWriter::new(BufWriter::new(file), &header).map_err(|e| output(&a.output, e))?;
+    let mut sink = SharedSink::new(writer);
+    let traced = sink.clone();
+    let wrap = move |b: Box<dyn gpib::Backend>| -> Box<dyn gpib::Backend> {
+        Box::new(TracedBackend::new(b, traced.clone(), board as u16))
+    };
+    let target = Target::open_wrapped(a.bus.backend, &spec, &wrap)?;
+    if let Some(h) = &target.host {
+        h.trace_to(sink.clone());
+    }
+    let t0 = target.bus.now();
+    let result = (0..a.repeat).try_for_each(|_| workload(a, &target));
+    let elapsed = target.bus.now().saturating_sub(t0);
+    if let Some(h) = &target.host {
+        h.stop_trace();
+    }
+    sink.flush().map_err(|e| output(&a.output, e))?;
+    result?;
+    eprintln!(
+        "gpib-diag: traced {} x {} on {} ({:.6} s on the bus's {} clock) into {}",
+        a.repeat,
+        workload_name(a),
+        target.label,
+        elapsed.as_secs_f64(),
+        if simulated { "virtual" } else { "wall" },
+        a.output.display()
+    );
+    Ok(())
+}
+
+fn workload_name(a: &RecordArgs) -> String {
+    match a.workload {
+        TraceWorkload::Query => format!("query {:?}", query_text(a)),
+        TraceWorkload::Read => format!("read of {} bytes", a.size),
+        TraceWorkload::Write => format!("write of {} bytes", a.size),
+        TraceWorkload::Block => format!("block read {:?}", block_text(a)),
+    }
+}
+
+fn query_text(a: &RecordArgs) -> String {
+    a.command.clone().unwrap_or_else(|| "*IDN?".into())
+}
+
+fn block_text(a: &RecordArgs) -> String {
+    a.command
+        .clone()
+        .unwrap_or_else(|| format!("BLOCK? {}", a.size))
+}
+
+/// The device: given, the resource's, or the board's first instrument.
+fn device(a: &RecordArgs, target: &Target) -> Result<Address> {
+    if let Some(d) = a.device {
+        return Ok(Address::try_from(d)?);
+    }
+    if let Some(d) = target.device {
+        return Ok(d);
+    }
+    target
+        .instruments()
+        .first()
+        .map(|(a, _)| *a)
+        .ok_or_else(|| {
+            DiagError::Usage("give --device <ADDR>: no instrument found to trace".into())
+        })
+}
+
+fn workload(a: &RecordArgs, target: &Target) -> Result<()> {
+    match a.workload {
+        TraceWorkload::Query => {
+            let dev = target.bus.device(device(a, target)?)?;
+            let answer = dev.query(&query_text(a))?;
+            eprintln!("gpib-diag: {} answered {answer:?}", dev.address());
+        }
+        TraceWorkload::Block => {
+            let dev = target.bus.device(device(a, target)?)?;
+            let block = dev.query_block(&block_text(a))?;
+            eprintln!(
+                "gpib-diag: {} sent a block of {} bytes",
+                dev.address(),
+                block.len()
+            );
+        }
+        TraceWorkload::Read | TraceWorkload::Write => {
+            let opts = SessionOptions {
+                device: a.device,
+                protocol: ProtocolChoice::Auto,
+                timeout: None,
+            };
+            let mut session = Session::open(target, &opts, a.size)?;
+            let sample = if a.workload == TraceWorkload::Read {
+                session.read(a.size)?
+            } else {
+                session.write(a.size)?
+            };
+            eprintln!(
+                "gpib-diag: {} bytes in {:.6} s ({:.0} bytes/s)",
+                sample.bytes,
+                sample.seconds,
+                sample.bytes as f64 / sample.seconds.max(1e-12)
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,317 @@
+//! `gpib-diag doctor`'s reasoning: probes on a board, A/B runs with each contention
+//! source switched off (simulator), and findings in plain words with their evidence.
+//!
+//! Findings are a typed list ([`Finding`], [`Cause`]) so that tests can check that the
+//! right cause is named; the command prints them as text or JSON.
+
+mod advice;
+pub mod probe;
+
+pub use advice::rate_text as advice_rate;
+
+use gpib::sim::config::{Source, SourceKind};
+use gpib::sim::Config;
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::measure::SessionOptions;
+use crate::target::{BusSpec, Target};
+use probe::{BusState, Transfers};
+
+/// What a finding says is wrong (in JSON: its name, e.g. `"mounted-disc"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// Nothing answers at the device's address.
+    NoListener,
+    /// SRQ is asserted and no device's status byte has RQS.
+    SrqStuck,
+    /// NRFD is asserted while nothing is transferred.
+    NrfdHeld,
+    /// A contention source of the configuration (found by switching it off).
+    Source(SourceKind),
+    /// Transfers run below the given baseline and no cause could be isolated.
+    BelowBaseline,
+    /// A transfer failed.
+    TransferFailed,
+}
+
+impl Cause {
+    /// The cause's name in reports: `no-listener`, `mounted-disc`, ...
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::NoListener => "no-listener",
+            Cause::SrqStuck => "srq-stuck",
+            Cause::NrfdHeld => "nrfd-held",
+            Cause::Source(k) => k.name(),
+            Cause::BelowBaseline => "below-baseline",
+            Cause::TransferFailed => "transfer-failed",
+        }
+    }
+}
+
+impl Serialize for Cause {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+/// How much a finding matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Something is wrong or slows transfers down.
+    Problem,
+    /// Worth knowing; not a fault (programmed I/O on a board that could use DMA).
+    Note,
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    /// What is wrong.
+    pub cause: Cause,
+    /// How much it matters.
+    pub severity: Severity,
+    /// What was found, in plain words.
+    pub summary: String,
+    /// The figures behind it.
+    pub evidence: Vec<String>,
+    /// What to try.
+    pub advice: String,
+    /// How much faster the slowest-hit transfer ran without the cause.
+    pub speedup: Option<f64>,
+}
+
+/// Everything the doctor found on one board.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The configuration or board examined.
+    pub target: String,
+    /// The device probed.
+    pub device: Option<u8>,
+    /// Lines, listeners, SRQ.
+    pub bus: BusState,
+    /// The transfers as measured.
+    pub transfers: Transfers,
+    /// The same transfers with every contention source switched off (simulator).
+    pub baseline: Option<Transfers>,
+    /// The contention sources the configuration has (simulator).
+    pub sources: Vec<Source>,
+    /// The findings, problems first, the largest slowdown first.
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    /// Whether a problem was found.
+    pub fn found_problem(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|f| f.severity == Severity::Problem)
+    }
+}
+
+/// What the doctor is asked to do.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// Which bus.
+    pub spec: BusSpec,
+    /// Which device, and how it is driven.
+    pub session: SessionOptions,
+    /// Small transfer size.
+    pub small: u64,
+    /// Large transfer size.
+    pub large: u64,
+    /// The expected rate, B/s (hardware).
+    pub baseline: Option<f64>,
+    /// The speedup that makes a contention source count.
+    pub threshold: f64,
+}
+
+/// Examines the bus `req` names: on the simulator, also every contention source.
+pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report> {
+    let config = if simulated {
+        Some(req.spec.config()?)
+    } else {
+        None
+    };
+    let bus = probe::bus_state(&target);
+    let target_board = target.board;
+    let mut findings = Vec::new();
+    let mut report = Report {
+        target: target.label.clone(),
+        device: req.session.device,
+        bus: bus.clone(),
+        transfers: Transfers::default(),
+        baseline: None,
+        sources: config.as_ref().map(Config::sources).unwrap_or_default(),
+        findings: Vec::new(),
+    };
+    if bus.nrfd_held {
+        findings.push(advice::nrfd_held());
+    }
+    if bus.srq_stuck {
+        findings.push(advice::srq_stuck());
+    }
+    let device = match device_to_probe(req, &target, &bus) {
+        Ok(d) => d,
+        Err(f) => {
+            findings.push(f);
+            report.findings = findings;
+            return Ok(report);
+        }
+    };
+    report.device = device;
+    if bus.nrfd_held {
+        // Every command byte would time out: nothing more to learn from transfers.
+        report.findings = findings;
+        return Ok(report);
+    }
+    let session = SessionOptions {
+        device,
+        ..req.session
+    };
+    let measured = probe::transfers(&target, &session, req.small, req.large)?;
+    if let Some(e) = &measured.failure {
+        findings.push(advice::transfer_failed(e));
+    }
+    if let Some(config) = &config {
+        let board = config
+            .boards
+            .get(target_board)
+            .map(|b| b.name.clone())
+            .unwrap_or_default();
+        let (baseline, mut causes) = ab_runs(req, config, &board, &session, &measured)?;
+        findings.append(&mut causes);
+        if let Some(b) = &baseline {
+            if let Some(f) = findings
+                .iter_mut()
+                .find(|f| f.severity == Severity::Problem && matches!(f.cause, Cause::Source(_)))
+            {
+                advice::lead_with_slowdown(f, &measured, b, device);
+            }
+        }
+        report.baseline = baseline;
+    } else if let Some(rate) = req.baseline {
+        if let Some(f) = advice::below_baseline(&measured, rate, req.threshold) {
+            findings.push(f);
+        }
+    }
+    findings.sort_by(|a, b| {
+        (a.severity != Severity::Problem)
+            .cmp(&(b.severity != Severity::Problem))
+            .then(
+                b.speedup
+                    .unwrap_or(0.0)
+                    .total_cmp(&a.speedup.unwrap_or(0.0)),
+            )
+    });
+    report.transfers = measured;
+    report.findings = findings;
+    Ok(report)
+}
+
+/// The device to probe: the one asked for, else the first instrument (simulator) or
+/// listener; a finding when it does not answer.
+fn device_to_probe(
+    req: &Request,
+    target: &Target,
+    bus: &BusState,
+) -> std::result::Result<Option<u8>, Finding> {
+    let asked = req.session.device;
+    let wanted = asked.or_else(|| {
+        target
+            .instruments()
+            .first()
+            .map(|(a, _)| a.primary.get())
+            .or_else(|| bus.listeners.first().copied())
+    });
+    match wanted {
+        Some(a) if !bus.listeners.is_empty() && !bus.listeners.contains(&a) => {
+            Err(advice::no_listener(a, &bus.listeners))
+        }
+        Some(a) => Ok(Some(a)),
+        None if bus.listeners.is_empty() && !target.bus.device_level() => {
+            Err(advice::no_listener_at_all())
+        }
+        None => Ok(None),
+    }
+}
+
+/// Runs the transfers with every source switched off (the baseline) and with each
+/// kind switched off alone; a finding for each kind whose absence makes a transfer
+/// faster by the threshold.
+fn ab_runs(
+    req: &Request,
+    config: &Config,
+    board: &str,
+    session: &SessionOptions,
+    measured: &Transfers,
+) -> Result<(Option<Transfers>, Vec<Finding>)> {
+    let sources = config.sources();
+    let mut findings = Vec::new();
+    if sources.is_empty() {
+        return Ok((None, findings));
+    }
+    let run = |c: &Config| -> Result<Transfers> {
+        let target = Target::open_config(&req.spec, c)?;
+        probe::transfers(&target, session, req.small, req.large)
+    };
+    let mut kinds: Vec<SourceKind> = sources.iter().map(|s| s.kind).collect();
+    kinds.dedup();
+    let causes: Vec<SourceKind> = kinds
+        .iter()
+        .copied()
+        .filter(|k| *k != SourceKind::ProgrammedIo)
+        .collect();
+    let mut all_off = config.clone();
+    for k in &causes {
+        all_off.without_source(*k);
+    }
+    let baseline = if causes.is_empty() {
+        None
+    } else {
+        Some(run(&all_off)?)
+    };
+    for kind in causes {
+        let mut variant = config.clone();
+        variant.without_source(kind);
+        let without = run(&variant)?;
+        let Some((which, speedup)) = measured.speedup_in(&without) else {
+            continue;
+        };
+        if speedup >= req.threshold {
+            let of_kind: Vec<&Source> = sources.iter().filter(|s| s.kind == kind).collect();
+            findings.push(advice::source(
+                kind, &of_kind, which, speedup, measured, &without,
+            ));
+        }
+    }
+    let pio_here = sources
+        .iter()
+        .any(|s| s.kind == SourceKind::ProgrammedIo && s.board == board);
+    if pio_here {
+        let mut dma = all_off.clone();
+        dma.without_source(SourceKind::ProgrammedIo);
+        let reference = baseline.clone().unwrap_or_else(|| measured.clone());
+        let with_dma = run(&dma)?;
+        if let Some((which, speedup)) = reference.speedup_in(&with_dma) {
+            if speedup >= 1.5 {
+                let of_kind: Vec<&Source> = sources
+                    .iter()
+                    .filter(|s| s.kind == SourceKind::ProgrammedIo && s.board == board)
+                    .collect();
+                let mut f = advice::source(
+                    SourceKind::ProgrammedIo,
+                    &of_kind,
+                    which,
+                    speedup,
+                    &reference,
+                    &with_dma,
+                );
+                f.severity = Severity::Note;
+                findings.push(f);
+            }
+        }
+    }
+    Ok((baseline, findings))
+}

@@ -1,0 +1,208 @@
+//! The doctor's probes on one opened board: line states, listeners, the service
+//! request line, transfers each way, addressing overhead and CPU cost per call.
+
+use std::time::Duration;
+
+use gpib::{Address, ErrorKind};
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::measure::{Session, SessionOptions};
+use crate::target::Target;
+
+/// What the bus looked like before any transfer.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BusState {
+    /// Primary addresses that answered as listeners (empty when the backend cannot look).
+    pub listeners: Vec<u8>,
+    /// NRFD was asserted with no transfer in progress.
+    pub nrfd_held: bool,
+    /// SRQ was asserted.
+    pub srq: bool,
+    /// SRQ was asserted but no listener's status byte had RQS.
+    pub srq_stuck: bool,
+    /// Line states could be read.
+    pub lines_known: bool,
+}
+
+/// One timed transfer's figures.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Timing {
+    /// Bytes moved.
+    pub bytes: u64,
+    /// Seconds on the bus's clock.
+    pub seconds: f64,
+    /// Host CPU seconds.
+    pub cpu_seconds: f64,
+}
+
+impl Timing {
+    /// Bytes a second.
+    pub fn rate(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.bytes as f64 / self.seconds
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// The four transfers, and the cost of addressing.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Transfers {
+    /// Small read.
+    pub read_small: Option<Timing>,
+    /// Large read.
+    pub read_large: Option<Timing>,
+    /// Small write.
+    pub write_small: Option<Timing>,
+    /// Large write.
+    pub write_large: Option<Timing>,
+    /// Short queries back to back (`bytes` counts the queries).
+    pub queries: Option<Timing>,
+    /// Seconds one addressing sequence (UNL, MTA/MLA \[MSA\]) takes.
+    pub addressing_seconds: Option<f64>,
+    /// Whether the board sends addressing before every call.
+    pub addresses_every_call: bool,
+    /// What failed, if a transfer did: the error's text.
+    pub failure: Option<String>,
+}
+
+impl Transfers {
+    /// The four timings with their names, those that ran.
+    pub fn each(&self) -> Vec<(&'static str, Timing)> {
+        [
+            ("small read", self.read_small),
+            ("large read", self.read_large),
+            ("small write", self.write_small),
+            ("large write", self.write_large),
+            (QUERIES, self.queries),
+        ]
+        .into_iter()
+        .filter_map(|(n, t)| t.map(|t| (n, t)))
+        .collect()
+    }
+
+    /// How much faster `other` ran than `self`, at best over the transfers both ran,
+    /// with the transfer's name.
+    pub fn speedup_in(&self, other: &Transfers) -> Option<(&'static str, f64)> {
+        let theirs = other.each();
+        self.each()
+            .into_iter()
+            .filter_map(|(n, a)| {
+                let (_, b) = theirs.iter().find(|(m, _)| *m == n)?;
+                (b.seconds > 0.0).then(|| (n, a.seconds / b.seconds))
+            })
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+    }
+}
+
+/// The name of the short-queries probe (its timing counts queries, not bytes).
+pub const QUERIES: &str = "short queries";
+
+/// How many short queries the probe sends back to back.
+pub const QUERY_COUNT: u32 = 20;
+
+/// A timing's rate as people say it: B/s, or queries/s for the queries probe.
+pub fn rate_of(name: &str, t: &Timing) -> String {
+    if name == QUERIES {
+        format!("{:.0} queries/s", t.rate())
+    } else {
+        crate::doctor::advice_rate(t.rate())
+    }
+}
+
+/// Looks at the lines, the listeners and SRQ.
+pub fn bus_state(target: &Target) -> BusState {
+    let bus = &target.bus;
+    let mut s = BusState::default();
+    if let Ok(lines) = bus.lines() {
+        s.lines_known = true;
+        s.nrfd_held = lines.nrfd && !lines.dav;
+        s.srq = lines.srq;
+    } else if let Ok(srq) = bus.srq() {
+        s.srq = srq;
+    }
+    if let Ok(found) = bus.find_listeners() {
+        s.listeners = found.iter().map(|a| a.primary.get()).collect();
+    }
+    if s.srq {
+        let candidates: Vec<Address> = s
+            .listeners
+            .iter()
+            .filter_map(|&a| Address::try_from(a).ok())
+            .collect();
+        s.srq_stuck =
+            matches!(bus.find_requester(&candidates), Err(e) if e.kind() == ErrorKind::SrqStuck);
+    }
+    s
+}
+
+/// Times the transfers on device `opts.device`.
+pub fn transfers(
+    target: &Target,
+    opts: &SessionOptions,
+    small: u64,
+    large: u64,
+) -> Result<Transfers> {
+    let mut t = Transfers {
+        addresses_every_call: target.bus.readdresses(),
+        ..Default::default()
+    };
+    let mut session = Session::open(target, opts, large.max(small))?;
+    let runs: [(u64, bool); 4] = [(small, true), (large, true), (small, false), (large, false)];
+    for (size, read) in runs {
+        let got = if read {
+            session.read(size)
+        } else {
+            session.write(size)
+        };
+        let timing = match got {
+            Ok(s) => Timing {
+                bytes: s.bytes,
+                seconds: s.seconds,
+                cpu_seconds: s.cpu_seconds,
+            },
+            Err(e) => {
+                t.failure = Some(e.to_string());
+                break;
+            }
+        };
+        match (size == small, read) {
+            (true, true) => t.read_small = Some(timing),
+            (false, true) => t.read_large = Some(timing),
+            (true, false) => t.write_small = Some(timing),
+            (false, false) => t.write_large = Some(timing),
+        }
+    }
+    if t.failure.is_none() {
+        match session.transactions(QUERY_COUNT) {
+            Ok(s) => {
+                t.queries = Some(Timing {
+                    bytes: s.bytes,
+                    seconds: s.seconds,
+                    cpu_seconds: s.cpu_seconds,
+                })
+            }
+            Err(e) => t.failure = Some(e.to_string()),
+        }
+    }
+    t.addressing_seconds = addressing_time(target, session.address());
+    Ok(t)
+}
+
+/// The time of one addressing sequence to `address`, sent even if it is addressed
+/// already (backends that address inside their calls: none).
+fn addressing_time(target: &Target, address: Address) -> Option<f64> {
+    let bus = &target.bus;
+    if bus.device_level() {
+        return None;
+    }
+    let before = bus.readdresses();
+    bus.set_readdress(true);
+    let t0 = bus.now();
+    let ok = bus.transaction(|tx| tx.address_to_device(address)).is_ok();
+    let spent: Duration = bus.now().saturating_sub(t0);
+    bus.set_readdress(before);
+    ok.then_some(spent.as_secs_f64())
+}

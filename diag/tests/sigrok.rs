@@ -1,0 +1,208 @@
+//! `gpib-diag trace export --vcd` and `--sr` decoded by sigrok's `ieee488` decoder: the
+//! addresses and every byte of a `*IDN?` query and of a 400,000-byte block read come
+//! out as they went over the simulated bus, from the VCD and from sigrok's own session
+//! format.
+//!
+//! Needs `sigrok-cli` (Debian's package). Without it the test says so and passes,
+//! unless `GPIB_REQUIRE_SIGROK=1` (CI sets it after installing the package).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gpib::trace::{self, Record};
+
+const CHANNELS: &str = "ieee488:dio1=DIO1:dio2=DIO2:dio3=DIO3:dio4=DIO4:dio5=DIO5:dio6=DIO6:\
+dio7=DIO7:dio8=DIO8:eoi=EOI:dav=DAV:nrfd=NRFD:ndac=NDAC:ifc=IFC:srq=SRQ:atn=ATN:ren=REN";
+
+fn sigrok_present() -> bool {
+    let found = Command::new("sigrok-cli")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("GPIB_REQUIRE_SIGROK").is_none(),
+            "GPIB_REQUIRE_SIGROK is set but sigrok-cli is not installed"
+        );
+        eprintln!("sigrok-cli is not installed: skipping (apt-get install sigrok-cli)");
+    }
+    found
+}
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gpib-sigrok-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn diag(args: &[&str]) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "gpib-diag {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn sigrok(vcd: &Path, output: &str) -> Vec<u8> {
+    let out = Command::new("sigrok-cli")
+        .arg("-i")
+        .arg(vcd)
+        .args(["-P", CHANNELS])
+        .args(output.split(' '))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "sigrok-cli: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// The data bytes (not ATN) of a trace, in order.
+fn data_bytes(path: &Path) -> Vec<u8> {
+    let (_, records) = trace::read_file(path).unwrap();
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Transfer(t) if !t.is_command() && t.byte_ns > 0 => Some(t.bytes.to_vec()),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+#[test]
+fn sigrok_decodes_an_idn_query() {
+    if !sigrok_present() {
+        return;
+    }
+    let d = dir("idn");
+    let (t, v) = (d.join("idn.trace"), d.join("idn.vcd"));
+    diag(&[
+        "trace",
+        "record",
+        "--bus",
+        "bench",
+        "--device",
+        "22",
+        "-o",
+        t.to_str().unwrap(),
+    ]);
+    diag(&[
+        "trace",
+        "export",
+        t.to_str().unwrap(),
+        "--vcd",
+        v.to_str().unwrap(),
+    ]);
+    let sr = d.join("idn.sr");
+    diag(&[
+        "trace",
+        "export",
+        t.to_str().unwrap(),
+        "--sr",
+        sr.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8(sigrok(&v, "-A ieee488=gpib")).unwrap();
+    assert_eq!(
+        String::from_utf8(sigrok(&sr, "-A ieee488=gpib")).unwrap(),
+        text,
+        "the .sr decodes as the VCD does"
+    );
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|l| l.trim_start_matches("ieee488-1: "))
+        .collect();
+    let want = [
+        "Unlisten",
+        "Talk 0",
+        "Listen 22",
+        "*",
+        "I",
+        "D",
+        "N",
+        "?",
+        "[LF]",
+        "Unlisten",
+        "Talk 22",
+        "Listen 0",
+    ];
+    assert_eq!(&lines[..want.len()], &want[..], "{text}");
+    let answer: String = lines[want.len()..]
+        .iter()
+        .map(|l| if *l == "[LF]" { "\n" } else { l })
+        .collect();
+    assert_eq!(answer, "SIMULATED,SCPI-DMM,0,1.0\n");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn sigrok_decodes_every_byte_of_a_400000_byte_block() {
+    if !sigrok_present() {
+        return;
+    }
+    let d = dir("block");
+    let (t, v, sr) = (
+        d.join("block.trace"),
+        d.join("block.vcd"),
+        d.join("block.sr"),
+    );
+    diag(&[
+        "trace",
+        "record",
+        "--bus",
+        "bench",
+        "--device",
+        "22",
+        "--workload",
+        "block",
+        "--size",
+        "400000",
+        "-o",
+        t.to_str().unwrap(),
+    ]);
+    // 100 ns resolves the 1 µs handshake and keeps sigrok's sample count down.
+    diag(&[
+        "trace",
+        "export",
+        t.to_str().unwrap(),
+        "--vcd",
+        v.to_str().unwrap(),
+        "--sr",
+        sr.to_str().unwrap(),
+        "--resolution-ns",
+        "100",
+    ]);
+    let sent = data_bytes(&t);
+    let (vcd_len, sr_len) = (
+        std::fs::metadata(&v).unwrap().len(),
+        std::fs::metadata(&sr).unwrap().len(),
+    );
+    assert!(
+        sr_len * 10 < vcd_len,
+        ".sr {sr_len} B against VCD {vcd_len} B"
+    );
+    let from_sr = sigrok(&sr, "-B ieee488=data");
+    let decoded = sigrok(&v, "-B ieee488=data");
+    assert!(from_sr == decoded, "the .sr decodes as the VCD does");
+    let header = b"BLOCK? 400000\n#6400000";
+    assert_eq!(sent.len(), header.len() + 400_000 + 1);
+    assert_eq!(decoded.len(), sent.len());
+    if let Some(i) = decoded.iter().zip(&sent).position(|(a, b)| a != b) {
+        panic!(
+            "byte {i}: sigrok decoded 0x{:02X}, the bus carried 0x{:02X}",
+            decoded[i], sent[i]
+        );
+    }
+    assert_eq!(&decoded[..header.len()], header);
+    // The instrument's block: 0, 1, ... 255, 0, ...
+    let body = &decoded[header.len()..header.len() + 400_000];
+    assert!(body.iter().enumerate().all(|(i, &b)| b == i as u8));
+    assert_eq!(decoded.last(), Some(&b'\n'));
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -1,0 +1,52 @@
+//! Bus traces: one file with both layers on one time axis, the backend calls (as NI I/O
+//! Trace shows them) and the bytes on the bus with their handshake timing (as a bus
+//! analyzer shows them), on every backend.
+//!
+//! * [`format`](mod@format): the records ([`Record`]) and the file layout (`docs/trace-format.md`).
+//! * [`TraceWriter`] streams records to a file; [`TraceReader`] reads one back and refuses
+//!   a bad file with a [`TraceError`] that says where and what.
+//! * [`TraceSink`]: where records go as they happen. The simulator streams its bus
+//!   records to one ([`crate::sim::SimHost::trace_to`]); [`TracedBackend`] adds one call
+//!   record per [`crate::Backend`] call, on hardware and network backends too.
+//! * [`wave`] draws the 16 bus lines from the bus records (a full handshake per byte);
+//!   [`vcd`] writes them as VCD (GTKWave, sigrok) and reads a logic analyzer's VCD;
+//!   [`check`] finds handshake violations in either.
+//!
+//! ```
+//! use gpib::trace::{self, CallOp, Clock, Header, Record, SharedSink, TraceSink, TraceWriter, TracedBackend};
+//! use gpib::{Bus, sim};
+//!
+//! let path = std::env::temp_dir().join(format!("doc-{}.trace", std::process::id()));
+//! let host = sim::bench();
+//! let header = Header { clock: Clock::Virtual, label: "bench".into() };
+//! let mut sink = SharedSink::new(TraceWriter::new(std::fs::File::create(&path)?, &header)?);
+//! host.trace_to(sink.clone());
+//! let bus = Bus::new(TracedBackend::new(host.board(0)?, sink.clone(), 0));
+//! bus.device(22)?.query("*IDN?")?;
+//! host.stop_trace();
+//! sink.flush()?; // the first write error, if any
+//!
+//! let (header, records) = trace::read_file(&path)?;
+//! assert_eq!(header.label, "bench");
+//! assert!(records.iter().any(|r| matches!(r, Record::Transfer(t) if &t.bytes[..] == b"*IDN?\n")));
+//! assert!(records.iter().any(|r| matches!(r, Record::Call(c) if c.op == CallOp::Read)));
+//! # std::fs::remove_file(&path)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod check;
+pub mod format;
+mod reader;
+mod sink;
+mod traced;
+pub mod vcd;
+pub mod wave;
+mod writer;
+
+pub use format::{BusError, Call, CallOp, Clock, Header, Line, LineChange, Record, Transfer};
+pub use reader::{read_file, TraceError, TraceReader};
+pub use sink::{MemorySink, SharedSink, TraceSink};
+pub use traced::TracedBackend;
+pub use writer::TraceWriter;
+#[cfg(test)]
+mod tests;

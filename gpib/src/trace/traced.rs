@@ -1,0 +1,381 @@
+//! [`TracedBackend`]: any backend, with one [`Call`] record per call, stamped on the
+//! backend's own clock (virtual on the simulator, wall time elsewhere).
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+use crate::address::{Address, PrimaryAddress};
+use crate::backend::{Backend, BoardId, ClockKind, Eos, ReadStatus, Turns, WireStats};
+use crate::error::{ErrorKind, Result};
+use crate::status::{BoardStatus, BusLines, StatusByte};
+use crate::trace::format::{status, Call, CallOp, Record};
+use crate::trace::sink::{SharedSink, TraceSink};
+
+/// A backend whose calls are traced into a sink.
+///
+/// ```
+/// use gpib::trace::{MemorySink, Record, SharedSink, TracedBackend};
+/// use gpib::{Bus, sim};
+/// let mem = MemorySink::new();
+/// let board = TracedBackend::new(sim::bench().board(0)?, SharedSink::new(mem.clone()), 0);
+/// let bus = Bus::new(board);
+/// bus.device(22)?.query("*IDN?")?;
+/// let calls = mem.take();
+/// assert!(calls.iter().all(|r| matches!(r, Record::Call(_))));
+/// assert!(!calls.is_empty());
+/// # Ok::<(), gpib::Error>(())
+/// ```
+pub struct TracedBackend<B> {
+    inner: B,
+    sink: SharedSink,
+    board: u16,
+}
+
+impl<B> std::fmt::Debug for TracedBackend<B> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TracedBackend")
+            .field("board", &self.board)
+            .finish()
+    }
+}
+
+impl<B: Backend> TracedBackend<B> {
+    /// Traces `inner`'s calls into `sink`; `board` names the handle in the records.
+    pub fn new(inner: B, sink: SharedSink, board: u16) -> Self {
+        Self { inner, sink, board }
+    }
+
+    /// The traced backend.
+    pub fn inner(&self) -> &B {
+        &self.inner
+    }
+
+    /// Runs `f` on the inner backend and records it: `what` gives the record's details
+    /// from the result.
+    fn traced<'d, T>(
+        &mut self,
+        op: CallOp,
+        device: Option<Address>,
+        f: impl FnOnce(&mut B) -> Result<T>,
+        what: impl FnOnce(&Result<T>) -> Details<'d>,
+    ) -> Result<T> {
+        let t0 = self.inner.now();
+        let out = f(&mut self.inner);
+        let d = what(&out);
+        self.finish(op, device, t0, &out, d);
+        out
+    }
+
+    /// Records the call that began at `t0` and ended now with `out`.
+    fn finish<T>(
+        &mut self,
+        op: CallOp,
+        device: Option<Address>,
+        t0: Duration,
+        out: &Result<T>,
+        d: Details<'_>,
+    ) {
+        let t1 = self.inner.now();
+        let (mut st, error, message, count) = match out {
+            Ok(_) => (status::CMPL, None, Cow::Borrowed(""), d.count),
+            Err(e) => {
+                let mut st = status::ERR;
+                if matches!(e.kind(), ErrorKind::Timeout | ErrorKind::CommandTimeout) {
+                    st |= status::TIMO;
+                }
+                let count = e.transferred().map_or(d.count, |n| n as u64);
+                (st, Some(e.kind()), Cow::Owned(e.to_string()), count)
+            }
+        };
+        st |= d.status;
+        let record = Call {
+            board: self.board,
+            op,
+            device: device.map(|a| a.primary.get()),
+            secondary: device.and_then(|a| a.secondary).map(|s| s.get()),
+            status: st,
+            error,
+            eoi: d.eoi,
+            start_ns: ns(t0),
+            duration_ns: ns(t1.saturating_sub(t0)),
+            count,
+            requested: d.requested,
+            data: Cow::Borrowed(d.data),
+            message,
+        };
+        self.sink.record(&Record::Call(record));
+    }
+}
+
+/// What a call's record says beyond its result.
+#[derive(Default)]
+struct Details<'a> {
+    count: u64,
+    requested: u64,
+    eoi: bool,
+    status: u16,
+    data: &'a [u8],
+}
+
+fn ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+fn read_details<'a>(r: &Result<ReadStatus>, buf: &'a [u8]) -> Details<'a> {
+    let (n, end) = match r {
+        Ok(s) => (s.count, s.is_end()),
+        Err(e) => (e.transferred().unwrap_or(0), false),
+    };
+    Details {
+        count: n as u64,
+        requested: buf.len() as u64,
+        status: if end { status::END } else { 0 },
+        data: &buf[..n.min(buf.len())],
+        ..Details::default()
+    }
+}
+
+fn flag(b: &Result<bool>) -> Details<'static> {
+    let on = matches!(b, Ok(true));
+    Details {
+        count: u64::from(on),
+        ..Details::default()
+    }
+}
+
+fn none<T>(_: &Result<T>) -> Details<'static> {
+    Details::default()
+}
+
+impl<B: Backend> Backend for TracedBackend<B> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn board_address(&self) -> PrimaryAddress {
+        self.inner.board_address()
+    }
+    fn command(&mut self, bytes: &[u8]) -> Result<()> {
+        self.traced(
+            CallOp::Command,
+            None,
+            |b| b.command(bytes),
+            |r| Details {
+                count: if r.is_ok() { bytes.len() as u64 } else { 0 },
+                requested: bytes.len() as u64,
+                data: bytes,
+                ..Details::default()
+            },
+        )
+    }
+    fn write(&mut self, data: &[u8], eoi: bool) -> Result<usize> {
+        self.traced(
+            CallOp::Write,
+            None,
+            |b| b.write(data, eoi),
+            |r| write_details(r, data, eoi),
+        )
+    }
+    fn read(&mut self, buf: &mut [u8], eos: Option<Eos>) -> Result<ReadStatus> {
+        let t0 = self.inner.now();
+        let r = self.inner.read(buf, eos);
+        let d = read_details(&r, buf);
+        self.finish(CallOp::Read, None, t0, &r, d);
+        r
+    }
+    fn interface_clear(&mut self) -> Result<()> {
+        self.traced(CallOp::InterfaceClear, None, |b| b.interface_clear(), none)
+    }
+    fn remote_enable(&mut self, on: bool) -> Result<()> {
+        self.traced(
+            CallOp::RemoteEnable,
+            None,
+            |b| b.remote_enable(on),
+            |_| Details {
+                requested: u64::from(on),
+                ..Details::default()
+            },
+        )
+    }
+    fn set_timeout(&mut self, timeout: Duration) -> Result<Duration> {
+        self.traced(
+            CallOp::SetTimeout,
+            None,
+            |b| b.set_timeout(timeout),
+            |r| Details {
+                requested: ns(timeout),
+                count: r.as_ref().map_or(0, |d| ns(*d)),
+                ..Details::default()
+            },
+        )
+    }
+    fn timeout(&self) -> Duration {
+        self.inner.timeout()
+    }
+    fn now(&self) -> Duration {
+        self.inner.now()
+    }
+    fn clock_kind(&self) -> ClockKind {
+        self.inner.clock_kind()
+    }
+    fn delay(&mut self, duration: Duration) {
+        self.inner.delay(duration);
+    }
+    fn modelled_host_cpu(&self) -> Option<Duration> {
+        self.inner.modelled_host_cpu()
+    }
+    fn board_id(&self) -> Option<BoardId> {
+        self.inner.board_id()
+    }
+    fn waits_in_wall_time(&self) -> bool {
+        self.inner.waits_in_wall_time()
+    }
+    fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
+        let t0 = self.inner.now();
+        let out = self.inner.serial_poll(device);
+        let byte = [out.as_ref().map_or(0, |s| s.0)];
+        let d = Details {
+            count: u64::from(out.is_ok()),
+            requested: 1,
+            data: if out.is_ok() { &byte } else { &[] },
+            ..Details::default()
+        };
+        self.finish(CallOp::SerialPoll, Some(device), t0, &out, d);
+        out
+    }
+    fn device_level(&self) -> bool {
+        self.inner.device_level()
+    }
+    fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
+        self.traced(
+            CallOp::DeviceWrite,
+            Some(device),
+            |b| b.device_write(device, data, eoi),
+            |r| write_details(r, data, eoi),
+        )
+    }
+    fn device_read(
+        &mut self,
+        device: Address,
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
+        let t0 = self.inner.now();
+        let r = self.inner.device_read(device, buf, eos);
+        let d = read_details(&r, buf);
+        self.finish(CallOp::DeviceRead, Some(device), t0, &r, d);
+        r
+    }
+    fn device_clear(&mut self, device: Address) -> Result<()> {
+        self.traced(
+            CallOp::DeviceClear,
+            Some(device),
+            |b| b.device_clear(device),
+            none,
+        )
+    }
+    fn device_trigger(&mut self, device: Address) -> Result<()> {
+        self.traced(
+            CallOp::DeviceTrigger,
+            Some(device),
+            |b| b.device_trigger(device),
+            none,
+        )
+    }
+    fn device_remote(&mut self, device: Address) -> Result<()> {
+        self.traced(
+            CallOp::DeviceRemote,
+            Some(device),
+            |b| b.device_remote(device),
+            none,
+        )
+    }
+    fn device_local(&mut self, device: Address) -> Result<()> {
+        self.traced(
+            CallOp::DeviceLocal,
+            Some(device),
+            |b| b.device_local(device),
+            none,
+        )
+    }
+    fn wire_stats(&self) -> Option<WireStats> {
+        self.inner.wire_stats()
+    }
+    fn srq(&mut self) -> Result<bool> {
+        self.traced(CallOp::Srq, None, |b| b.srq(), flag)
+    }
+    fn wait_srq(&mut self, timeout: Duration) -> Result<bool> {
+        self.traced(CallOp::WaitSrq, None, |b| b.wait_srq(timeout), srq_details)
+    }
+    fn wait_srq_step(&mut self, deadline: Duration) -> Result<Option<bool>> {
+        self.traced(
+            CallOp::WaitSrq,
+            None,
+            |b| b.wait_srq_step(deadline),
+            |r| {
+                let on = matches!(r, Ok(Some(true)));
+                Details {
+                    count: u64::from(on),
+                    status: if on { status::SRQI } else { 0 },
+                    ..Details::default()
+                }
+            },
+        )
+    }
+    fn turns(&self) -> Option<std::sync::Arc<dyn Turns>> {
+        self.inner.turns()
+    }
+    fn parallel_poll(&mut self) -> Result<u8> {
+        self.traced(
+            CallOp::ParallelPoll,
+            None,
+            |b| b.parallel_poll(),
+            |r| Details {
+                count: r.as_ref().map_or(0, |v| u64::from(*v)),
+                ..Details::default()
+            },
+        )
+    }
+    fn lines(&mut self) -> Result<BusLines> {
+        self.inner.lines()
+    }
+    fn board_status(&mut self) -> Result<BoardStatus> {
+        self.inner.board_status()
+    }
+    fn go_to_standby(&mut self) -> Result<()> {
+        self.traced(CallOp::GoToStandby, None, |b| b.go_to_standby(), none)
+    }
+    fn take_control(&mut self) -> Result<()> {
+        self.traced(CallOp::TakeControl, None, |b| b.take_control(), none)
+    }
+    fn listener_present(&mut self, address: Address) -> Result<bool> {
+        self.traced(
+            CallOp::ListenerPresent,
+            Some(address),
+            |b| b.listener_present(address),
+            flag,
+        )
+    }
+}
+
+fn write_details<'a>(r: &Result<usize>, data: &'a [u8], eoi: bool) -> Details<'a> {
+    let n = match r {
+        Ok(n) => *n,
+        Err(e) => e.transferred().unwrap_or(0),
+    };
+    Details {
+        count: n as u64,
+        requested: data.len() as u64,
+        eoi,
+        data: &data[..n.min(data.len())],
+        ..Details::default()
+    }
+}
+
+fn srq_details(r: &Result<bool>) -> Details<'static> {
+    let on = matches!(r, Ok(true));
+    Details {
+        count: u64::from(on),
+        status: if on { status::SRQI } else { 0 },
+        ..Details::default()
+    }
+}

@@ -1,0 +1,190 @@
+//! Writing a trace file: the header, then one framed record at a time through a
+//! buffered writer. No allocation per record: fixed fields go through a stack buffer,
+//! data bytes straight from the caller's slice.
+
+use std::io::{self, BufWriter, Write};
+
+use crate::trace::format::{
+    error_code, tag, Call, Header, Record, Transfer, CALL_FIXED, ERROR_FIXED, LINE_BODY, MAGIC,
+    MAX_LABEL, TRANSFER_FIXED, VERSION,
+};
+use crate::trace::sink::TraceSink;
+
+/// Little-endian fields into a fixed stack buffer.
+struct Fields<const N: usize> {
+    buf: [u8; N],
+    len: usize,
+}
+
+impl<const N: usize> Fields<N> {
+    fn new() -> Self {
+        Self {
+            buf: [0; N],
+            len: 0,
+        }
+    }
+    fn put(&mut self, b: &[u8]) -> &mut Self {
+        self.buf[self.len..self.len + b.len()].copy_from_slice(b);
+        self.len += b.len();
+        self
+    }
+    fn u8(&mut self, v: u8) -> &mut Self {
+        self.put(&[v])
+    }
+    fn u16(&mut self, v: u16) -> &mut Self {
+        self.put(&v.to_le_bytes())
+    }
+    fn u32(&mut self, v: u32) -> &mut Self {
+        self.put(&v.to_le_bytes())
+    }
+    fn u64(&mut self, v: u64) -> &mut Self {
+        self.put(&v.to_le_bytes())
+    }
+    fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+/// Writes a trace to `W` (buffered). Also a [`TraceSink`]: as a sink it keeps the first
+/// write error, and [`TraceSink::flush`] (or [`TraceWriter::finish`]) returns it.
+#[derive(Debug)]
+pub struct TraceWriter<W: Write> {
+    out: BufWriter<W>,
+    error: Option<io::Error>,
+    records: u64,
+}
+
+/// 256 KiB: large enough that a byte-at-a-time workload makes few system calls.
+const BUFFER: usize = 256 << 10;
+
+impl<W: Write> TraceWriter<W> {
+    /// Writes the header to `out`. Fails for a label longer than [`MAX_LABEL`] bytes.
+    pub fn new(out: W, header: &Header) -> io::Result<Self> {
+        if header.label.len() > MAX_LABEL {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "trace label of {} bytes is longer than the format's {MAX_LABEL}",
+                    header.label.len()
+                ),
+            ));
+        }
+        let mut out = BufWriter::with_capacity(BUFFER, out);
+        let mut f = Fields::<16>::new();
+        f.put(&MAGIC)
+            .u16(VERSION)
+            .u8(header.clock.code())
+            .u8(0)
+            .u32(header.label.len() as u32);
+        out.write_all(f.bytes())?;
+        out.write_all(header.label.as_bytes())?;
+        Ok(Self {
+            out,
+            error: None,
+            records: 0,
+        })
+    }
+
+    /// Records written so far.
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// Writes one record.
+    pub fn write(&mut self, record: &Record<'_>) -> io::Result<()> {
+        match record {
+            Record::Transfer(t) => self.transfer(t),
+            Record::Line(l) => {
+                let mut f = Fields::<{ 9 + LINE_BODY }>::new();
+                f.u8(tag::LINE)
+                    .u64(LINE_BODY as u64)
+                    .u16(l.board)
+                    .u8(l.line.code())
+                    .u8(u8::from(l.asserted))
+                    .u64(l.at_ns)
+                    .u64(l.end_ns);
+                self.out.write_all(f.bytes())
+            }
+            Record::Error(e) => {
+                let mut f = Fields::<{ 9 + ERROR_FIXED }>::new();
+                f.u8(tag::ERROR)
+                    .u64((ERROR_FIXED + e.text.len()) as u64)
+                    .u16(e.board)
+                    .u8(error_code(Some(e.kind)))
+                    .u64(e.at_ns);
+                self.out.write_all(f.bytes())?;
+                self.out.write_all(e.text.as_bytes())
+            }
+            Record::Call(c) => self.call(c),
+            Record::Unknown { .. } => Ok(()), // nothing of it was kept
+        }?;
+        self.records += 1;
+        Ok(())
+    }
+
+    fn transfer(&mut self, t: &Transfer<'_>) -> io::Result<()> {
+        let mut f = Fields::<{ 9 + TRANSFER_FIXED }>::new();
+        f.u8(tag::TRANSFER)
+            .u64((TRANSFER_FIXED + t.bytes.len()) as u64)
+            .u16(t.board)
+            .u8(t.flags)
+            .u8(t.talker)
+            .u32(t.listeners)
+            .u64(t.start_ns)
+            .u64(t.ready_ns)
+            .u64(t.first_ns)
+            .u64(t.byte_ns)
+            .u64(t.end_ns)
+            .u32(t.t1_ns)
+            .u32(t.accept_ns);
+        self.out.write_all(f.bytes())?;
+        self.out.write_all(&t.bytes)
+    }
+
+    fn call(&mut self, c: &Call<'_>) -> io::Result<()> {
+        let body = CALL_FIXED + 8 + c.data.len() + c.message.len();
+        let mut f = Fields::<{ 9 + CALL_FIXED + 8 }>::new();
+        f.u8(tag::CALL)
+            .u64(body as u64)
+            .u16(c.board)
+            .u8(c.op.code())
+            .u8(c.device.unwrap_or(0xFF))
+            .u8(c.secondary.unwrap_or(0xFF))
+            .u16(c.status)
+            .u8(error_code(c.error))
+            .u8(u8::from(c.eoi))
+            .u64(c.start_ns)
+            .u64(c.duration_ns)
+            .u64(c.count)
+            .u64(c.requested)
+            .u64(c.data.len() as u64);
+        self.out.write_all(f.bytes())?;
+        self.out.write_all(&c.data)?;
+        self.out.write_all(c.message.as_bytes())
+    }
+
+    /// Flushes and returns the underlying writer, or the first error seen.
+    pub fn finish(mut self) -> io::Result<W> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.out.into_inner().map_err(|e| e.into_error())
+    }
+}
+
+impl<W: Write + Send> TraceSink for TraceWriter<W> {
+    fn record(&mut self, record: &Record<'_>) {
+        if self.error.is_none() {
+            if let Err(e) = self.write(record) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        self.out.flush()
+    }
+}
