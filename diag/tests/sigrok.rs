@@ -206,3 +206,67 @@ fn sigrok_decodes_every_byte_of_a_400000_byte_block() {
     assert_eq!(decoded.last(), Some(&b'\n'));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+fn gtkwave_present() -> bool {
+    let found = Command::new("vcd2fst").arg("--help").output().is_ok()
+        && Command::new("fst2vcd").arg("--help").output().is_ok();
+    if !found {
+        assert!(
+            std::env::var_os("GPIB_REQUIRE_GTKWAVE").is_none(),
+            "GPIB_REQUIRE_GTKWAVE is set but GTKWave's vcd2fst/fst2vcd are not installed"
+        );
+        eprintln!("GTKWave is not installed: skipping (apt-get install gtkwave)");
+    }
+    found
+}
+
+/// GTKWave's own VCD reader (`vcd2fst`, which GTKWave runs on every VCD it opens)
+/// takes the export, and its FST converted back holds the same waveform.
+#[test]
+fn gtkwave_reads_the_vcd_export() {
+    if !gtkwave_present() {
+        return;
+    }
+    let d = dir("gtkwave");
+    let (t, v, fst) = (d.join("q.trace"), d.join("q.vcd"), d.join("q.fst"));
+    diag(&[
+        "trace",
+        "record",
+        "--bus",
+        "bench",
+        "--device",
+        "22",
+        "-o",
+        t.to_str().unwrap(),
+    ]);
+    diag(&[
+        "trace",
+        "export",
+        t.to_str().unwrap(),
+        "--vcd",
+        v.to_str().unwrap(),
+    ]);
+    let st = Command::new("vcd2fst").arg(&v).arg(&fst).output().unwrap();
+    assert!(
+        st.status.success(),
+        "vcd2fst: {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let back = Command::new("fst2vcd").arg(&fst).output().unwrap();
+    assert!(
+        back.status.success(),
+        "fst2vcd: {}",
+        String::from_utf8_lossy(&back.stderr)
+    );
+    let ours =
+        gpib::trace::vcd::read_vcd(std::io::BufReader::new(std::fs::File::open(&v).unwrap()))
+            .unwrap();
+    let theirs = gpib::trace::vcd::read_vcd(&back.stdout[..]).unwrap();
+    assert_eq!(theirs.present, 0xFFFF, "all 16 lines");
+    assert!(ours.changes.len() > 100);
+    assert_eq!(
+        theirs.changes, ours.changes,
+        "GTKWave holds the same waveform"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
