@@ -11,6 +11,7 @@ use std::ffi::{c_char, c_int, c_long, c_short, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::consts::*;
+use crate::crossings::{self, Op};
 use crate::engine::{self, decode_addr, decode_list, library, Desc, Fail, Library, Res};
 use crate::status::{self, finish, Values};
 
@@ -45,6 +46,7 @@ enum Want {
 /// asynchronous I/O waits to be resynchronized.
 fn call(ud: c_int, want: Want, io: bool, f: impl FnOnce(&Library, &mut Desc) -> Res) -> c_int {
     guard(ERR, || {
+        crossings::served();
         let lib = library();
         let Some(slot) = lib.get(ud) else {
             return if (0..MAX_BOARDS as c_int).contains(&ud) {
@@ -89,6 +91,7 @@ fn call_unlocked(
     f: impl FnOnce(&Library, &std::sync::Mutex<Desc>) -> Res,
 ) -> c_int {
     guard(ERR, || {
+        crossings::served();
         let lib = library();
         let Some(slot) = lib.get(ud) else {
             return if (0..MAX_BOARDS as c_int).contains(&ud) {
@@ -372,6 +375,7 @@ pub unsafe extern "C" fn ibrd(ud: c_int, buf: *mut c_void, count: c_long) -> c_i
     call(ud, Want::Any, true, |lib, d| {
         // SAFETY: forwarded contract.
         let b = unsafe { bytes_mut(buf, count) }?;
+        crossings::charge(Op::Rd, d);
         engine::rd(lib, d, b)
     })
 }
@@ -412,6 +416,8 @@ pub unsafe extern "C" fn ibwrt(ud: c_int, buf: *const c_void, count: c_long) -> 
     call(ud, Want::Any, true, |lib, d| {
         // SAFETY: forwarded contract.
         let b = unsafe { bytes(buf, count) }?;
+        let chunks = crossings::write_chunks(d, b);
+        crossings::charge(Op::Wrt { chunks }, d);
         engine::wrt(lib, d, b)
     })
 }
@@ -452,6 +458,7 @@ pub unsafe extern "C" fn ibcmd(ud: c_int, cmd: *const c_void, cnt: c_long) -> c_
     call(ud, Want::Board, true, |lib, d| {
         // SAFETY: forwarded contract.
         let b = unsafe { bytes(cmd, cnt) }?;
+        crossings::charge(Op::Cmd, d);
         engine::cmd(lib, d, b)
     })
 }
@@ -523,19 +530,28 @@ pub extern "C" fn ibgts(ud: c_int, shadow_handshake: c_int) -> c_int {
 /// SDC to the device.
 #[no_mangle]
 pub extern "C" fn ibclr(ud: c_int) -> c_int {
-    call(ud, Want::Device, true, engine::clr)
+    call(ud, Want::Device, true, |lib, d| {
+        crossings::charge(Op::AddressedCommand, d);
+        engine::clr(lib, d)
+    })
 }
 
 /// GET to the device.
 #[no_mangle]
 pub extern "C" fn ibtrg(ud: c_int) -> c_int {
-    call(ud, Want::Device, true, engine::trg)
+    call(ud, Want::Device, true, |lib, d| {
+        crossings::charge(Op::AddressedCommand, d);
+        engine::trg(lib, d)
+    })
 }
 
 /// GTL to the device.
 #[no_mangle]
 pub extern "C" fn ibloc(ud: c_int) -> c_int {
-    call(ud, Want::Any, true, engine::loc)
+    call(ud, Want::Any, true, |lib, d| {
+        crossings::charge(Op::Loc, d);
+        engine::loc(lib, d)
+    })
 }
 
 /// Enables DMA (a setting only).
@@ -550,6 +566,7 @@ pub extern "C" fn ibdma(ud: c_int, v: c_int) -> c_int {
 #[no_mangle]
 pub extern "C" fn ibeot(ud: c_int, v: c_int) -> c_int {
     call(ud, Want::Any, false, |_, d| {
+        crossings::charge(Op::Setting, d);
         d.s.eot = v != 0;
         Ok(None)
     })
@@ -558,7 +575,10 @@ pub extern "C" fn ibeot(ud: c_int, v: c_int) -> c_int {
 /// End-of-string mode.
 #[no_mangle]
 pub extern "C" fn ibeos(ud: c_int, v: c_int) -> c_int {
-    call(ud, Want::Any, false, |_, d| engine::eos(d, v))
+    call(ud, Want::Any, false, |_, d| {
+        crossings::charge(Op::Setting, d);
+        engine::eos(d, v)
+    })
 }
 
 /// The oldest board event (the simulated board, always controller, has none).
@@ -589,6 +609,7 @@ pub extern "C" fn ibist(ud: c_int, ist: c_int) -> c_int {
 #[no_mangle]
 pub unsafe extern "C" fn iblines(ud: c_int, line_status: *mut c_short) -> c_int {
     call(ud, Want::Board, true, |lib, d| {
+        crossings::charge(Op::Lines, d);
         let v = engine::lines(lib, d)?;
         // SAFETY: forwarded contract.
         unsafe { store(line_status, v) }?;
@@ -677,6 +698,7 @@ pub unsafe extern "C" fn ibrsp(ud: c_int, spr: *mut c_char) -> c_int {
         if spr.is_null() {
             return Err(Fail::code(EARG));
         }
+        crossings::charge(Op::Rsp, d);
         let v = engine::rsp(lib, d)?;
         // SAFETY: forwarded contract.
         unsafe { store(spr, v as c_char) }?;
@@ -704,7 +726,10 @@ pub extern "C" fn ibrsv2(ud: c_int, status_byte: c_int, new_reason_for_service: 
 /// Pulses IFC.
 #[no_mangle]
 pub extern "C" fn ibsic(ud: c_int) -> c_int {
-    call(ud, Want::Board, true, engine::sic)
+    call(ud, Want::Board, true, |lib, d| {
+        crossings::charge(Op::Sic, d);
+        engine::sic(lib, d)
+    })
 }
 
 /// Status bytes queued by automatic serial polling for the device.
@@ -724,7 +749,10 @@ pub unsafe extern "C" fn ibspb(ud: c_int, sp_bytes: *mut c_short) -> c_int {
 /// Asserts (non-zero) or releases REN.
 #[no_mangle]
 pub extern "C" fn ibsre(ud: c_int, v: c_int) -> c_int {
-    call(ud, Want::Board, true, |lib, d| engine::sre(lib, d, v != 0))
+    call(ud, Want::Board, true, |lib, d| {
+        crossings::charge(Op::Sre, d);
+        engine::sre(lib, d, v != 0)
+    })
 }
 
 /// Ends (resynchronizes) a pending asynchronous I/O.
@@ -736,7 +764,10 @@ pub extern "C" fn ibstop(ud: c_int) -> c_int {
 /// Sets the I/O timeout (0..=17).
 #[no_mangle]
 pub extern "C" fn ibtmo(ud: c_int, v: c_int) -> c_int {
-    call(ud, Want::Any, false, |_, d| engine::tmo(d, v))
+    call(ud, Want::Any, false, |_, d| {
+        crossings::charge(Op::Setting, d);
+        engine::tmo(d, v)
+    })
 }
 
 /// The library's version string.
@@ -1006,6 +1037,7 @@ pub unsafe extern "C" fn ReadStatusByte(
         if result.is_null() {
             return Err(Fail::code(EARG));
         }
+        crossings::charge(Op::ReadStatusByte, d);
         let v = engine::read_status_byte(lib, d, a)?;
         // SAFETY: forwarded contract.
         unsafe { store(result, c_short::from(v)) }?;
@@ -1172,6 +1204,7 @@ pub unsafe extern "C" fn SetRWLS(board_desc: c_int, address_list: *const Addr488
 #[no_mangle]
 pub unsafe extern "C" fn TestSRQ(board_desc: c_int, result: *mut c_short) {
     call4882(board_desc, |lib, d| {
+        crossings::charge(Op::Lines, d);
         let v = engine::test_srq(lib, d);
         // SAFETY: forwarded contract.
         unsafe { store(result, c_short::from(v)) }?;
@@ -1245,4 +1278,25 @@ pub unsafe extern "C" fn WaitSRQ(board_desc: c_int, result: *mut c_short) {
         unsafe { store(result, c_short::from(v)) }?;
         Ok(None)
     });
+}
+
+/// Calls this library has served in this process (every exported call that looked up
+/// a descriptor). Not part of linux-gpib's API: for benchmarks (see `crossings.rs`).
+#[no_mangle]
+pub extern "C" fn gpib_sim_library_calls() -> u64 {
+    crossings::counts().0
+}
+
+/// The driver crossings (ioctls) real libgpib would have made for the calls served in
+/// this process, as far as the table in `crossings.rs` models them. Not part of
+/// linux-gpib's API: for benchmarks.
+#[no_mangle]
+pub extern "C" fn gpib_sim_driver_crossings() -> u64 {
+    crossings::counts().1
+}
+
+/// Calls served that the crossing table does not model (they add no crossings).
+#[no_mangle]
+pub extern "C" fn gpib_sim_unmodelled_calls() -> u64 {
+    crossings::counts().2
 }

@@ -26,9 +26,12 @@
 //! bus event on stderr).
 
 mod consts;
+mod crossings;
 mod engine;
 mod ffi;
 mod status;
 
+#[cfg(test)]
+mod crossings_tests;
 #[cfg(test)]
 mod tests;
