@@ -21,7 +21,10 @@
 //! * `ibcmd`: one `my_ibcmd`; `ibsic`: `IBBOARD_INFO` (system controller?) + `IBSIC`;
 //!   `ibsre`: `IBSRE`; `ibclr`/`ibtrg`/`ibloc` on a device: one `my_ibcmd`; `ibrsp` and
 //!   `ReadStatusByte`: `IBTMO` + `IBRSP` (`ReadStatusByte` also `is_cic`); `iblines` and
-//!   `TestSRQ`: `IBLINES`; `ibeos`/`ibeot`/`ibtmo`: nothing but the status update.
+//!   `TestSRQ`: `IBLINES`; `ibeos`/`ibeot`/`ibtmo`: nothing but the status update;
+//! * `Send` (one address): `is_cic`, the addressing (`is_cic` + `my_ibcmd`), `IBTMO` +
+//!   `IBWRT` (and again for the NL of NLend); `Receive`: the addressing (`IBBOARD_INFO`
+//!   twice + `my_ibcmd`), `is_cic`, `IBEOS`, `IBTMO` + `IBRD`.
 //!
 //! So a device-level `ibwrt` is 10 crossings and a device-level `ibrd` 12; the same on a
 //! board descriptor 6 each. Calls not in this table (opening and closing descriptors,
@@ -71,6 +74,13 @@ pub enum Op {
     ReadStatusByte,
     /// `iblines`, `TestSRQ`.
     Lines,
+    /// `Send` (one address); with NLend, an NL with EOI goes in a second `IBWRT`.
+    Send {
+        /// The eot mode is NLend.
+        nl: bool,
+    },
+    /// `Receive`.
+    Receive,
 }
 
 const LOCK: u64 = 2;
@@ -94,6 +104,10 @@ pub fn crossings(op: Op, d: &Desc) -> u64 {
         Op::Loc => status + if device { MY_IBCMD } else { 1 },
         Op::Rsp => LOCK + status + 2,
         Op::ReadStatusByte => LOCK + status + 1 + 2,
+        // is_cic, SendSetup (is_cic, my_ibcmd), IBTMO + IBWRT (twice with NLend).
+        Op::Send { nl } => LOCK + status + 1 + 1 + MY_IBCMD + if nl { 4 } else { 2 },
+        // ReceiveSetup (IBBOARD_INFO x2, my_ibcmd), is_cic, IBEOS, IBTMO + IBRD.
+        Op::Receive => LOCK + status + 2 + MY_IBCMD + 1 + 1 + 2,
     }
 }
 

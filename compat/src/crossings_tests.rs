@@ -78,3 +78,21 @@ fn xeos_splits_a_write_after_each_eos_byte() {
     assert_eq!(counted(|| write(ud, b"*CLS\n*CLS\n")), (1, 12, 0));
     assert_eq!(ibonl(ud, 0) & ERR, 0);
 }
+
+#[test]
+fn send_and_receive_cross_like_a_device_write_and_read() {
+    let _g = serial_only();
+    SendIFC(0);
+    let (calls, crossings, unmodelled) = counted(|| {
+        let q = b"*IDN?";
+        // SAFETY: the buffers are valid for their lengths.
+        unsafe { Send(0, 22, q.as_ptr().cast(), q.len() as c_long, NLEND) };
+        assert_eq!(ThreadIbsta() & ERR, 0, "Send: iberr {}", ThreadIberr());
+        let mut buf = [0u8; 256];
+        // SAFETY: as above.
+        unsafe { Receive(0, 22, buf.as_mut_ptr().cast(), 256, STOPEND) };
+        assert_eq!(ThreadIbsta() & ERR, 0, "Receive: iberr {}", ThreadIberr());
+    });
+    // Send with NLend: 2 + 1 + 4 + 4 + status 1; Receive: 2 + 5 + 1 + 1 + 2 + 1.
+    assert_eq!((calls, crossings, unmodelled), (2, 12 + 12, 0));
+}

@@ -1061,6 +1061,7 @@ pub unsafe extern "C" fn Receive(
         let a = one_address(address)?;
         // SAFETY: forwarded contract.
         let b = unsafe { bytes_mut(buffer, count) }?;
+        crossings::charge(Op::Receive, d);
         engine::receive(lib, d, a, b, termination)
     })
 }
@@ -1103,6 +1104,7 @@ pub unsafe extern "C" fn Send(
         let a = one_address(address)?;
         // SAFETY: forwarded contract.
         let b = unsafe { bytes(buffer, count) }?;
+        crossings::charge(Op::Send { nl: eot_mode == NLEND }, d);
         engine::send_list(lib, d, &[a], b, eot_mode)
     })
 }

@@ -55,19 +55,26 @@ use std::hint::black_box;
 use std::os::raw::c_int;
 use std::time::{Duration, Instant};
 
+use gpib::block::BlockFormat;
 use gpib::{Bus, Device, LinuxGpibBoard};
+use linux_gpib_rs::instrument::Instrument;
 use linux_gpib_rs::lowlevel::traditional;
 use linux_gpib_rs::types::{
     IbEosMode, IbOnline, IbSendEOI, IbTimeout, PrimaryAddress, SecondaryAddress,
 };
 
 const RUNS: usize = 7;
+/// Runs of the 10 MB comparison, each at least two reads and about `SLOW_BUDGET`.
+const SLOW_RUNS: usize = 5;
+const SLOW_BUDGET: Duration = Duration::from_millis(400);
 const BUDGET: Duration = Duration::from_millis(300);
 const WARMUP: Duration = Duration::from_millis(50);
 const BOARD: c_int = 0;
 const ADDRESS: u8 = 22;
 const MIB: usize = 1 << 20;
 const KIB: usize = 1 << 10;
+/// The linux-gpib-rs comparison's read.
+const TEN_MB: usize = 10_000_000;
 /// Room for a definite-length block's header (`#7` + 7 digits) and a trailing NL.
 const SLACK: usize = 64;
 /// No EOS: reads end on END only.
@@ -111,11 +118,54 @@ fn raw_query(ud: c_int, command: &[u8], buf: &mut [u8]) -> usize {
     }
 }
 
+/// The compatibility library's counters (`gpib_sim_library_calls`,
+/// `gpib_sim_driver_crossings`), looked up at run time: a real libgpib has none.
+struct Counters {
+    calls: unsafe extern "C" fn() -> u64,
+    crossings: unsafe extern "C" fn() -> u64,
+}
+
+impl Counters {
+    fn find() -> Option<Self> {
+        let sym = |name: &std::ffi::CStr| {
+            // SAFETY: dlsym with RTLD_DEFAULT and a NUL-terminated name only looks up.
+            let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+            (!p.is_null()).then_some(p)
+        };
+        let calls = sym(c"gpib_sim_library_calls")?;
+        let crossings = sym(c"gpib_sim_driver_crossings")?;
+        // SAFETY: both are `extern "C" fn() -> u64` in the compatibility library
+        // (compat/src/ffi.rs); the pointers came from dlsym for those names.
+        unsafe {
+            Some(Self {
+                calls: std::mem::transmute::<*mut libc::c_void, unsafe extern "C" fn() -> u64>(
+                    calls,
+                ),
+                crossings: std::mem::transmute::<
+                    *mut libc::c_void,
+                    unsafe extern "C" fn() -> u64,
+                >(crossings),
+            })
+        }
+    }
+
+    /// (libgpib calls, driver crossings) made while `op` runs once.
+    fn count(&self, op: &mut impl FnMut()) -> (u64, u64) {
+        // SAFETY: the functions take nothing and only read counters.
+        let (c0, x0) = unsafe { ((self.calls)(), (self.crossings)()) };
+        op();
+        // SAFETY: as above.
+        let (c1, x1) = unsafe { ((self.calls)(), (self.crossings)()) };
+        (c1 - c0, x1 - x0)
+    }
+}
+
 /// One case's figures.
 struct Case {
     name: &'static str,
-    /// libgpib calls per operation, raw and ours.
-    calls: (u32, u32),
+    /// (libgpib calls, driver crossings real libgpib would make) per operation, raw
+    /// and ours; `None` without the compatibility library's counters.
+    calls: Option<((u64, u64), (u64, u64))>,
     /// Ops per second, one entry per run.
     raw: Vec<f64>,
     ours: Vec<f64>,
@@ -134,15 +184,17 @@ impl Case {
     }
 }
 
-/// Times `raw` and `ours` in alternation, `RUNS` times each, after a short warm-up.
+/// Times `raw` and `ours` in alternation, `RUNS` times each, after a short warm-up
+/// (which also counts the calls each makes, when the counters are there).
 fn measure(
     name: &'static str,
-    calls: (u32, u32),
+    counters: Option<&Counters>,
     mut raw: impl FnMut(),
     mut ours: impl FnMut(),
 ) -> Case {
     rate(WARMUP, &mut raw);
     rate(WARMUP, &mut ours);
+    let calls = counters.map(|c| (c.count(&mut raw), c.count(&mut ours)));
     let mut case = Case {
         name,
         calls,
@@ -157,6 +209,43 @@ fn measure(
         } else {
             case.ours.push(rate(BUDGET, &mut ours));
             case.raw.push(rate(BUDGET, &mut raw));
+        }
+    }
+    case
+}
+
+/// [`measure`] for operations of milliseconds: one at a time, `SLOW_RUNS` runs.
+fn measure_slow(
+    name: &'static str,
+    counters: Option<&Counters>,
+    mut theirs: impl FnMut(),
+    mut ours: impl FnMut(),
+) -> Case {
+    theirs();
+    ours();
+    let calls = counters.map(|c| (c.count(&mut theirs), c.count(&mut ours)));
+    let once = |op: &mut dyn FnMut()| {
+        let t0 = Instant::now();
+        let mut n = 0u32;
+        while n < 2 || t0.elapsed() < SLOW_BUDGET {
+            op();
+            n += 1;
+        }
+        f64::from(n) / t0.elapsed().as_secs_f64()
+    };
+    let mut case = Case {
+        name,
+        calls,
+        raw: Vec::new(),
+        ours: Vec::new(),
+    };
+    for run in 0..SLOW_RUNS {
+        if run % 2 == 0 {
+            case.raw.push(once(&mut theirs));
+            case.ours.push(once(&mut ours));
+        } else {
+            case.ours.push(once(&mut ours));
+            case.raw.push(once(&mut theirs));
         }
     }
     case
@@ -182,6 +271,7 @@ fn check_block(ud: c_int, dev: &Device, n: usize) {
 
 fn main() {
     let json_path = std::env::args().skip_while(|a| a != "--json").nth(1);
+    let counters = Counters::find();
 
     // Ours: the board descriptor, wrapped.
     let bus = Bus::new(LinuxGpibBoard::open_index(BOARD).expect("open board 0"));
@@ -217,7 +307,7 @@ fn main() {
         let (rb, ob) = (&mut raw_buf[..n + SLACK], &mut our_buf[..n + SLACK]);
         cases.push(measure(
             name,
-            (2, 3),
+            counters.as_ref(),
             || {
                 black_box(raw_query(ud, raw_cmd.as_bytes(), rb));
             },
@@ -228,7 +318,7 @@ fn main() {
     }
     cases.push(measure(
         "*IDN? query",
-        (2, 2),
+        counters.as_ref(),
         || {
             black_box(raw_query(ud, b"*IDN?\n", &mut raw_idn));
         },
@@ -236,6 +326,52 @@ fn main() {
             black_box(dev.query_into(b"*IDN?", &mut our_idn).expect("*IDN?"));
         },
     ));
+    // linux-gpib-rs's own high-level read, `Instrument::receive` (1024-byte `Receive`
+    // calls into a String), against ours on the same 10 MB answer: `DATA?` answers the
+    // text block stored with `DATA`.
+    // 10 MB take about 10 s of simulated bus time (virtual: no wall time): a longer
+    // timeout for them, on the board descriptor (which Receive uses) and so on ours.
+    bus.set_timeout(Duration::from_secs(1000)).expect("timeout");
+    let text: Vec<u8> = (0..TEN_MB).map(|i| b'A' + (i % 26) as u8).collect();
+    dev.write_block(b"DATA ", BlockFormat::Definite, &text)
+        .expect("store 10 MB with DATA");
+    let inst = Instrument::from_visa_string(&format!("GPIB{BOARD}::{ADDRESS}::INSTR"))
+        .expect("instrument");
+    let theirs_read = || {
+        inst.send(b"DATA?\n", IbSendEOI::Enabled(1)).expect("Send");
+        inst.receive().expect("Instrument::receive")
+    };
+    let answer = theirs_read();
+    let head = format!("#{}{TEN_MB}", TEN_MB.to_string().len());
+    assert!(answer.starts_with(&head), "linux-gpib-rs: block header");
+    assert!(
+        answer.as_bytes()[head.len()..].strip_suffix(b"\n") == Some(&text[..]),
+        "linux-gpib-rs: the 10 MB answer differs"
+    );
+    assert!(dev.query_block("DATA?").expect("DATA?") == text, "ours: the 10 MB answer differs");
+    let big = measure_slow(
+        "10 MB read",
+        counters.as_ref(),
+        || {
+            black_box(theirs_read());
+        },
+        || {
+            black_box(dev.query_block("DATA?").expect("DATA?"));
+        },
+    );
+    let mut big_buf = vec![0u8; TEN_MB + SLACK];
+    let big_into = measure_slow(
+        "10 MB read (into)",
+        counters.as_ref(),
+        || {
+            black_box(theirs_read());
+        },
+        || {
+            black_box(dev.query_block_into("DATA?", &mut big_buf).expect("DATA?"));
+        },
+    );
+    dev.write_str("DATA #10").expect("free the 10 MB");
+
     // The floor: one call that does next to nothing in the library.
     let floor: Vec<f64> = (0..RUNS)
         .map(|_| {
@@ -254,21 +390,41 @@ fn main() {
         "  {:<18} {:>13} {:>11} {:>13} {:>11} {:>10} {:>9}",
         "case", "raw ops/s", "raw us/op", "ours ops/s", "ours us/op", "ours/raw", "calls"
     );
+    let calls_text = |c: &Case| match c.calls {
+        Some(((rc, rx), (oc, ox))) => format!("{rc} / {oc}   {rx} / {ox}"),
+        None => "n/a".to_string(),
+    };
     for c in &cases {
         let (r, o) = (c.raw_ops(), c.ours_ops());
         println!(
-            "  {:<18} {:>13.0} {:>11.3} {:>13.0} {:>11.3} {:>9.3}x {:>9}",
+            "  {:<18} {:>13.0} {:>11.3} {:>13.0} {:>11.3} {:>9.3}x   {}",
             c.name,
             r,
             1e6 / r,
             o,
             1e6 / o,
             c.ratio(),
-            format!("{} / {}", c.calls.0, c.calls.1)
+            calls_text(c)
         );
     }
     println!("  raw: ibwrt + ibrd on an ibdev descriptor; ours: Device over LinuxGpibBoard (ibwrt/ibrd on its ibdev descriptors)");
-    println!("  calls: libgpib calls per op, raw / ours; one trivial call (ibeos) costs {call_us:.3} us here");
+    println!("  calls: libgpib calls per op, raw / ours, then the driver crossings (ioctls) real libgpib makes for them (compat/src/crossings.rs)");
+    println!("  one trivial call (ibeos) costs {call_us:.3} us here");
+    println!(
+        "linux-gpib-rs Instrument::receive (after Instrument::send \"DATA?\"), 10 MB answer, vs ours, median of {SLOW_RUNS} runs:"
+    );
+    for (c, how) in [
+        (&big, "Device::query_block, a new Vec"),
+        (&big_into, "Device::query_block_into, a buffer allocated once"),
+    ] {
+        println!(
+            "  theirs {:.2} ms, ours {:.2} ms ({how}): ours {:.1}x faster (target: 5x); calls and crossings per read, theirs / ours: {}",
+            1e3 / c.raw_ops(),
+            1e3 / c.ours_ops(),
+            1.0 / c.ratio(),
+            calls_text(c)
+        );
+    }
     println!(
         "  target on hardware: ours/raw within 1.2x (informational here: nothing is asserted)"
     );
@@ -280,18 +436,22 @@ fn main() {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
+        let num = |v: Option<u64>| v.map_or("null".to_string(), |n| n.to_string());
         let items: Vec<String> = cases
             .iter()
+            .chain([&big, &big_into])
             .map(|c| {
                 let (r, o) = (c.raw_ops(), c.ours_ops());
                 format!(
-                    "{{\"case\": \"{}\", \"raw_ops_per_second\": {r}, \"raw_us_per_op\": {}, \"ours_ops_per_second\": {o}, \"ours_us_per_op\": {}, \"ratio_ours_to_raw\": {}, \"raw_calls_per_op\": {}, \"ours_calls_per_op\": {}, \"raw_runs_ops_per_second\": [{}], \"ours_runs_ops_per_second\": [{}]}}",
+                    "{{\"case\": \"{}\", \"raw_ops_per_second\": {r}, \"raw_us_per_op\": {}, \"ours_ops_per_second\": {o}, \"ours_us_per_op\": {}, \"ratio_ours_to_raw\": {}, \"raw_calls_per_op\": {}, \"ours_calls_per_op\": {}, \"raw_crossings_per_op\": {}, \"ours_crossings_per_op\": {}, \"raw_runs_ops_per_second\": [{}], \"ours_runs_ops_per_second\": [{}]}}",
                     c.name,
                     1e6 / r,
                     1e6 / o,
                     c.ratio(),
-                    c.calls.0,
-                    c.calls.1,
+                    num(c.calls.map(|x| x.0 .0)),
+                    num(c.calls.map(|x| x.1 .0)),
+                    num(c.calls.map(|x| x.0 .1)),
+                    num(c.calls.map(|x| x.1 .1)),
                     list(&c.raw),
                     list(&c.ours)
                 )

@@ -412,6 +412,10 @@ trait Sink {
     fn finish(&mut self, len: usize);
     /// The byte at `i`, already filled.
     fn byte_at(&self, i: usize) -> Option<u8>;
+    /// The first `n` bytes filled (fewer if the sink holds fewer).
+    fn filled(&self, n: usize) -> &[u8];
+    /// Moves the bytes `from..to` to the start (drops the first `from`).
+    fn move_to_start(&mut self, from: usize, to: usize);
 }
 
 struct SliceSink<'a>(&'a mut [u8]);
@@ -424,6 +428,13 @@ impl Sink for SliceSink<'_> {
     fn finish(&mut self, _len: usize) {}
     fn byte_at(&self, i: usize) -> Option<u8> {
         self.0.get(i).copied()
+    }
+    fn filled(&self, n: usize) -> &[u8] {
+        &self.0[..n.min(self.0.len())]
+    }
+    fn move_to_start(&mut self, from: usize, to: usize) {
+        let to = to.min(self.0.len());
+        self.0.copy_within(from.min(to)..to, 0);
     }
 }
 
@@ -446,15 +457,127 @@ impl Sink for VecSink<'_> {
     fn byte_at(&self, i: usize) -> Option<u8> {
         self.0.get(i).copied()
     }
+    fn filled(&self, n: usize) -> &[u8] {
+        &self.0[..n.min(self.0.len())]
+    }
+    fn move_to_start(&mut self, from: usize, to: usize) {
+        let to = to.min(self.0.len());
+        self.0.copy_within(from.min(to)..to, 0);
+    }
+}
+
+/// The first read of a block goes straight into the caller's buffer, this long at most:
+/// a block this size or smaller (with its header and NL) comes in that one read, as a
+/// raw `ibrd` until END would take it, and its body is then moved down over the header
+/// (a copy of at most this many bytes). Larger blocks take a second read for the rest.
+const FIRST_READ: usize = 4096 + MAX_HEADER_LEN + 1;
+
+/// How the header stage of [`read_block`] ended.
+struct Head {
+    header: block::BlockHeader,
+    /// Body bytes already read, at the sink's start.
+    body: usize,
+    /// Bytes read past the whole body (0 unless the block came whole with the header).
+    after: usize,
+    /// Those bytes are exactly the NL that ends the response.
+    after_is_nl: bool,
+    /// The last read ended with END.
+    ended: bool,
+}
+
+impl Head {
+    /// The stage's result when `extra` bytes after the header are at the sink's start.
+    fn in_sink(header: block::BlockHeader, extra: usize, ended: bool, sink: &dyn Sink) -> Self {
+        let body = header
+            .body_len
+            .map_or(extra, |l| extra.min(usize::try_from(l).unwrap_or(usize::MAX)));
+        let after = extra - body;
+        Head {
+            header,
+            body,
+            after,
+            after_is_nl: after == 1 && sink.byte_at(body) == Some(b'\n'),
+            ended,
+        }
+    }
 }
 
 /// Reads one block from the addressed talker into `sink`; the bus is already addressed.
 fn read_block(tx: &mut Link<'_, '_>, sink: &mut dyn Sink) -> Result<BlockInfo> {
-    // The header: one read of up to 11 bytes covers `#9<9 digits>`; rarely more is needed.
-    let mut head = [0u8; MAX_HEADER_LEN];
-    let mut have = 0usize;
+    let mut small = [0u8; MAX_HEADER_LEN];
+    let head = match read_head_into_sink(tx, sink)? {
+        Ok(h) => h,
+        Err(have) => {
+            small[..have].copy_from_slice(sink.filled(have));
+            read_head_apart(tx, sink, &mut small, have)?
+        }
+    };
+    read_body(tx, sink, head)
+}
+
+/// The header read into the sink itself with up to [`FIRST_READ`] bytes (one read
+/// for small blocks), the body bytes that came with it moved to the sink's start.
+/// `Err(n)` when the sink has less room than a longest header (then `n` is 0: nothing
+/// was read) or the first read returned `n` bytes of a header without END (a backend
+/// that returns what it has): [`read_head_apart`] goes on from those bytes.
+fn read_head_into_sink(
+    tx: &mut Link<'_, '_>,
+    sink: &mut dyn Sink,
+) -> Result<std::result::Result<Head, usize>> {
+    let room = sink.room(0, Some(FIRST_READ));
+    if room.len() <= MAX_HEADER_LEN {
+        return Ok(Err(0));
+    }
+    let (got, ended) = match tx.read(room, None) {
+        Ok(st) => (st.count, st.end == ReadEnd::Eoi),
+        Err(e) => {
+            let got = e.transferred().unwrap_or(0).min(FIRST_READ);
+            let bytes = sink.filled(got);
+            if let Some(h) = whole_definite_block(bytes) {
+                // A short block and its NL, without END: accepted, as longer ones are
+                // (some devices drop EOI there).
+                let hl = h.header_len;
+                sink.move_to_start(hl, got);
+                return Ok(Ok(Head::in_sink(h, got - hl, false, sink)));
+            }
+            let n = got.min(MAX_HEADER_LEN);
+            let e = header_read_failed(e, &bytes[..n], 0);
+            if let Ok(HeaderParse::Complete(h)) = block::parse_header(&bytes[..n]) {
+                // The body bytes that came stay in the buffer, from its start.
+                sink.move_to_start(h.header_len, got);
+            }
+            return Err(e);
+        }
+    };
+    let bytes = sink.filled(got);
+    match block::parse_header(&bytes[..got.min(MAX_HEADER_LEN)])? {
+        HeaderParse::Complete(h) => {
+            let hl = h.header_len;
+            sink.move_to_start(hl, got);
+            Ok(Ok(Head::in_sink(h, got - hl, ended, sink)))
+        }
+        HeaderParse::NeedAtLeast(_) if !ended && got < MAX_HEADER_LEN => Ok(Err(got)),
+        HeaderParse::NeedAtLeast(k) => {
+            // The read ended inside the header (a short answer with END).
+            Err(Error::MalformedBlock {
+                reason: format!("END after {got} header byte(s), need at least {k}"),
+                read: got,
+            })
+        }
+    }
+}
+
+/// The header read into `head` (at most [`MAX_HEADER_LEN`] bytes, of which the first
+/// `have` are there already), the body bytes that came with it copied to the sink.
+fn read_head_apart(
+    tx: &mut Link<'_, '_>,
+    sink: &mut dyn Sink,
+    head: &mut [u8; MAX_HEADER_LEN],
+    mut have: usize,
+) -> Result<Head> {
+    // One read of up to 11 bytes covers `#9<9 digits>`; rarely more is needed.
     let mut ended = false;
-    let mut want = 11usize;
+    let mut want = 11usize.max(have + 1).min(MAX_HEADER_LEN);
     let header = loop {
         if have < want && !ended {
             let st = match tx.read(&mut head[have..want], None) {
@@ -499,7 +622,6 @@ fn read_block(tx: &mut Link<'_, '_>, sink: &mut dyn Sink) -> Result<BlockInfo> {
         .map(|l| usize::try_from(l).unwrap_or(usize::MAX));
     // Bytes of the body that came with the header go first.
     let in_head = want_end.map_or(extra.len(), |l| extra.len().min(l));
-    let mut filled = 0usize;
     if in_head > 0 {
         let room = sink.room(0, Some(want_end.unwrap_or(in_head).max(in_head)));
         if room.len() < in_head {
@@ -508,18 +630,42 @@ fn read_block(tx: &mut Link<'_, '_>, sink: &mut dyn Sink) -> Result<BlockInfo> {
             return Err(too_large(want_end, n, hl));
         }
         room[..in_head].copy_from_slice(&extra[..in_head]);
-        filled = in_head;
     }
+    let tail = &extra[in_head..];
+    Ok(Head {
+        header,
+        body: in_head,
+        after: tail.len(),
+        after_is_nl: tail == b"\n",
+        ended,
+    })
+}
+
+/// The body after the header stage: `head.extra` bytes of it (and maybe what follows
+/// it) are at the sink's start already.
+fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<BlockInfo> {
+    let Head {
+        header,
+        body,
+        after,
+        after_is_nl,
+        ended,
+    } = head;
+    let hl = header.header_len;
+    let have = hl + body + after;
+    let want_end = header
+        .body_len
+        .map(|l| usize::try_from(l).unwrap_or(usize::MAX));
+    let mut filled = body;
     let mut last_had_end = ended;
     match want_end {
         Some(len) => {
-            if extra.len() > len {
+            if after > 0 {
                 // The whole block and what follows it came with the header read.
                 sink.finish(len);
-                let tail = &extra[len..];
-                if tail != b"\n" {
+                if !after_is_nl {
                     return Err(Error::MalformedBlock {
-                        reason: format!("{} unexpected byte(s) after the block body", tail.len()),
+                        reason: format!("{after} unexpected byte(s) after the block body"),
                         read: have,
                     });
                 }
