@@ -1104,7 +1104,12 @@ pub unsafe extern "C" fn Send(
         let a = one_address(address)?;
         // SAFETY: forwarded contract.
         let b = unsafe { bytes(buffer, count) }?;
-        crossings::charge(Op::Send { nl: eot_mode == NLEND }, d);
+        crossings::charge(
+            Op::Send {
+                nl: eot_mode == NLEND,
+            },
+            d,
+        );
         engine::send_list(lib, d, &[a], b, eot_mode)
     })
 }

@@ -141,10 +141,9 @@ impl Counters {
                 calls: std::mem::transmute::<*mut libc::c_void, unsafe extern "C" fn() -> u64>(
                     calls,
                 ),
-                crossings: std::mem::transmute::<
-                    *mut libc::c_void,
-                    unsafe extern "C" fn() -> u64,
-                >(crossings),
+                crossings: std::mem::transmute::<*mut libc::c_void, unsafe extern "C" fn() -> u64>(
+                    crossings,
+                ),
             })
         }
     }
@@ -348,7 +347,10 @@ fn main() {
         answer.as_bytes()[head.len()..].strip_suffix(b"\n") == Some(&text[..]),
         "linux-gpib-rs: the 10 MB answer differs"
     );
-    assert!(dev.query_block("DATA?").expect("DATA?") == text, "ours: the 10 MB answer differs");
+    assert!(
+        dev.query_block("DATA?").expect("DATA?") == text,
+        "ours: the 10 MB answer differs"
+    );
     let big = measure_slow(
         "10 MB read",
         counters.as_ref(),
@@ -415,7 +417,10 @@ fn main() {
     );
     for (c, how) in [
         (&big, "Device::query_block, a new Vec"),
-        (&big_into, "Device::query_block_into, a buffer allocated once"),
+        (
+            &big_into,
+            "Device::query_block_into, a buffer allocated once",
+        ),
     ] {
         println!(
             "  theirs {:.2} ms, ours {:.2} ms ({how}): ours {:.1}x faster (target: 5x); calls and crossings per read, theirs / ours: {}",

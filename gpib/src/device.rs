@@ -488,9 +488,9 @@ struct Head {
 impl Head {
     /// The stage's result when `extra` bytes after the header are at the sink's start.
     fn in_sink(header: block::BlockHeader, extra: usize, ended: bool, sink: &dyn Sink) -> Self {
-        let body = header
-            .body_len
-            .map_or(extra, |l| extra.min(usize::try_from(l).unwrap_or(usize::MAX)));
+        let body = header.body_len.map_or(extra, |l| {
+            extra.min(usize::try_from(l).unwrap_or(usize::MAX))
+        });
         let after = extra - body;
         Head {
             header,

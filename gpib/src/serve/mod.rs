@@ -385,3 +385,17 @@ impl Drop for Server {
         self.shutdown();
     }
 }
+
+/// Asks the kernel to acknowledge what arrived on `s` at once rather than delay the
+/// ACK (Linux `TCP_QUICKACK`, which the kernel clears again: call it after each read).
+///
+/// A client that writes a command and then, before any answer, a second small
+/// segment (pyvisa-py's Prologix session sends the command, then `++read eoi`) has
+/// that segment held back by its Nagle algorithm until the first is acknowledged;
+/// with a delayed ACK that is about 40 ms per query. Elsewhere than Linux: nothing.
+pub(crate) fn quick_ack(s: &TcpStream) {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let _ = socket2::SockRef::from(s).set_quickack(true);
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let _ = s;
+}

@@ -76,6 +76,9 @@ pub(crate) fn serve(bus: Bus, s: TcpStream, _slot: Slot, default: Option<Address
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
+        // pyvisa-py writes the command and `++read` as two segments: ACK the first at
+        // once, or its Nagle holds the second for a delayed ACK (about 40 ms).
+        super::quick_ack(&input);
         for &b in &buf[..n] {
             if c.byte(b).is_err() {
                 return;

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Target 6: the network server is never the bottleneck. Starts `gpib-diag serve` (the
+# simulated bench, Prologix and VXI-11 on free loopback ports) and the reference echo
+# server (bench/peers/scpi_echo_server.py), then, RUNS times in turn: pyvisa-py's
+# SOCKET session against the echo server and its VXI-11 and Prologix sessions against
+# ours (bench/peers/net_pyvisa.py), and our own Rust clients against ours
+# (gpib/benches/net_clients.rs). Protocol: see bench/compare.sh.
+set -euo pipefail
+RUNS=${RUNS:-5}
+OUT=${OUT:-target/bench-results}
+mkdir -p "$OUT"
+if [[ -z "${PY:-}" ]]; then
+  # Run on its own: a venv of its own with pyvisa-py.
+  VENV=target/net-bench-venv
+  [[ -x "$VENV/bin/python3" ]] || { python3 -m venv "$VENV" && "$VENV/bin/pip" install -q pyvisa==1.16.2 pyvisa-py==0.8.1; }
+  PY=$VENV/bin/python3
+fi
+export PYTHONPATH=$PWD/bench/lib${PYTHONPATH:+:$PYTHONPATH}
+DIAG=${BIN:+$BIN/gpib-diag}
+if [[ ! -x "${DIAG:-}" ]]; then
+  nice -n 10 cargo build -q --release -p gpib-diag >&2
+  DIAG=target/release/gpib-diag
+fi
+CLIENTS=$(nice -n 10 cargo bench -q -p gpib --bench net_clients --no-run --message-format=json 2>/dev/null |
+  "$PY" -c 'import json,sys
+for t in sys.stdin:
+    m = json.loads(t) if t.startswith("{") else {}
+    if m.get("reason") == "compiler-artifact" and m.get("executable"): print(m["executable"])' | tail -1)
+SERVE_OUT=$OUT/serve.out
+ECHO_OUT=$OUT/echo.out
+"$DIAG" serve --bus bench --port 0 --vxi11-port 0 --no-portmap --default-device 22 >"$SERVE_OUT" 2>/dev/null &
+SERVE=$!
+# The echo server stops when its stdin closes: fd 3 holds it open until this exits.
+exec 3> >(exec "$PY" bench/peers/scpi_echo_server.py >"$ECHO_OUT")
+trap 'kill -INT $SERVE 2>/dev/null; exec 3>&-; wait $SERVE 2>/dev/null' EXIT
+for _ in $(seq 100); do grep -q '^serving ' "$SERVE_OUT" && grep -q '^PORT ' "$ECHO_OUT" && break; sleep 0.1; done
+P=$(sed -n 's/.* prologix=\([^ ]*\).*/\1/p' "$SERVE_OUT")
+V=$(sed -n 's/.* vxi11=\([^ ]*\).*/\1/p' "$SERVE_OUT")
+E=$(sed -n 's/^PORT //p' "$ECHO_OUT")
+[[ -n "$P" && -n "$V" && -n "$E" ]] || { echo "servers did not start" >&2; exit 1; }
+SECONDS_EACH=0.4
+[[ "${QUICK:-0}" == 1 ]] && SECONDS_EACH=0.2
+: >"$OUT/net_runs.jsonl"
+for _ in $(seq "$RUNS"); do
+  "$PY" bench/peers/net_pyvisa.py --echo "$E" --vxi11 "$V" --prologix "$P" --seconds "$SECONDS_EACH" >>"$OUT/net_runs.jsonl"
+  "$CLIENTS" --prologix "$P" --vxi11 "$V" --seconds "$SECONDS_EACH" | sed 's/^{/{"rust": true, /' >>"$OUT/net_runs.jsonl"
+done
+"$PY" - "$OUT/net_runs.jsonl" <<'PY'
+import json, statistics, sys
+try:
+    from line import emit  # bench/lib/line.py, with bench/compare.sh
+except ImportError:
+    def emit(target, name, unit, ours, goal, met, peer=None, ratio=None, note=None):
+        d = {"target": target, "name": name, "unit": unit, "ours": list(ours), "goal": goal, "met": bool(met)}
+        d.update({k: v for k, v in (("peer", peer), ("ratio", ratio), ("note", note)) if v is not None})
+        print(json.dumps(d), flush=True)
+runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+py = [r for r in runs if not r.get("rust")]
+rs = [r for r in runs if r.get("rust")]
+med = statistics.median
+for proto, label in (("vxi11", "VXI-11"), ("prologix", "Prologix")):
+    ours = [r[f"{proto}_queries_per_second"] for r in py]
+    peer = [r["socket_queries_per_second"] for r in py]
+    ratios = [o / p for o, p in zip(ours, peer)]
+    emit("6.1", f"pyvisa-py {label} session vs pyvisa-py SOCKET to an echo server, *IDN?",
+         "queries/s", ours, ">= 0.8x (median of per-run ratios)", med(ratios) >= 0.8,
+         peer=peer, ratio=med(ratios),
+         note=None if med(ratios) >= 0.8 else
+         "pyvisa-py's own client work per query (two RPCs in Python for VXI-11; "
+         "the command and ++read for Prologix) stands in the way; our Rust clients "
+         "against the same server: see 6.2")
+for proto, label in (("vxi11", "VXI-11"), ("prologix", "Prologix")):
+    ours = [r[f"{proto}_queries_per_second"] for r in rs]
+    peer = [r[f"{proto}_queries_per_second"] for r in py]
+    ratios = [o / p for o, p in zip(ours, peer)]
+    emit("6.2", f"our Rust {label} client vs pyvisa-py's, same server, *IDN?", "queries/s",
+         ours, ">= 5x (median of per-run ratios)", med(ratios) >= 5, peer=peer, ratio=med(ratios))
+for proto, label in (("vxi11", "VXI-11"), ("prologix", "Prologix")):
+    ours = [r[f"{proto}_block_bytes_per_second"] / 1e6 for r in rs]
+    peer = [r[f"{proto}_block_bytes_per_second"] / 1e6 for r in py]
+    emit("6.3", f"1 MiB block through {label}, our client (peer: pyvisa-py's)", "MB/s", ours,
+         ">= 100 MB/s (minimum)", min(ours) >= 100, peer=peer)
+PY
