@@ -618,3 +618,38 @@ fn contention_on_three_adapters_sharing_a_host() {
     assert!(cpu(2) > 0.9 && cpu(2) < 1.0, "{json}");
     assert!(doc["knee"].is_null(), "no knee: {json}");
 }
+
+// Contention sources switch on for a contention run as for io-test: a 60 m cable slows
+// every device's writes.
+#[test]
+fn contention_takes_contention_sources() {
+    let rate = |extra: &[&str]| {
+        let mut args = vec![
+            "contention",
+            "--bus",
+            "bench",
+            "--size",
+            "4K",
+            "--seconds",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--format", "json"]);
+        let doc: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+        doc["points"][0]["aggregate_bytes_per_second"]
+            .as_f64()
+            .unwrap()
+    };
+    let (short, long) = (rate(&[]), rate(&["--with", "long-cable"]));
+    assert!(long < 0.8 * short, "{long} against {short}");
+    fails(
+        &["contention", "--bus", "bench", "--devices", "0:11"],
+        2,
+        "--devices is for hardware",
+    );
+    fails(
+        &["contention", "--bus", "bench", "--with", "gremlins"],
+        2,
+        "unknown contention source",
+    );
+}
