@@ -251,8 +251,13 @@ fn point(
     let mut threads = Vec::new();
     // One Bus per board, shared by its devices' threads (a linux-gpib board opens once).
     let mut buses: Vec<(usize, Bus)> = Vec::new();
-    for &(board, address) in devices {
-        let p = host.as_ref().map(SimHost::participant);
+    // Every participant is registered before any thread runs: the turns then take the
+    // same order run after run.
+    let workers: Vec<_> = devices
+        .iter()
+        .map(|_| host.as_ref().map(SimHost::participant))
+        .collect();
+    for (p, &(board, address)) in workers.into_iter().zip(devices) {
         let bus = match buses.iter().find(|(b, _)| *b == board) {
             Some((_, bus)) => bus.clone(),
             None => {
