@@ -395,6 +395,10 @@ pub struct ContentionArgs {
     /// wall clock, /proc/stat, getrusage).
     #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
     pub backend: BackendKind,
+    /// Each device starts one transaction every this many milliseconds (a paced
+    /// acquisition loop polling its instruments); default: back to back.
+    #[arg(long, value_name = "MS")]
+    pub interval_ms: Option<f64>,
     /// linux-gpib: the devices to make active, in order, as `BOARD:ADDR` (board index),
     /// e.g. `--devices 0:11,0:12,1:5`.
     #[arg(long, value_delimiter = ',', value_name = "BOARD:ADDR")]

@@ -155,12 +155,33 @@ pub fn run(args: &ContentionArgs) -> Result<()> {
         .ok()
         .filter(|&s| s <= 1 << 20)
         .ok_or_else(|| DiagError::Usage("--size: at most 1 MiB per write here".into()))?;
+    let interval = match args.interval_ms {
+        None => None,
+        Some(ms) if ms.is_finite() && ms > 0.0 && ms <= 1e6 => {
+            Some(Duration::from_secs_f64(ms / 1e3))
+        }
+        Some(ms) => {
+            return Err(DiagError::Usage(format!(
+                "--interval-ms {ms} is out of range: above 0, at most 1,000,000 (1000 s)"
+            )))
+        }
+    };
     let label = match place {
         Where::Sim(_) => args.bus.clone(),
         Where::LinuxGpib => format!("linux-gpib {}", args.devices.join(",")),
     };
     let points = (1..=n_max)
-        .map(|n| point(&place, &args.bus, &devices[..n], args.workload, size, span))
+        .map(|n| {
+            point(
+                &place,
+                &args.bus,
+                &devices[..n],
+                args.workload,
+                size,
+                span,
+                interval,
+            )
+        })
         .collect::<Result<Vec<_>>>()?;
     let knee = knee(&points);
     if let Some(path) = &args.plot {
@@ -240,6 +261,7 @@ fn point(
     workload: Workload,
     size: usize,
     span: Duration,
+    interval: Option<Duration>,
 ) -> Result<Point> {
     let host = match place {
         Where::Sim(config) => Some(config.build_named(name)?),
@@ -279,6 +301,16 @@ fn point(
                 latencies: Vec::new(),
             };
             while bus.now().saturating_sub(t0) < span && s.latencies.len() < MAX_TRANSACTIONS {
+                if let Some(every) = interval {
+                    // Paced: transaction k starts at t0 + k x interval, or at once when
+                    // the device is behind.
+                    let k = u32::try_from(s.latencies.len()).unwrap_or(u32::MAX);
+                    let due = t0.saturating_add(every.saturating_mul(k));
+                    let now = bus.now();
+                    if due > now {
+                        bus.delay(due - now);
+                    }
+                }
                 let t = bus.now();
                 let moved = match workload {
                     Workload::Write => {
