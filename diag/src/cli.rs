@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::device_arg::DeviceArg;
 use crate::driver::ProtocolKind;
-use crate::measure::{ProtocolChoice, SessionOptions};
+use crate::measure::ProtocolChoice;
 use crate::size::parse_size;
 
 /// Longest timeout the options take, in seconds (11.6 days): long enough for any
@@ -228,10 +229,11 @@ pub struct BusArgs {
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Measurement")]
 pub struct RunArgs {
-    /// The instrument's primary address, 0 to 30 (default: the first instrument on the
-    /// board).
-    #[arg(long, value_name = "ADDR", value_parser = clap::value_parser!(u8).range(0..=30))]
-    pub device: Option<u8>,
+    /// The instrument: its primary address, 0 to 30, or its name (a named device of
+    /// the simulated configuration; on linux-gpib, a gpib.conf `device` section).
+    /// Default: the first instrument on the board.
+    #[arg(long, value_name = "ADDR|NAME")]
+    pub device: Option<DeviceArg>,
     /// How to drive the instrument.
     #[arg(long, value_enum, default_value_t = Protocol::Auto)]
     pub protocol: Protocol,
@@ -253,17 +255,6 @@ pub struct RunArgs {
     /// none).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub timeout: Option<f64>,
-}
-
-impl RunArgs {
-    /// What a measurement session is opened with.
-    pub fn session(&self) -> SessionOptions {
-        SessionOptions {
-            device: self.device,
-            protocol: self.protocol.into(),
-            timeout: self.timeout,
-        }
-    }
 }
 
 /// Output options.
@@ -418,10 +409,11 @@ pub struct ContentionArgs {
 pub struct DoctorArgs {
     #[command(flatten)]
     pub bus: BusArgs,
-    /// The instrument's primary address, 0 to 30 (default: the first instrument on the
-    /// board, or the first listener found).
-    #[arg(long, value_name = "ADDR", value_parser = clap::value_parser!(u8).range(0..=30))]
-    pub device: Option<u8>,
+    /// The instrument: its primary address, 0 to 30, or its name (simulator: a named
+    /// device; linux-gpib: a gpib.conf `device` section). Default: the first
+    /// instrument on the board, or the first listener found.
+    #[arg(long, value_name = "ADDR|NAME")]
+    pub device: Option<DeviceArg>,
     /// How to drive the instrument.
     #[arg(long, value_enum, default_value_t = Protocol::Auto)]
     pub protocol: Protocol,

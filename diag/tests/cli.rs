@@ -301,7 +301,11 @@ fn bad_arguments_say_what_is_wrong() {
         2,
         "unknown mount point \"/nowhere\"",
     );
-    fails(&["io-test", "--device", "31", "400000"], 2, "0..=30");
+    fails(
+        &["io-test", "--device", "31", "400000"],
+        2,
+        "31 is not a primary address (0 to 30)",
+    );
     fails(
         &["io-test", "--device", "5", "400000"],
         2,
@@ -688,5 +692,25 @@ fn contention_of_paced_pio_instruments_saturates_the_cpu_at_seven() {
         &["contention", "--bus", "bench", "--interval-ms", "0"],
         2,
         "--interval-ms 0 is out of range",
+    );
+}
+
+// `--device` takes a name: the simulated configuration's named devices (on linux-gpib,
+// gpib.conf's device sections), resolved on the board.
+#[test]
+fn devices_are_named_as_in_gpib_conf() {
+    assert_eq!(
+        ok(&["io-test", "--bus", "bench", "--device", "voltmeter", "4096"]),
+        ok(&["io-test", "--bus", "bench", "--device", "22", "4096"])
+    );
+    fails(
+        &["io-test", "--bus", "bench", "--device", "dmm", "4096"],
+        2,
+        "no device named \"dmm\" in this configuration (named devices: voltmeter)",
+    );
+    fails(
+        &["io-test", "--bus", "bench", "--device", "31", "4096"],
+        2,
+        "31 is not a primary address (0 to 30)",
     );
 }
