@@ -29,6 +29,8 @@ pub struct TraceArgs {
 
 /// The `trace` subcommands.
 #[derive(Debug, Clone, Subcommand)]
+// Parsed once per run: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum TraceCommand {
     /// Run a workload on a configuration and write its trace: every backend call and,
     /// on the simulator, every byte on the bus with its handshake timing.
