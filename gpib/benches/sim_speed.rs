@@ -42,8 +42,13 @@ fn rate(budget: Duration, mut op: impl FnMut()) -> (f64, f64) {
     (n as f64 / wall, cpu * 1e6 / n as f64)
 }
 
+/// The value after `flag` on the command line.
+fn arg(flag: &str) -> Option<String> {
+    std::env::args().skip_while(|a| a != flag).nth(1)
+}
+
 fn main() {
-    let json_path = std::env::args().skip_while(|a| a != "--json").nth(1);
+    let json_path = arg("--json");
     let budget = Duration::from_millis(300);
 
     // Short queries: *IDN? on the bench's SCPI instrument, into a reused buffer.
@@ -52,6 +57,15 @@ fn main() {
     bus.set_timeout(Duration::from_secs(60)).expect("timeout");
     let dmm = bus.device(22).expect("address");
     let mut answer = [0u8; 64];
+    // `--profile-queries N`: exactly N queries and nothing else, for
+    // `valgrind --tool=callgrind` (instruction counts per query repeat on a noisy machine).
+    if let Some(n) = arg("--profile-queries") {
+        let n: u64 = n.parse().expect("--profile-queries takes a count");
+        for _ in 0..n {
+            black_box(dmm.query_into(b"*IDN?", &mut answer).expect("query"));
+        }
+        return;
+    }
     let mut q = Vec::new();
     let mut q_cpu = Vec::new();
     for _ in 0..RUNS {
