@@ -3,7 +3,7 @@
 //! its resources are `schedule.rs`.
 
 use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::address::{Address, PrimaryAddress};
@@ -21,8 +21,6 @@ use crate::trace::TraceSink;
 
 pub(crate) struct Shared {
     pub(crate) world: Mutex<World>,
-    /// Signalled after every operation, for participants waiting for their turn.
-    pub(crate) turn: Condvar,
     /// Participants registered and not dropped: while there are none, a bus
     /// transaction need not lock the host to learn that its thread takes no turns.
     pub(crate) participants: AtomicUsize,
@@ -77,7 +75,6 @@ impl SimHost {
         Self {
             inner: Arc::new(Shared {
                 world: Mutex::new(World::new(name.into(), cpus)),
-                turn: Condvar::new(),
                 participants: AtomicUsize::new(0),
             }),
         }

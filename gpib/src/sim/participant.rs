@@ -98,12 +98,13 @@ impl SimHost {
         let me = g.callers.participant();
         if let Some(me) = me {
             while !g.callers.try_take_turn(me) {
-                g.callers.waiting += 1;
-                g = match self.inner.turn.wait(g) {
-                    Ok(g) => g,
-                    Err(p) => p.into_inner(),
-                };
-                g.callers.waiting -= 1;
+                // Parked until the participant before it gives the turn away: that
+                // one wakes only the participant whose turn comes next.
+                g.callers.park(me, std::thread::current());
+                drop(g);
+                std::thread::park();
+                g = self.lock();
+                g.callers.unpark(me);
             }
         }
         (g, me)
@@ -118,14 +119,17 @@ impl SimHost {
         self.unlock_and_wake(g);
     }
 
-    /// Unlocks the host and tells waiting participants that clocks or turns moved.
-    /// Nobody waiting, nobody is woken: a condition variable's broadcast is a system
-    /// call even then, and operations without participants would pay it every time.
+    /// Unlocks the host, and wakes the participant whose turn comes next if it waits.
+    ///
+    /// Only that one can take the turn, so only that one is woken: waking every
+    /// waiting participant after each operation (a condition variable's broadcast)
+    /// made each operation cost one wake-up per participant, and a system call even
+    /// with nobody waiting.
     pub(crate) fn unlock_and_wake(&self, g: MutexGuard<'_, World>) {
-        let wake = g.callers.waiting > 0;
+        let next = g.callers.parked_next();
         drop(g);
-        if wake {
-            self.inner.turn.notify_all();
+        if let Some(thread) = next {
+            thread.unpark();
         }
     }
 }

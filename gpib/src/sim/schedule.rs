@@ -15,7 +15,10 @@
 //!   earliest clock runs its next operation (ties go to the lower participant
 //!   number), so the same workload gives the same virtual times whatever the
 //!   operating system does with the threads. Unregistered threads run as they come
-//!   (deterministic on their own, not interleaved with each other).
+//!   (deterministic on their own, not interleaved with each other). A participant
+//!   waiting for its turn is parked; the one that gives the turn away wakes only the
+//!   participant whose turn comes next, so a hand-off costs one wake-up however many
+//!   participants there are.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -185,8 +188,8 @@ pub(crate) struct Callers {
     threads: KeyMap<Caller>,
     /// Registered participants: number -> clock (removed once it left).
     participants: KeyMap<Duration>,
-    /// Threads waiting (in wall time) for their turn: when none, nobody needs waking.
-    pub(crate) waiting: usize,
+    /// Participants waiting (in wall time) for their turn, with their threads.
+    parked: KeyMap<std::thread::Thread>,
     next_participant: u64,
     /// The latest time any caller reached: where a new caller starts.
     frontier: Duration,
@@ -287,6 +290,29 @@ impl Callers {
             }
             _ => false,
         }
+    }
+
+    /// Participant `me` waits for its turn on `thread`.
+    pub(crate) fn park(&mut self, me: u64, thread: std::thread::Thread) {
+        self.parked.insert(me, thread);
+    }
+
+    /// Participant `me` no longer waits.
+    pub(crate) fn unpark(&mut self, me: u64) {
+        self.parked.remove(&me);
+    }
+
+    /// The thread of the participant whose turn comes next, if the turn is free and
+    /// that participant waits for it.
+    pub(crate) fn parked_next(&self) -> Option<std::thread::Thread> {
+        if self.holding.is_some() || self.parked.is_empty() {
+            return None;
+        }
+        let (&next, _) = self
+            .participants
+            .iter()
+            .min_by_key(|&(&id, &at)| (at, id))?;
+        self.parked.get(&next).cloned()
     }
 
     /// The current thread's participant number, if it is one.
