@@ -391,6 +391,24 @@ pub struct ContentionArgs {
     /// against the devices active, with the knee marked, into this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Backend: sim (the model's curves, the same every run) or linux-gpib (measured:
+    /// wall clock, /proc/stat, getrusage).
+    #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
+    pub backend: BackendKind,
+    /// Each device starts one transaction every this many milliseconds (a paced
+    /// acquisition loop polling its instruments); default: back to back.
+    #[arg(long, value_name = "MS")]
+    pub interval_ms: Option<f64>,
+    /// linux-gpib: the devices to make active, in order, as `BOARD:ADDR` (board index),
+    /// e.g. `--devices 0:11,0:12,1:5`.
+    #[arg(long, value_delimiter = ',', value_name = "BOARD:ADDR")]
+    pub devices: Vec<String>,
+    /// Simulator: add a typical contention source (as io-test's --with).
+    #[arg(long = "with", value_name = "SOURCE")]
+    pub with: Vec<String>,
+    /// Simulator: switch a contention source off (as io-test's --without).
+    #[arg(long = "without", value_name = "SOURCE")]
+    pub without: Vec<String>,
     #[command(flatten)]
     pub out: OutputArgs,
 }
