@@ -57,17 +57,18 @@ export PY=$VENV/bin/python3
 export PYTHONPATH=$ROOT/bench/lib${PYTHONPATH:+:$PYTHONPATH}
 
 echo "== release build: gpib's benches, gpib-diag"
-nice -n 10 cargo build -q --release -p gpib-diag
-cp target/release/gpib-diag "$BIN/"
-nice -n 10 cargo bench -q -p gpib --no-run --message-format=json \
-  --bench sim_speed --bench sim_contention --bench sim_trace 2>>"$LOG" |
+copy_executables() { # cargo's JSON messages on stdin: copy each built executable into $BIN
   "$PY" -c '
 import json, shutil, sys
 for text in sys.stdin:
-    m = json.loads(text)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and "bench" in m["target"]["kind"]:
+    m = json.loads(text) if text.startswith("{") else {}
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
         shutil.copy(m["executable"], sys.argv[1] + "/" + m["target"]["name"])
 ' "$BIN"
+}
+nice -n 10 cargo build -q --release -p gpib-diag --message-format=json 2>>"$LOG" | copy_executables
+nice -n 10 cargo bench -q -p gpib --no-run --message-format=json \
+  --bench sim_speed --bench sim_contention --bench sim_trace 2>>"$LOG" | copy_executables
 
 status=0
 for script in bench/targets/${ONLY:-*}; do
