@@ -136,6 +136,22 @@ echo "-- gpib-diag io-test --backend linux-gpib 400000 (GPIB_SIM_CONFIG=hp9000-3
 GPIB_SIM_CONFIG=hp9000-350 "$LG_TARGET/release/gpib-diag" io-test --backend linux-gpib 400000 | tee "$OUT/io_test_linux_gpib.txt"
 grep -c '^transfer size: 400000$' "$OUT/io_test_linux_gpib.txt" | grep -qx 2 ||
   fail "io-test through linux-gpib did not move 400000 bytes each way"
+echo "-- gpib-diag io-test --backend linux-gpib --device voltmeter (a name from linux-gpib's example gpib.conf, IB_CONFIG)"
+IB_CONFIG="$ROOT/gpib/configs/gpib.conf.example" "$LG_TARGET/release/gpib-diag" io-test --backend linux-gpib \
+  --device voltmeter 4096 | grep -c '^transfer size: 4096$' | grep -qx 2 ||
+  fail "io-test --device voltmeter through gpib.conf did not move 4096 bytes each way"
+echo "-- gpib-diag contention --backend linux-gpib (measured: wall clock, /proc/stat; two devices of the bench)"
+GPIB_SIM_CONFIG=bench "$LG_TARGET/release/gpib-diag" contention --backend linux-gpib --devices 0:22,0:11 \
+  --seconds 0.3 --format json > "$OUT/contention_linux_gpib.json"
+python3 - "$OUT/contention_linux_gpib.json" <<'PY' || fail "contention through linux-gpib gave no curve"
+import json, sys
+d = json.load(open(sys.argv[1]))
+pts = d["points"]
+assert [p["devices"] for p in pts] == [1, 2], pts
+assert all(p["aggregate_bytes_per_second"] > 0 for p in pts), pts
+assert all(0.0 <= p["cpu_utilisation"] <= 1.0 for p in pts), pts
+print("contention through linux-gpib:", [round(p["aggregate_bytes_per_second"]) for p in pts], "B/s")
+PY
 
 section "cargo doc -p gpib --features linux-gpib (warnings are errors)"
 RUSTDOCFLAGS="-D warnings" cargo doc -p gpib --features linux-gpib --no-deps

@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::device_arg::DeviceArg;
 use crate::driver::ProtocolKind;
-use crate::measure::{ProtocolChoice, SessionOptions};
+use crate::measure::ProtocolChoice;
 use crate::size::parse_size;
 
 /// Longest timeout the options take, in seconds (11.6 days): long enough for any
@@ -228,10 +229,11 @@ pub struct BusArgs {
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Measurement")]
 pub struct RunArgs {
-    /// The instrument's primary address, 0 to 30 (default: the first instrument on the
-    /// board).
-    #[arg(long, value_name = "ADDR", value_parser = clap::value_parser!(u8).range(0..=30))]
-    pub device: Option<u8>,
+    /// The instrument: its primary address, 0 to 30, or its name (a named device of
+    /// the simulated configuration; on linux-gpib, a gpib.conf `device` section).
+    /// Default: the first instrument on the board.
+    #[arg(long, value_name = "ADDR|NAME")]
+    pub device: Option<DeviceArg>,
     /// How to drive the instrument.
     #[arg(long, value_enum, default_value_t = Protocol::Auto)]
     pub protocol: Protocol,
@@ -253,17 +255,6 @@ pub struct RunArgs {
     /// none).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub timeout: Option<f64>,
-}
-
-impl RunArgs {
-    /// What a measurement session is opened with.
-    pub fn session(&self) -> SessionOptions {
-        SessionOptions {
-            device: self.device,
-            protocol: self.protocol.into(),
-            timeout: self.timeout,
-        }
-    }
 }
 
 /// Output options.
@@ -391,6 +382,24 @@ pub struct ContentionArgs {
     /// against the devices active, with the knee marked, into this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Backend: sim (the model's curves, the same every run) or linux-gpib (measured:
+    /// wall clock, /proc/stat, getrusage).
+    #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
+    pub backend: BackendKind,
+    /// Each device starts one transaction every this many milliseconds (a paced
+    /// acquisition loop polling its instruments); default: back to back.
+    #[arg(long, value_name = "MS")]
+    pub interval_ms: Option<f64>,
+    /// linux-gpib: the devices to make active, in order, as `BOARD:ADDR` (board index),
+    /// e.g. `--devices 0:11,0:12,1:5`.
+    #[arg(long, value_delimiter = ',', value_name = "BOARD:ADDR")]
+    pub devices: Vec<String>,
+    /// Simulator: add a typical contention source (as io-test's --with).
+    #[arg(long = "with", value_name = "SOURCE")]
+    pub with: Vec<String>,
+    /// Simulator: switch a contention source off (as io-test's --without).
+    #[arg(long = "without", value_name = "SOURCE")]
+    pub without: Vec<String>,
     #[command(flatten)]
     pub out: OutputArgs,
 }
@@ -400,10 +409,11 @@ pub struct ContentionArgs {
 pub struct DoctorArgs {
     #[command(flatten)]
     pub bus: BusArgs,
-    /// The instrument's primary address, 0 to 30 (default: the first instrument on the
-    /// board, or the first listener found).
-    #[arg(long, value_name = "ADDR", value_parser = clap::value_parser!(u8).range(0..=30))]
-    pub device: Option<u8>,
+    /// The instrument: its primary address, 0 to 30, or its name (simulator: a named
+    /// device; linux-gpib: a gpib.conf `device` section). Default: the first
+    /// instrument on the board, or the first listener found.
+    #[arg(long, value_name = "ADDR|NAME")]
+    pub device: Option<DeviceArg>,
     /// How to drive the instrument.
     #[arg(long, value_enum, default_value_t = Protocol::Auto)]
     pub protocol: Protocol,

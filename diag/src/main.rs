@@ -6,6 +6,7 @@ mod cli;
 mod cmd;
 #[allow(unsafe_code)] // getrusage
 mod cpu;
+mod device_arg;
 mod doctor;
 mod driver;
 mod error;

@@ -4,8 +4,10 @@ use gpib::sim::config::SourceKind;
 use gpib::sim::{Config, Fault, SimHost};
 use gpib::{Address, Bus};
 
-use crate::cli::{BackendKind, BusArgs};
+use crate::cli::{BackendKind, BusArgs, RunArgs};
+pub use crate::device_arg::DeviceArg;
 use crate::error::{DiagError, Result};
+use crate::measure::SessionOptions;
 use crate::record::Backend;
 
 /// A configuration to measure: `NAME|FILE[:key=value,...]`.
@@ -321,6 +323,73 @@ impl Target {
     #[cfg(not(feature = "linux-gpib"))]
     fn open_linux_gpib(_spec: &BusSpec, _wrap: &Wrap) -> Result<Self> {
         Err(DiagError::NoLinuxGpib)
+    }
+
+    /// The primary address `--device` names on this board: an address as given; a name
+    /// looked up among the simulated host's named devices, or (linux-gpib) in the
+    /// gpib.conf linux-gpib reads (`$IB_CONFIG`, else /etc/gpib.conf).
+    pub fn resolve_device(&self, d: &DeviceArg) -> Result<u8> {
+        let name = match d {
+            DeviceArg::Address(a) => return Ok(*a),
+            DeviceArg::Name(n) => n,
+        };
+        let (board, address, whose) = match (&self.host, self.backend) {
+            (Some(host), _) => {
+                let Some(nd) = host.named_device(name) else {
+                    let known: Vec<String> =
+                        host.named_devices().into_iter().map(|n| n.name).collect();
+                    return Err(DiagError::Usage(format!(
+                        "no device named {name:?} in this configuration (named devices: {})",
+                        if known.is_empty() { "none".into() } else { known.join(", ") }
+                    )));
+                };
+                (nd.board, nd.address, "the configuration")
+            }
+            (None, Backend::LinuxGpib) => {
+                let conf = gpib::gpibconf::GpibConf::read_default()
+                    .map_err(|e| DiagError::Usage(format!("--device {name}: {e}")))?;
+                let Some(dev) = conf.device(name) else {
+                    return Err(DiagError::Usage(format!(
+                        "no device section named {name:?} in {} (names: {})",
+                        gpib::gpibconf::default_path().display(),
+                        conf.names().join(", ")
+                    )));
+                };
+                (usize::from(dev.minor), dev.settings.address(), "gpib.conf")
+            }
+            (None, other) => {
+                return Err(DiagError::Usage(format!(
+                    "--device {name}: names are looked up on the simulator or in gpib.conf; give the {other} device's address"
+                )))
+            }
+        };
+        if board != self.board {
+            return Err(DiagError::Usage(format!(
+                "device {name:?} is on board {board} in {whose}, not on board {}: add --board {board}",
+                self.board
+            )));
+        }
+        if address.secondary.is_some() {
+            log::warn!(
+                "device {name:?} has a secondary address; it is measured at {}",
+                address.primary
+            );
+        }
+        Ok(address.primary.get())
+    }
+
+    /// What a measurement session on this bus is opened with: `run`'s options, its
+    /// `--device` name resolved on this board.
+    pub fn session_options(&self, run: &RunArgs) -> Result<SessionOptions> {
+        Ok(SessionOptions {
+            device: run
+                .device
+                .as_ref()
+                .map(|d| self.resolve_device(d))
+                .transpose()?,
+            protocol: run.protocol.into(),
+            timeout: run.timeout,
+        })
     }
 
     /// The instruments on the board (simulator): address and model, discs left out.

@@ -301,7 +301,11 @@ fn bad_arguments_say_what_is_wrong() {
         2,
         "unknown mount point \"/nowhere\"",
     );
-    fails(&["io-test", "--device", "31", "400000"], 2, "0..=30");
+    fails(
+        &["io-test", "--device", "31", "400000"],
+        2,
+        "31 is not a primary address (0 to 30)",
+    );
     fails(
         &["io-test", "--device", "5", "400000"],
         2,
@@ -617,4 +621,96 @@ fn contention_on_three_adapters_sharing_a_host() {
     assert!(cpu(0) > 0.25 && cpu(0) < 0.35, "{json}");
     assert!(cpu(2) > 0.9 && cpu(2) < 1.0, "{json}");
     assert!(doc["knee"].is_null(), "no knee: {json}");
+}
+
+// Contention sources switch on for a contention run as for io-test: a 60 m cable slows
+// every device's writes.
+#[test]
+fn contention_takes_contention_sources() {
+    let rate = |extra: &[&str]| {
+        let mut args = vec![
+            "contention",
+            "--bus",
+            "bench",
+            "--size",
+            "4K",
+            "--seconds",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--format", "json"]);
+        let doc: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+        doc["points"][0]["aggregate_bytes_per_second"]
+            .as_f64()
+            .unwrap()
+    };
+    let (short, long) = (rate(&[]), rate(&["--with", "long-cable"]));
+    assert!(long < 0.8 * short, "{long} against {short}");
+    fails(
+        &["contention", "--bus", "bench", "--devices", "0:11"],
+        2,
+        "--devices is for hardware",
+    );
+    fails(
+        &["contention", "--bus", "bench", "--with", "gremlins"],
+        2,
+        "unknown contention source",
+    );
+}
+
+// The GPIB configuration shaped like the 1983 VAX-11/780 terminal measurement: eight
+// instruments polled by programmed I/O every 12 ms; the CPU saturates at seven and
+// the rate per instrument falls past it.
+#[test]
+fn contention_of_paced_pio_instruments_saturates_the_cpu_at_seven() {
+    let json = ok(&[
+        "contention",
+        "--bus",
+        "pio-instruments",
+        "--workload",
+        "query",
+        "--interval-ms",
+        "12",
+        "--seconds",
+        "5",
+        "--format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["knee"]["devices"], 7, "{json}");
+    assert_eq!(doc["knee"]["saturated"], "host CPU");
+    let points = doc["points"].as_array().unwrap();
+    let cpu = |i: usize| points[i]["cpu_utilisation"].as_f64().unwrap();
+    let agg = |i: usize| points[i]["aggregate_bytes_per_second"].as_f64().unwrap();
+    assert!((cpu(0) - 0.152).abs() < 0.01, "{}", cpu(0));
+    assert!((cpu(3) - 4.0 * cpu(0)).abs() < 0.01, "CPU grows linearly");
+    assert!(
+        agg(7) < 1.01 * agg(6),
+        "the aggregate stops growing past the knee"
+    );
+    fails(
+        &["contention", "--bus", "bench", "--interval-ms", "0"],
+        2,
+        "--interval-ms 0 is out of range",
+    );
+}
+
+// `--device` takes a name: the simulated configuration's named devices (on linux-gpib,
+// gpib.conf's device sections), resolved on the board.
+#[test]
+fn devices_are_named_as_in_gpib_conf() {
+    assert_eq!(
+        ok(&["io-test", "--bus", "bench", "--device", "voltmeter", "4096"]),
+        ok(&["io-test", "--bus", "bench", "--device", "22", "4096"])
+    );
+    fails(
+        &["io-test", "--bus", "bench", "--device", "dmm", "4096"],
+        2,
+        "no device named \"dmm\" in this configuration (named devices: voltmeter)",
+    );
+    fails(
+        &["io-test", "--bus", "bench", "--device", "31", "4096"],
+        2,
+        "31 is not a primary address (0 to 30)",
+    );
 }

@@ -2,13 +2,13 @@
 //! source and each injected fault, reports nothing on a healthy bus, and its exit
 //! status says whether it found a problem.
 
-use std::process::Command;
+mod common;
 
 use serde_json::Value;
 
 /// Runs the doctor with `--format json`; (exit code, report).
 fn doctor(args: &[&str]) -> (i32, Value) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+    let out = common::gpib_diag()
         .arg("doctor")
         .args(args)
         .args(["--format", "json"])
@@ -234,7 +234,7 @@ fn a_held_nrfd_is_named() {
 
 #[test]
 fn the_text_report_says_what_to_try() {
-    let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+    let out = common::gpib_diag()
         .args(["doctor", "--bus", "hp9000-350"])
         .output()
         .unwrap();
@@ -249,7 +249,7 @@ fn the_text_report_says_what_to_try() {
         text.contains("try: unmount /disc, or move the disc to the DMA interface"),
         "{text}"
     );
-    let again = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+    let again = common::gpib_diag()
         .args(["doctor", "--bus", "hp9000-350"])
         .output()
         .unwrap();
@@ -275,7 +275,7 @@ fn bad_doctor_arguments_are_refused_with_the_reason() {
         (&["--fault", "11=melted"], "unknown fault \"melted\""),
         (&["--baseline=-3"], "--baseline -3 must be a rate above 0"),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+        let out = common::gpib_diag()
             .arg("doctor")
             .args(args)
             .output()

@@ -129,7 +129,11 @@ fn errors_say_what_was_wrong() {
         2,
         "does not fit the SCPI at 22",
     );
-    fails(&["io-test", "--device", "999", "4K"], 2, "0..=30");
+    fails(
+        &["io-test", "--device", "999", "4K"],
+        2,
+        "999 is not a primary address (0 to 30)",
+    );
     fails(&["io-test", "--warmup", "1000000000", "4K"], 2, "100000");
     for c in ["-1", "nan", "inf", "0", "1"] {
         fails(&["io-test", "--confidence", c, "4K"], 2, "between 0 and 1");

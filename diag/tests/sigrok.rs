@@ -6,6 +6,8 @@
 //! Needs `sigrok-cli` (Debian's package). Without it the test says so and passes,
 //! unless `GPIB_REQUIRE_SIGROK=1` (CI sets it after installing the package).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -36,10 +38,7 @@ fn dir(name: &str) -> PathBuf {
 }
 
 fn diag(args: &[&str]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = common::gpib_diag().args(args).output().unwrap();
     assert!(
         out.status.success(),
         "gpib-diag {args:?}: {}",

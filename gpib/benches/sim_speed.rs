@@ -2,14 +2,14 @@
 //! per wall second for 1 MiB blocks, beside memcpy of 1 MiB measured in the same run.
 //!
 //! `cargo bench -p gpib --bench sim_speed` prints a table; `-- --json FILE` also writes
-//! the figures as JSON. Each case runs `RUNS` times; the median is the headline.
+//! the figures as JSON (each run's figure too, for minima). Each case runs `--runs N`
+//! times (7) for `--budget-ms MS` (300) each; the median is the headline.
+//! `-- --profile-queries N` makes exactly N queries and nothing else, for callgrind.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use gpib::{sim, Bus};
-
-const RUNS: usize = 7;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -42,19 +42,36 @@ fn rate(budget: Duration, mut op: impl FnMut()) -> (f64, f64) {
     (n as f64 / wall, cpu * 1e6 / n as f64)
 }
 
+/// The value after `flag` on the command line.
+fn arg(flag: &str) -> Option<String> {
+    std::env::args().skip_while(|a| a != flag).nth(1)
+}
+
 fn main() {
-    let json_path = std::env::args().skip_while(|a| a != "--json").nth(1);
-    let budget = Duration::from_millis(300);
+    let json_path = arg("--json");
+    let budget =
+        Duration::from_millis(arg("--budget-ms").map_or(300, |v| v.parse().expect("--budget-ms")));
+    let runs: usize = arg("--runs").map_or(7, |v| v.parse().expect("--runs"));
+    let runs = runs.max(1);
 
     // Short queries: *IDN? on the bench's SCPI instrument, into a reused buffer.
     let bus = Bus::new(sim::bench().board(0).expect("bench board"));
-    // 16 MiB at the 1 MB/s handshake ceiling is 17 s of virtual time.
-    bus.set_timeout(Duration::from_secs(60)).expect("timeout");
+    // 64 MiB at the 1 MB/s handshake ceiling is 67 s of virtual time.
+    bus.set_timeout(Duration::from_secs(300)).expect("timeout");
     let dmm = bus.device(22).expect("address");
     let mut answer = [0u8; 64];
+    // `--profile-queries N`: exactly N queries and nothing else, for
+    // `valgrind --tool=callgrind` (instruction counts per query repeat on a noisy machine).
+    if let Some(n) = arg("--profile-queries") {
+        let n: u64 = n.parse().expect("--profile-queries takes a count");
+        for _ in 0..n {
+            black_box(dmm.query_into(b"*IDN?", &mut answer).expect("query"));
+        }
+        return;
+    }
     let mut q = Vec::new();
     let mut q_cpu = Vec::new();
-    for _ in 0..RUNS {
+    for _ in 0..runs {
         let (r, c) = rate(budget, || {
             let st = dmm.query_into(b"*IDN?", &mut answer).expect("query");
             black_box(st);
@@ -67,7 +84,7 @@ fn main() {
     const MIB: usize = 1 << 20;
     let mut buf = vec![0u8; MIB];
     let mut blocks = Vec::new();
-    for _ in 0..RUNS {
+    for _ in 0..runs {
         let (r, _) = rate(budget, || {
             let info = dmm
                 .query_block_into("BLOCK? 1048576", &mut buf)
@@ -77,22 +94,28 @@ fn main() {
         blocks.push(r * MIB as f64);
     }
 
-    // Cost per byte against size: 4 KiB, 64 KiB, 1 MiB, 16 MiB blocks.
+    // Cost per byte against size: 1 KiB to 64 MiB blocks (the instrument's largest).
     let mut per_byte = Vec::new();
-    let mut big = vec![0u8; 16 * MIB];
-    for n in [4 * 1024, 64 * 1024, MIB, 16 * MIB] {
+    let mut big = vec![0u8; 64 * MIB];
+    for n in [1024, 64 * 1024, MIB, 16 * MIB, 64 * MIB] {
         let cmd = format!("BLOCK? {n}");
         let (r, _) = rate(budget, || {
             black_box(dmm.query_block_into(&cmd, &mut big[..n]).expect("block"));
         });
-        per_byte.push((n, 1e9 / (r * n as f64)));
+        // memcpy of the same size, the floor for that size (cache or main memory).
+        let src = vec![7u8; n];
+        let (m, _) = rate(budget, || {
+            big[..n].copy_from_slice(black_box(&src));
+            black_box(&big);
+        });
+        per_byte.push((n, 1e9 / (r * n as f64), 1e9 / (m * n as f64)));
     }
 
     // memcpy of 1 MiB in the same process, the in-memory ceiling.
     let src = vec![7u8; MIB];
     let mut dst = vec![0u8; MIB];
     let mut mem = Vec::new();
-    for _ in 0..RUNS {
+    for _ in 0..runs {
         let (r, _) = rate(budget, || {
             dst.copy_from_slice(black_box(&src));
             black_box(&dst);
@@ -100,8 +123,17 @@ fn main() {
         mem.push(r * MIB as f64);
     }
 
+    let list = |v: &[f64]| v.iter().map(f64::to_string).collect::<Vec<_>>().join(", ");
+    let ratios: Vec<f64> = blocks.iter().zip(&mem).map(|(b, m)| b / m).collect();
+    let runs_json = format!(
+        "\"query_runs\": [{}], \"block_runs\": [{}], \"memcpy_runs\": [{}], \"block_to_memcpy_runs\": [{}]",
+        list(&q),
+        list(&blocks),
+        list(&mem),
+        list(&ratios)
+    );
     let (q, q_cpu, blocks, mem) = (median(q), median(q_cpu), median(blocks), median(mem));
-    println!("simulator speed (median of {RUNS} runs of {budget:?}):");
+    println!("simulator speed (median of {runs} runs of {budget:?}):");
     println!(
         "  *IDN? queries            {:>12.0} /s   {:.2} us CPU each",
         q, q_cpu
@@ -112,16 +144,20 @@ fn main() {
     );
     println!("  memcpy 1 MiB             {:>12.1} MB/s", mem / 1e6);
     println!("  block / memcpy           {:>12.3}", blocks / mem);
-    for (n, ns) in &per_byte {
-        println!("  wall ns per byte, {:>8} B block: {ns:.4}", n);
+    for (n, ns, mem_ns) in &per_byte {
+        println!("  wall ns per byte, {n:>8} B block: {ns:.4}  (memcpy of {n} B: {mem_ns:.4})");
     }
     if let Some(path) = json_path {
         let per: Vec<String> = per_byte
             .iter()
-            .map(|(n, ns)| format!("{{\"size\": {n}, \"wall_ns_per_byte\": {ns}}}"))
+            .map(|(n, ns, m)| {
+                format!(
+                    "{{\"size\": {n}, \"wall_ns_per_byte\": {ns}, \"memcpy_ns_per_byte\": {m}}}"
+                )
+            })
             .collect();
         let doc = format!(
-            "{{\"runs\": {RUNS}, \"queries_per_second\": {q}, \"us_cpu_per_query\": {q_cpu}, \"block_1mib_bytes_per_second\": {blocks}, \"memcpy_1mib_bytes_per_second\": {mem}, \"block_to_memcpy\": {}, \"per_byte\": [{}]}}\n",
+            "{{\"runs\": {runs}, \"queries_per_second\": {q}, \"us_cpu_per_query\": {q_cpu}, \"block_1mib_bytes_per_second\": {blocks}, \"memcpy_1mib_bytes_per_second\": {mem}, \"block_to_memcpy\": {}, \"per_byte\": [{}], {runs_json}}}\n",
             blocks / mem,
             per.join(", ")
         );

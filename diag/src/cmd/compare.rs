@@ -30,7 +30,8 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     let mut failed = None;
     for spec in &specs {
         let measured = Target::open(backend, spec).and_then(|target| {
-            let mut session = Session::open(&target, &args.run.session(), args.size)?;
+            let mut session =
+                Session::open(&target, &target.session_options(&args.run)?, args.size)?;
             let ctx = run::context(&target, &session);
             run::measure_pair(&mut session, &ctx, args.size, &args.run, &mut progress)
         });

@@ -3,16 +3,23 @@
 //! transaction latency, host CPU and bus utilisation against N, and the knee where
 //! the host CPU or a bus saturates.
 //!
-//! The threads are the host's participants: the curve comes from the model, and the
-//! same configuration gives the same figures run after run.
+//! On the simulator the threads are the host's participants: the curve comes from the
+//! model, and the same configuration gives the same figures run after run. On
+//! linux-gpib boards (`--backend linux-gpib --devices 0:11,0:12`) the curve is measured:
+//! wall clock, and the machine's CPU from /proc/stat (or the process's getrusage).
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use std::time::Instant;
+
+use gpib::sim::config::SourceKind;
+use gpib::sim::{Config, SimHost};
 use gpib::{Address, Bus};
 use serde::Serialize;
 
-use crate::cli::{ContentionArgs, Format, Workload};
+use crate::cli::{BackendKind, ContentionArgs, Format, Workload};
+use crate::cpu::{self, CpuSnapshot};
 use crate::error::{DiagError, Result};
 use crate::export;
 use crate::export::csv::Num;
@@ -62,9 +69,80 @@ pub struct Knee {
     pub per_device_share: f64,
 }
 
+/// Where the devices are: a simulated host (the model's curves) or real boards.
+enum Where {
+    /// A simulated configuration, with its contention sources as asked.
+    Sim(Box<Config>),
+    /// linux-gpib boards, measured on the wall clock.
+    LinuxGpib,
+}
+
+/// The simulated configuration with `--with`/`--without` applied.
+fn sim_config(args: &ContentionArgs) -> Result<Config> {
+    let mut c = Config::from_name_or_path(&args.bus)?;
+    for w in &args.without {
+        let k: SourceKind = w
+            .parse()
+            .map_err(|e: gpib::Error| DiagError::Usage(e.to_string()))?;
+        c.without_source(k);
+    }
+    for w in &args.with {
+        let k: SourceKind = w
+            .parse()
+            .map_err(|e: gpib::Error| DiagError::Usage(e.to_string()))?;
+        c.with_source(k, None)?;
+    }
+    Ok(c)
+}
+
+/// `--devices 0:11,1:5`: (board index, address) pairs.
+fn device_list(args: &ContentionArgs) -> Result<Vec<(usize, Address)>> {
+    if args.devices.is_empty() {
+        return Err(DiagError::Usage(
+            "contention on hardware needs --devices BOARD:ADDR,... (e.g. --devices 0:11,0:12,1:5)"
+                .into(),
+        ));
+    }
+    args.devices
+        .iter()
+        .map(|d| {
+            let bad =
+                || DiagError::Usage(format!("--devices {d:?}: expected BOARD:ADDR, e.g. 0:11"));
+            let (b, a) = d.split_once(':').ok_or_else(bad)?;
+            let b: usize = b.trim().parse().ok().filter(|b| *b < 16).ok_or_else(bad)?;
+            let a: u8 = a.trim().parse().map_err(|_| bad())?;
+            Ok((b, Address::try_from(a)?))
+        })
+        .collect()
+}
+
 /// Runs the command.
 pub fn run(args: &ContentionArgs) -> Result<()> {
-    let devices = instruments(&args.bus, args.workload)?;
+    let (place, devices) = match args.backend {
+        BackendKind::Sim => {
+            if !args.devices.is_empty() {
+                return Err(DiagError::Usage(
+                    "--devices is for hardware; on the simulator every instrument of --bus takes part".into(),
+                ));
+            }
+            let config = sim_config(args)?;
+            let devices = instruments(&config, &args.bus, args.workload)?;
+            (Where::Sim(Box::new(config)), devices)
+        }
+        BackendKind::LinuxGpib => {
+            if !(args.with.is_empty() && args.without.is_empty()) {
+                return Err(DiagError::Usage(
+                    "--with/--without change a simulated host; on hardware change the machine itself".into(),
+                ));
+            }
+            (Where::LinuxGpib, device_list(args)?)
+        }
+        other => {
+            return Err(DiagError::Usage(format!(
+                "contention runs on the simulator or linux-gpib, not {other:?}"
+            )))
+        }
+    };
     let n_max = args
         .max
         .map_or(devices.len(), |m| (m as usize).min(devices.len()));
@@ -77,22 +155,47 @@ pub fn run(args: &ContentionArgs) -> Result<()> {
         .ok()
         .filter(|&s| s <= 1 << 20)
         .ok_or_else(|| DiagError::Usage("--size: at most 1 MiB per write here".into()))?;
+    let interval = match args.interval_ms {
+        None => None,
+        Some(ms) if ms.is_finite() && ms > 0.0 && ms <= 1e6 => {
+            Some(Duration::from_secs_f64(ms / 1e3))
+        }
+        Some(ms) => {
+            return Err(DiagError::Usage(format!(
+                "--interval-ms {ms} is out of range: above 0, at most 1,000,000 (1000 s)"
+            )))
+        }
+    };
+    let label = match place {
+        Where::Sim(_) => args.bus.clone(),
+        Where::LinuxGpib => format!("linux-gpib {}", args.devices.join(",")),
+    };
     let points = (1..=n_max)
-        .map(|n| point(&args.bus, &devices[..n], args.workload, size, span))
+        .map(|n| {
+            point(
+                &place,
+                &args.bus,
+                &devices[..n],
+                args.workload,
+                size,
+                span,
+                interval,
+            )
+        })
         .collect::<Result<Vec<_>>>()?;
     let knee = knee(&points);
     if let Some(path) = &args.plot {
-        let svg = svg(&args.bus, &points, knee.as_ref())?;
+        let svg = svg(&label, &points, knee.as_ref())?;
         std::fs::write(path, svg).map_err(|source| DiagError::Output {
             path: path.display().to_string(),
             source,
         })?;
     }
     let out = match args.out.format {
-        Format::Text | Format::Markdown => text(&args.bus, &points, knee.as_ref()),
+        Format::Text | Format::Markdown => text(&label, &points, knee.as_ref()),
         Format::Json => {
             let doc = serde_json::json!({
-                "tool": "gpib-diag", "command": "contention", "config": args.bus,
+                "tool": "gpib-diag", "command": "contention", "config": label,
                 "seconds": args.seconds, "size": size, "points": points, "knee": knee,
             });
             serde_json::to_string_pretty(&doc).map_err(|e| DiagError::Usage(e.to_string()))? + "\n"
@@ -104,8 +207,8 @@ pub fn run(args: &ContentionArgs) -> Result<()> {
 
 /// The configuration's instruments (discs left out; for queries, those that answer
 /// `*IDN?`), board by board.
-fn instruments(config: &str, workload: Workload) -> Result<Vec<(usize, Address)>> {
-    let host = gpib::sim::load(config)?;
+fn instruments(config: &Config, name: &str, workload: Workload) -> Result<Vec<(usize, Address)>> {
+    let host = config.build_named(name)?;
     let mut out = Vec::new();
     for b in 0..host.board_names().len() {
         for (a, model, mount) in host.devices(b) {
@@ -118,7 +221,7 @@ fn instruments(config: &str, workload: Workload) -> Result<Vec<(usize, Address)>
         }
     }
     if out.is_empty() {
-        return Err(DiagError::Usage(format!("{config} has no instruments")));
+        return Err(DiagError::Usage(format!("{name} has no instruments")));
     }
     Ok(out)
 }
@@ -130,21 +233,65 @@ struct Stream {
     latencies: Vec<f64>,
 }
 
+/// Opens board `index` of `host` (simulator) or linux-gpib board `index`.
+fn open_board(host: Option<&SimHost>, index: usize) -> Result<Bus> {
+    match host {
+        Some(h) => Ok(Bus::new(h.board(index)?)),
+        None => open_linux_gpib(index),
+    }
+}
+
+#[cfg(feature = "linux-gpib")]
+fn open_linux_gpib(index: usize) -> Result<Bus> {
+    let i = i32::try_from(index).map_err(|_| DiagError::Usage(format!("no board {index}")))?;
+    Ok(Bus::new(
+        gpib::backend::linux_gpib::LinuxGpibBoard::open_index(i)?,
+    ))
+}
+
+#[cfg(not(feature = "linux-gpib"))]
+fn open_linux_gpib(_index: usize) -> Result<Bus> {
+    Err(DiagError::NoLinuxGpib)
+}
+
 fn point(
-    config: &str,
+    place: &Where,
+    name: &str,
     devices: &[(usize, Address)],
     workload: Workload,
     size: usize,
     span: Duration,
+    interval: Option<Duration>,
 ) -> Result<Point> {
-    let host = gpib::sim::load(config)?;
-    let start_cpu = host.cpu();
-    let workers: Vec<_> = devices.iter().map(|_| host.participant()).collect();
+    let host = match place {
+        Where::Sim(config) => Some(config.build_named(name)?),
+        Where::LinuxGpib => None,
+    };
+    let start_cpu = host.as_ref().map(SimHost::cpu);
+    let cpu0 = CpuSnapshot::take();
+    let wall0 = Instant::now();
     let mut threads = Vec::new();
+    // One Bus per board, shared by its devices' threads (a linux-gpib board opens once).
+    let mut buses: Vec<(usize, Bus)> = Vec::new();
+    // Every participant is registered before any thread runs: the turns then take the
+    // same order run after run.
+    let workers: Vec<_> = devices
+        .iter()
+        .map(|_| host.as_ref().map(SimHost::participant))
+        .collect();
     for (p, &(board, address)) in workers.into_iter().zip(devices) {
-        let bus = Bus::new(host.board(board)?);
+        let bus = match buses.iter().find(|(b, _)| *b == board) {
+            Some((_, bus)) => bus.clone(),
+            None => {
+                let bus = open_board(host.as_ref(), board)?;
+                buses.push((board, bus.clone()));
+                bus
+            }
+        };
         threads.push(std::thread::spawn(move || -> gpib::Result<Stream> {
-            p.enter();
+            if let Some(p) = &p {
+                p.enter();
+            }
             let dev = bus.device(address)?;
             let data = vec![b'x'; size];
             let t0 = bus.now();
@@ -154,6 +301,16 @@ fn point(
                 latencies: Vec::new(),
             };
             while bus.now().saturating_sub(t0) < span && s.latencies.len() < MAX_TRANSACTIONS {
+                if let Some(every) = interval {
+                    // Paced: transaction k starts at t0 + k x interval, or at once when
+                    // the device is behind.
+                    let k = u32::try_from(s.latencies.len()).unwrap_or(u32::MAX);
+                    let due = t0.saturating_add(every.saturating_mul(k));
+                    let now = bus.now();
+                    if due > now {
+                        bus.delay(due - now);
+                    }
+                }
                 let t = bus.now();
                 let moved = match workload {
                     Workload::Write => {
@@ -192,9 +349,35 @@ fn point(
         .collect();
     lat.sort_by(f64::total_cmp);
     let pct = |p: f64| stats::percentile_sorted(&lat, p);
-    let names = host.board_names();
     let mut boards: Vec<usize> = devices.iter().map(|(b, _)| *b).collect();
     boards.dedup();
+    let (cpu_utilisation, bus_utilisation) = match &host {
+        Some(host) => {
+            let names = host.board_names();
+            let busy = host.cpu() - start_cpu.unwrap_or_default();
+            (
+                busy.as_secs_f64() / (secs * host.cpu_count() as f64),
+                boards
+                    .into_iter()
+                    .map(|b| (names[b].clone(), host.bus_busy(b).as_secs_f64() / secs))
+                    .collect(),
+            )
+        }
+        None => {
+            // Hardware: the machine's CPU from /proc/stat (all modes but idle and
+            // iowait), else this process's user + system time; bus time is not known.
+            let usage = cpu::usage_between(&cpu0, &CpuSnapshot::take(), wall0.elapsed());
+            let cpus = std::thread::available_parallelism().map_or(1, usize::from) as f64;
+            let share = match usage.machine {
+                Some(m) => m.user + m.system + m.irq + m.softirq,
+                None => {
+                    (usage.process_user_s + usage.process_system_s)
+                        / (wall0.elapsed().as_secs_f64().max(1e-9) * cpus)
+                }
+            };
+            (share, Vec::new())
+        }
+    };
     Ok(Point {
         devices: devices.len(),
         aggregate_bytes_per_second: rates.iter().sum(),
@@ -202,11 +385,8 @@ fn point(
         latency_p50_s: pct(0.50),
         latency_p90_s: pct(0.90),
         latency_p99_s: pct(0.99),
-        cpu_utilisation: (host.cpu() - start_cpu).as_secs_f64() / (secs * host.cpu_count() as f64),
-        bus_utilisation: boards
-            .into_iter()
-            .map(|b| (names[b].clone(), host.bus_busy(b).as_secs_f64() / secs))
-            .collect(),
+        cpu_utilisation,
+        bus_utilisation,
     })
 }
 
@@ -305,12 +485,14 @@ fn text(config: &str, points: &[Point], knee: Option<&Knee>) -> String {
         ("busiest bus", Align::Left),
     ]);
     for p in points {
-        let (name, u) = p
+        let busiest = p
             .bus_utilisation
             .iter()
             .max_by(|a, b| a.1.total_cmp(&b.1))
-            .cloned()
-            .unwrap_or_default();
+            .map_or_else(
+                || "n/a".to_string(),
+                |(name, u)| format!("{name} {:.1} %", u * 100.0),
+            );
         grid.row(vec![
             p.devices.to_string(),
             format!("{:.1}", p.aggregate_bytes_per_second),
@@ -319,7 +501,7 @@ fn text(config: &str, points: &[Point], knee: Option<&Knee>) -> String {
             format!("{:.3}", p.latency_p90_s * 1e3),
             format!("{:.3}", p.latency_p99_s * 1e3),
             format!("{:.1}", p.cpu_utilisation * 100.0),
-            format!("{name} {:.1} %", u * 100.0),
+            busiest,
         ]);
     }
     let mut s = grid.text();

@@ -42,7 +42,11 @@ pub fn run(args: &DoctorArgs) -> Result<bool> {
     let req = Request {
         spec,
         session: SessionOptions {
-            device: args.device,
+            device: args
+                .device
+                .as_ref()
+                .map(|d| target.resolve_device(d))
+                .transpose()?,
             protocol: args.protocol.into(),
             timeout: None,
         },

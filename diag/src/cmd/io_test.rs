@@ -10,7 +10,7 @@ use crate::target::{BusSpec, Target};
 /// Runs the command.
 pub fn run(args: &IoTestArgs) -> Result<()> {
     let target = Target::open(args.bus.backend, &BusSpec::from_args(&args.bus)?)?;
-    let mut session = Session::open(&target, &args.run.session(), args.size)?;
+    let mut session = Session::open(&target, &target.session_options(&args.run)?, args.size)?;
     let ctx = run::context(&target, &session);
     let mut progress = Progress::new(run::planned(&args.run), &args.out, "io-test");
     let pair = run::measure_pair(&mut session, &ctx, args.size, &args.run, &mut progress)?;

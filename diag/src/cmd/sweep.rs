@@ -34,7 +34,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
     // Sized for the largest step after rounding to whole 16-bit words (HP3565).
     let mut session = Session::open(
         &target,
-        &args.run.session(),
+        &target.session_options(&args.run)?,
         args.to.saturating_add(args.to % 2),
     )?;
     let ctx = run::context(&target, &session);

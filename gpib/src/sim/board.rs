@@ -77,16 +77,23 @@ impl SimBoard {
     /// Runs one operation with the host locked, when it is the calling thread's turn.
     /// In real-time mode it then sleeps for the virtual time the operation took,
     /// whether it succeeded or failed (a read that times out takes its timeout).
+    ///
+    /// The turn is taken and given back under the one lock the operation holds.
     fn run<T>(&self, f: impl FnOnce(&mut World, usize) -> T) -> T {
-        self.host.acquire();
-        let (out, realtime, spent) = {
-            let mut g = self.host.lock();
-            let t0 = g.callers.now();
-            let out = f(&mut g, self.index);
-            let t1 = g.callers.now();
-            (out, g.realtime, t1.saturating_sub(t0))
+        let (mut g, _) = self.host.take_turn(self.host.lock());
+        let realtime = g.realtime;
+        let t0 = if realtime {
+            g.callers.now()
+        } else {
+            Duration::ZERO
         };
-        self.host.release();
+        let out = f(&mut g, self.index);
+        let spent = if realtime {
+            g.callers.now().saturating_sub(t0)
+        } else {
+            Duration::ZERO
+        };
+        self.host.give_turn(g);
         if realtime && !spent.is_zero() {
             std::thread::sleep(spent);
         }

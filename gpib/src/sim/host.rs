@@ -2,7 +2,8 @@
 //! mounts and transcript. What one bus operation does is `ops.rs`; virtual time and
 //! its resources are `schedule.rs`.
 
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::atomic::AtomicUsize;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::address::{Address, PrimaryAddress};
@@ -20,8 +21,9 @@ use crate::trace::TraceSink;
 
 pub(crate) struct Shared {
     pub(crate) world: Mutex<World>,
-    /// Signalled after every operation, for participants waiting for their turn.
-    pub(crate) turn: Condvar,
+    /// Participants registered and not dropped: while there are none, a bus
+    /// transaction need not lock the host to learn that its thread takes no turns.
+    pub(crate) participants: AtomicUsize,
 }
 
 /// A simulated host computer with one or more GPIB boards, in virtual time.
@@ -73,7 +75,7 @@ impl SimHost {
         Self {
             inner: Arc::new(Shared {
                 world: Mutex::new(World::new(name.into(), cpus)),
-                turn: Condvar::new(),
+                participants: AtomicUsize::new(0),
             }),
         }
     }
@@ -462,6 +464,7 @@ impl SimHost {
             .get_mut(board)
             .ok_or_else(|| Error::Config(format!("no board {board}")))?;
         b.behaviour = behaviour;
+        g.refresh_background();
         Ok(())
     }
 

@@ -97,7 +97,7 @@ impl World {
             board: board as u16,
             flags,
             talker: b.address.get(),
-            listeners: self.address_mask(board, &present),
+            listeners: self.address_mask(board, present.iter().copied()),
             start_ns: ns(t),
             ready_ns: ns(first),
             first_ns: ns(first),
@@ -163,7 +163,15 @@ impl World {
     /// What an interface message does to the devices it addresses.
     fn apply(&mut self, board: usize, effect: Effect, now: Duration) {
         let b = &mut self.boards[board];
-        let listeners = b.listeners();
+        if effect == Effect::None && !b.ren {
+            // An addressing byte (the common case): nothing happens to the devices.
+            return;
+        }
+        let listeners: Vec<usize> = if effect == Effect::None {
+            Vec::new()
+        } else {
+            b.listeners().collect()
+        };
         let mut wakes = Vec::new();
         match effect {
             Effect::None => {}
@@ -215,9 +223,11 @@ impl World {
         }
         // Listening with REN asserted puts a device in remote.
         if b.ren {
-            for i in b.listeners() {
-                let l = b.devices[i].lockout;
-                b.devices[i].set_remote(true, l);
+            for i in 0..b.devices.len() {
+                if b.listens(i) {
+                    let l = b.devices[i].lockout;
+                    b.devices[i].set_remote(true, l);
+                }
             }
         }
         for (i, w) in wakes {
@@ -235,20 +245,26 @@ impl World {
                 "the board is not addressed to talk: address it (MTA) before writing".into(),
             ));
         }
-        let addressed = b.listeners();
-        let listeners = b.data_listeners();
+        // Each data listener, and whether it is addressed (not only listen-only), in a
+        // list kept from one write to the next.
+        let mut listeners = std::mem::take(&mut self.listeners_buf);
+        listeners.clear();
+        listeners.extend(b.data_listeners().map(|i| (i, b.listens(i))));
         if listeners.is_empty() {
             return Err(self.failed(t, board, Error::NoListener { transferred: 0 }));
         }
         let timeout = b.timeout;
         let start = self.bus_start(board, t);
-        if listeners.iter().any(|&i| b.devices[i].faults.holds_nrfd()) {
+        if listeners
+            .iter()
+            .any(|&(i, _)| b.devices[i].faults.holds_nrfd())
+        {
             let end = self.occupy(board, start, timeout, timeout, false);
             self.end_at(end);
             return Err(timeout_error("write", timeout, 0));
         }
         let (mut ready, mut accept, mut recovery) = (Duration::ZERO, 0, 0);
-        for &i in &listeners {
+        for &(i, _) in &listeners {
             let d = &b.devices[i];
             ready = ready.max(d.ready_at).max(d.nrfd_until);
             accept = accept.max(d.timing.accept_ns);
@@ -265,18 +281,18 @@ impl World {
         let (talker, t1_ns, overhead) = (b.address.get(), b.timing.t1_ns, b.timing.call_overhead);
         let b = &mut self.boards[board];
         b.addressing.data_transfer();
-        let mut wakes = Vec::new();
         // Listen-only devices accept the bytes (the handshake waits for them) and keep
         // them to themselves; the addressed listeners' instruments get them.
-        for &i in &listeners {
+        for &(i, _) in &listeners {
             b.devices[i].received(deliver_at, end_flag);
         }
-        for &i in &addressed {
-            let w = b.devices[i].call(deliver_at, |inst, io| inst.listen(&data[..n], end_flag, io));
-            wakes.push((i, w));
-        }
-        for (i, w) in wakes {
-            self.schedule(board, i, w);
+        for &(i, addressed) in &listeners {
+            if addressed {
+                let b = &mut self.boards[board];
+                let w =
+                    b.devices[i].call(deliver_at, |inst, io| inst.listen(&data[..n], end_flag, io));
+                self.schedule(board, i, w);
+            }
         }
         let (elapsed, cpu) = if timed_out {
             // The CPU spins through the wait on a PIO board.
@@ -299,7 +315,7 @@ impl World {
                 board: board as u16,
                 flags,
                 talker,
-                listeners: self.address_mask(board, &listeners),
+                listeners: self.address_mask(board, listeners.iter().map(|&(i, _)| i)),
                 start_ns: ns(t),
                 ready_ns: ns(ready),
                 first_ns: ns(ready.saturating_add(overhead)),
@@ -311,6 +327,7 @@ impl World {
             };
             self.rec.emit(&Record::Transfer(record));
         }
+        self.listeners_buf = listeners;
         self.note_srq(board, end);
         if timed_out {
             let e = timeout_error("write", timeout, n);
@@ -361,8 +378,7 @@ impl World {
         let me_t1 = b.devices[talker].timing.t1_ns;
         let accept = b
             .data_listeners()
-            .iter()
-            .map(|&i| b.devices[i].timing.accept_ns)
+            .map(|i| b.devices[i].timing.accept_ns)
             .fold(b.timing.accept_ns, u64::max);
         let hs = b.handshake_ns(me_t1, accept);
         let recovery = b.devices[talker].timing.holdoff_recovery_talk_ns;
@@ -670,7 +686,7 @@ impl World {
         BusLines {
             dav: false,
             nrfd: b.devices.iter().any(|d| d.faults.holds_nrfd()) || b.nrfd_released_at() > t,
-            ndac: !b.listeners().is_empty(),
+            ndac: b.listeners().next().is_some(),
             atn: b.addressing.atn(),
             eoi: false,
             srq,

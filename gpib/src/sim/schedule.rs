@@ -15,11 +15,15 @@
 //!   earliest clock runs its next operation (ties go to the lower participant
 //!   number), so the same workload gives the same virtual times whatever the
 //!   operating system does with the threads. Unregistered threads run as they come
-//!   (deterministic on their own, not interleaved with each other).
+//!   (deterministic on their own, not interleaved with each other). A participant
+//!   waiting for its turn is parked; the one that gives the turn away wakes only the
+//!   participant whose turn comes next, so a hand-off costs one wake-up however many
+//!   participants there are.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
-use std::thread::ThreadId;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// One resource's timeline: it carries one operation at a time.
@@ -134,6 +138,41 @@ impl Timers {
     }
 }
 
+/// A number for the calling thread, unique in the process: cheaper to get and to hash
+/// than `std::thread::current().id()` (every operation looks its caller up twice).
+fn thread_key() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local! {
+        static KEY: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    KEY.with(|k| *k)
+}
+
+/// Hashes the small integer keys of [`Callers`]' maps (thread keys and participant
+/// numbers, which nobody outside chooses) with one multiplication instead of SipHash.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        // Fibonacci hashing: spreads consecutive numbers over the high bits, which
+        // hashbrown uses for its control bytes.
+        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
+
 /// One caller's place in virtual time.
 #[derive(Debug, Clone, Copy)]
 struct Caller {
@@ -145,9 +184,12 @@ struct Caller {
 /// The callers of a host and their clocks.
 #[derive(Debug, Default)]
 pub(crate) struct Callers {
-    threads: HashMap<ThreadId, Caller>,
-    /// Registered participants: number -> clock (`None` once it left).
-    participants: HashMap<u64, Duration>,
+    /// By [`thread_key`].
+    threads: KeyMap<Caller>,
+    /// Registered participants: number -> clock (removed once it left).
+    participants: KeyMap<Duration>,
+    /// Participants waiting (in wall time) for their turn, with their threads.
+    parked: KeyMap<std::thread::Thread>,
     next_participant: u64,
     /// The latest time any caller reached: where a new caller starts.
     frontier: Duration,
@@ -161,7 +203,7 @@ impl Callers {
     pub(crate) fn now(&mut self) -> Duration {
         let frontier = self.frontier;
         self.threads
-            .entry(std::thread::current().id())
+            .entry(thread_key())
             .or_insert(Caller {
                 now: frontier,
                 participant: None,
@@ -171,7 +213,7 @@ impl Callers {
 
     /// Moves the current thread's clock to `t` (never backwards).
     pub(crate) fn set_now(&mut self, t: Duration) {
-        let me = std::thread::current().id();
+        let me = thread_key();
         let frontier = self.frontier;
         let c = self.threads.entry(me).or_insert(Caller {
             now: frontier,
@@ -197,7 +239,7 @@ impl Callers {
     pub(crate) fn bind(&mut self, id: u64) {
         let now = self.participants.get(&id).copied().unwrap_or(self.frontier);
         self.threads.insert(
-            std::thread::current().id(),
+            thread_key(),
             Caller {
                 now,
                 participant: Some(id),
@@ -250,11 +292,35 @@ impl Callers {
         }
     }
 
+    /// Participant `me` waits for its turn on `thread`.
+    pub(crate) fn park(&mut self, me: u64, thread: std::thread::Thread) {
+        self.parked.insert(me, thread);
+    }
+
+    /// Participant `me` no longer waits.
+    pub(crate) fn unpark(&mut self, me: u64) {
+        self.parked.remove(&me);
+    }
+
+    /// The thread of the participant whose turn comes next, if the turn is free and
+    /// that participant waits for it.
+    pub(crate) fn parked_next(&self) -> Option<std::thread::Thread> {
+        if self.holding.is_some() || self.parked.is_empty() {
+            return None;
+        }
+        let (&next, _) = self
+            .participants
+            .iter()
+            .min_by_key(|&(&id, &at)| (at, id))?;
+        self.parked.get(&next).cloned()
+    }
+
     /// The current thread's participant number, if it is one.
     pub(crate) fn participant(&self) -> Option<u64> {
-        self.threads
-            .get(&std::thread::current().id())
-            .and_then(|c| c.participant)
+        if self.participants.is_empty() {
+            return None; // no participants: no lookup
+        }
+        self.threads.get(&thread_key()).and_then(|c| c.participant)
     }
 
     /// Whether participant `me` at `t` may run now: no other participant is earlier

@@ -62,13 +62,10 @@ impl Board {
 
     /// Devices that accept data bytes now: the addressed listeners and the
     /// listen-only devices.
-    pub(crate) fn data_listeners(&self) -> Vec<usize> {
-        (0..self.devices.len())
-            .filter(|&i| {
-                self.listens(i)
-                    || (self.devices[i].present() && self.devices[i].behaviour.listen_only)
-            })
-            .collect()
+    pub(crate) fn data_listeners(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.devices.len()).filter(|&i| {
+            self.listens(i) || (self.devices[i].present() && self.devices[i].behaviour.listen_only)
+        })
     }
 
     /// When every device has released NRFD (all take part in the ATN handshake).
@@ -84,8 +81,13 @@ impl Board {
     /// Time per byte of the handshake with a talker settling `t1_ns` and the slowest
     /// listener accepting in `accept_ns`, on this board's cable.
     pub(crate) fn handshake_ns(&self, t1_ns: u64, accept_ns: u64) -> u64 {
-        let devices = self.devices.iter().filter(|d| d.present()).count() + 1;
-        let t1 = self.behaviour.settling_ns(t1_ns, devices);
+        // Only a cable raises the settling time; without one, no devices to count.
+        let t1 = if self.behaviour.cable_m.is_some() {
+            let devices = self.devices.iter().filter(|d| d.present()).count() + 1;
+            self.behaviour.settling_ns(t1_ns, devices)
+        } else {
+            t1_ns
+        };
         crate::sim::timing::handshake_ns(t1, accept_ns, self.timing.hs488)
             .saturating_add(self.behaviour.propagation_ns())
     }
@@ -104,10 +106,8 @@ impl Board {
     }
 
     /// The present devices addressed to listen.
-    pub(crate) fn listeners(&self) -> Vec<usize> {
-        (0..self.devices.len())
-            .filter(|&i| self.listens(i))
-            .collect()
+    pub(crate) fn listeners(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.devices.len()).filter(|&i| self.listens(i))
     }
 
     pub(crate) fn any_present(&self) -> bool {
@@ -128,6 +128,12 @@ pub(crate) struct World {
     /// The share of the CPU background device traffic takes (interrupts of busy discs),
     /// spread over the CPUs; recomputed by [`World::refresh_background`].
     pub(crate) background_share: f64,
+    /// A write's data listeners (index, addressed), kept between writes so that a
+    /// write allocates nothing.
+    pub(crate) listeners_buf: Vec<(usize, bool)>,
+    /// Whether some board autopolls a device that requests service on its own (an SRQ
+    /// storm): without one, an operation has no automatic polls to look for.
+    pub(crate) autopolling: bool,
 }
 
 impl World {
@@ -148,11 +154,18 @@ impl World {
             cpus: Cpus::new(cpus),
             timers: Timers::default(),
             background_share: 0.0,
+            listeners_buf: Vec::new(),
+            autopolling: false,
         }
     }
 
-    /// Recomputes the CPU share background device traffic takes.
+    /// Recomputes what the contention sources configured cost every operation: the
+    /// CPU share background device traffic takes, and whether any board autopolls.
+    /// Called whenever a board's or a device's behaviour changes.
     pub(crate) fn refresh_background(&mut self) {
+        self.autopolling = self.boards.iter().any(|b| {
+            b.behaviour.autopoll && b.devices.iter().any(|d| d.behaviour.srq_every.is_some())
+        });
         let total: f64 = self
             .boards
             .iter()
@@ -179,6 +192,9 @@ impl World {
     /// SPE, TAD \[SAD\], one status byte, SPD, UNT), taking the bus and the CPU; the
     /// device requests again one period after each poll.
     pub(crate) fn autopoll(&mut self, t: Duration) {
+        if !self.autopolling {
+            return;
+        }
         for board in 0..self.boards.len() {
             if !self.boards[board].behaviour.autopoll {
                 continue;
@@ -343,11 +359,9 @@ impl World {
     }
 
     /// Bit `a` set for the primary address `a` of each device in `devices`.
-    pub(crate) fn address_mask(&self, board: usize, devices: &[usize]) -> u32 {
+    pub(crate) fn address_mask(&self, board: usize, devices: impl Iterator<Item = usize>) -> u32 {
         let b = &self.boards[board];
-        devices
-            .iter()
-            .fold(0, |m, &i| m | 1 << b.devices[i].address.primary.get())
+        devices.fold(0, |m, i| m | 1 << b.devices[i].address.primary.get())
     }
 }
 

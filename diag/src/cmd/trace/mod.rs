@@ -29,6 +29,8 @@ pub struct TraceArgs {
 
 /// The `trace` subcommands.
 #[derive(Debug, Clone, Subcommand)]
+// Parsed once per run: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum TraceCommand {
     /// Run a workload on a configuration and write its trace: every backend call and,
     /// on the simulator, every byte on the bus with its handshake timing.
@@ -73,9 +75,11 @@ pub struct RecordArgs {
     /// Bytes for `read`, `write` and `block` (suffixes as io-test's).
     #[arg(long, default_value = "4096", value_parser = parse_size)]
     pub size: u64,
-    /// The instrument's primary address, 0 to 30 (default: the first instrument).
-    #[arg(long, value_name = "ADDR", value_parser = clap::value_parser!(u8).range(0..=30))]
-    pub device: Option<u8>,
+    /// The instrument: its primary address, 0 to 30, or its name (a named device of
+    /// the simulated configuration; on linux-gpib, a gpib.conf `device` section).
+    /// Default: the first instrument.
+    #[arg(long, value_name = "ADDR|NAME")]
+    pub device: Option<crate::target::DeviceArg>,
     /// Times to run the workload.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub repeat: u32,

@@ -99,8 +99,8 @@ fn block_text(a: &RecordArgs) -> String {
 
 /// The device: given, the resource's, or the board's first instrument.
 fn device(a: &RecordArgs, target: &Target) -> Result<Address> {
-    if let Some(d) = a.device {
-        return Ok(Address::try_from(d)?);
+    if let Some(d) = &a.device {
+        return Ok(Address::try_from(target.resolve_device(d)?)?);
     }
     if let Some(d) = target.device {
         return Ok(d);
@@ -132,7 +132,11 @@ fn workload(a: &RecordArgs, target: &Target) -> Result<()> {
         }
         TraceWorkload::Read | TraceWorkload::Write => {
             let opts = SessionOptions {
-                device: a.device,
+                device: a
+                    .device
+                    .as_ref()
+                    .map(|d| target.resolve_device(d))
+                    .transpose()?,
                 protocol: ProtocolChoice::Auto,
                 timeout: None,
             };

@@ -64,6 +64,10 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "three-adapters",
         include_str!("../../../configs/three-adapters.toml"),
     ),
+    (
+        "pio-instruments",
+        include_str!("../../../configs/pio-instruments.toml"),
+    ),
 ];
 
 /// A whole host.

@@ -125,10 +125,11 @@ pub struct DeviceFile {
 pub fn parse_gpib_resource(name: &str) -> Option<(u8, Address)> {
     let parts: Vec<&str> = name.split("::").collect();
     let head = parts.first()?;
-    if head.len() < 4 || !head[..4].eq_ignore_ascii_case("GPIB") {
+    // `get`: a name is text from a file; byte 4 need not be a character boundary.
+    if !head.get(..4)?.eq_ignore_ascii_case("GPIB") {
         return None;
     }
-    let board = match &head[4..] {
+    let board = match head.get(4..)? {
         "" => 0,
         b => b.parse().ok()?,
     };

@@ -316,3 +316,18 @@ fn file_level_errors() {
     assert!(e.to_string().contains("the file has: a, b"), "{e}");
     assert_eq!(e.to_string().split(':').next(), Some("line 3, column 3"));
 }
+
+/// Found while adding the fuzz target: a resource name whose fourth byte is inside a
+/// character (`GPIé::8::INSTR`) panicked slicing the `GPIB` prefix.
+#[test]
+fn resource_names_with_multibyte_characters_are_not_gpib() {
+    assert_eq!(parse_gpib_resource("GPIé::8::INSTR"), None);
+    assert_eq!(parse_gpib_resource("GPIB\u{e9}::8::INSTR"), None);
+    assert_eq!(parse_gpib_resource("é"), None);
+    let f = DeviceFile::parse(
+        "spec: '1.1'\nresources:\n  GPIé::8::INSTR:\n    device: d\ndevices:\n  d: {}\n",
+    )
+    .unwrap();
+    let r = f.resources().unwrap();
+    assert_eq!(r[0].gpib, None);
+}

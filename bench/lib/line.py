@@ -1,0 +1,91 @@
+"""Writes and reads the result lines of bench/compare.sh (the protocol is described at
+the top of compare.sh). Target scripts written in Python import `emit`; compare.sh runs
+`python3 bench/lib/line.py report FILE` to print the table."""
+
+import json
+import statistics
+import sys
+
+
+def emit(target, name, unit, ours, goal, met, peer=None, ratio=None, note=None):
+    """Prints one result line: ours/peer are lists of figures (one per run)."""
+    line = {"target": str(target), "name": name, "unit": unit, "ours": list(ours),
+            "goal": goal, "met": bool(met)}
+    if peer is not None:
+        line["peer"] = list(peer)
+    if ratio is not None:
+        line["ratio"] = ratio
+    if note:
+        line["note"] = note
+    print(json.dumps(line), flush=True)
+
+
+def fig(v):
+    """A figure with 3 significant digits, in plain notation for the usual ranges."""
+    if v == 0:
+        return "0"
+    a = abs(v)
+    if a >= 1e6:
+        return f"{v / 1e6:.3g}M"
+    if a >= 1e4:
+        return f"{v / 1e3:.3g}k"
+    return f"{v:.3g}"
+
+
+def spread(values):
+    if not values:
+        return "-"
+    return f"{fig(statistics.median(values))} ({fig(min(values))}-{fig(max(values))})"
+
+
+def check(line):
+    """The reason a line breaks the protocol, or None."""
+    for key, kind in (("target", str), ("name", str), ("unit", str), ("ours", list),
+                      ("goal", str), ("met", bool)):
+        if not isinstance(line.get(key), kind):
+            return f"field {key!r} missing or not a {kind.__name__}"
+    for key in ("ours", "peer"):
+        if key in line and not all(isinstance(v, (int, float)) for v in line[key]):
+            return f"field {key!r} holds something that is not a number"
+    if "ratio" in line and not isinstance(line["ratio"], (int, float)):
+        return "field 'ratio' is not a number"
+    return None
+
+
+def report(path):
+    """Prints the table; returns 1 when a line breaks the protocol, else 0."""
+    bad = 0
+    lines = []
+    with open(path) as f:
+        for n, text in enumerate(f, 1):
+            text = text.strip()
+            if not text:
+                continue
+            try:
+                line = json.loads(text)
+                why = check(line)
+            except json.JSONDecodeError as e:
+                why = f"not JSON ({e})"
+            if why:
+                print(f"{path}:{n}: bad result line: {why}: {text[:120]}", file=sys.stderr)
+                bad = 1
+                continue
+            lines.append(line)
+    lines.sort(key=lambda l: [int(p) if p.isdigit() else p for p in l["target"].split(".")])
+    for l in lines:
+        ratio = f"ratio {fig(l['ratio'])}" if "ratio" in l else "ratio -"
+        print(f"target {l['target']:<5} {l['name']}  ours {spread(l['ours'])} {l['unit']}"
+              f"  peer {spread(l.get('peer', []))}  {ratio}  goal {l['goal']}"
+              f"  {'MET' if l['met'] else 'NOT MET'}")
+        if l.get("note"):
+            print(f"             ({l['note']})")
+    met = sum(l["met"] for l in lines)
+    print(f"{met} of {len(lines)} figures meet their goal")
+    return bad
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "report":
+        sys.exit(report(sys.argv[2]))
+    print("usage: line.py report RESULTS.jsonl", file=sys.stderr)
+    sys.exit(2)
