@@ -422,7 +422,7 @@ impl SimHost {
         self.lock()
             .boards
             .get(board)
-            .map_or(Duration::ZERO, |b| b.bus.busy)
+            .map_or(Duration::ZERO, |b| b.bus.busy())
     }
 
     /// Switches device contention sources on or off (see [`crate::sim::behaviour`]):

@@ -30,20 +30,39 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+/// A virtual time as whole nanoseconds, saturating (u64 nanoseconds last 584 years):
+/// the resources keep their timelines in these, which cost a few instructions to add
+/// and compare where `Duration`'s seconds and nanoseconds cost tens.
+pub(crate) fn nanos(d: Duration) -> u64 {
+    d.as_secs()
+        .saturating_mul(1_000_000_000)
+        .saturating_add(u64::from(d.subsec_nanos()))
+}
+
 /// One resource's timeline: it carries one operation at a time.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Timeline {
-    /// When the last operation on it ends.
-    pub(crate) free_at: Duration,
-    /// Time it was busy, in all.
-    pub(crate) busy: Duration,
+    /// When the last operation on it ends, ns.
+    free_at: u64,
+    /// Time it was busy, in all, ns.
+    busy: u64,
 }
 
 impl Timeline {
-    /// Takes the resource for `[start, end)` (`start` no earlier than `free_at`).
-    pub(crate) fn take(&mut self, start: Duration, end: Duration) {
+    /// Takes the resource for `[start, end)` ns (`start` no earlier than `free_at`).
+    pub(crate) fn take(&mut self, start: u64, end: u64) {
         self.busy = self.busy.saturating_add(end.saturating_sub(start));
         self.free_at = self.free_at.max(end);
+    }
+
+    /// When the last operation on it ends, ns.
+    pub(crate) fn free_at(&self) -> u64 {
+        self.free_at
+    }
+
+    /// Time it was busy, in all.
+    pub(crate) fn busy(&self) -> Duration {
+        Duration::from_nanos(self.busy)
     }
 }
 
@@ -66,17 +85,15 @@ impl Cpus {
         self.cpus.len()
     }
 
-    /// Runs `work` of CPU time on the CPU free first, no earlier than `earliest`;
-    /// returns when the work ends.
-    pub(crate) fn run(&mut self, earliest: Duration, work: Duration) -> Duration {
-        if work.is_zero() {
+    /// Runs `work` ns of CPU time on the CPU free first, no earlier than `earliest`
+    /// ns; returns when the work ends.
+    pub(crate) fn run(&mut self, earliest: u64, work: u64) -> u64 {
+        if work == 0 {
             return earliest;
         }
-        let cpu = self
-            .cpus
-            .iter_mut()
-            .min_by_key(|c| c.free_at)
-            .expect("at least one CPU");
+        let Some(cpu) = self.cpus.iter_mut().min_by_key(|c| c.free_at) else {
+            return earliest; // `new` makes at least one
+        };
         let start = earliest.max(cpu.free_at);
         let end = start.saturating_add(work);
         cpu.take(start, end);
@@ -85,9 +102,7 @@ impl Cpus {
 
     /// CPU time used so far, all CPUs together.
     pub(crate) fn busy(&self) -> Duration {
-        self.cpus
-            .iter()
-            .fold(Duration::ZERO, |a, c| a.saturating_add(c.busy))
+        Duration::from_nanos(self.cpus.iter().fold(0, |a, c| a.saturating_add(c.busy)))
     }
 }
 
@@ -224,8 +239,12 @@ struct Caller {
 /// The callers of a host and their clocks.
 #[derive(Debug, Default)]
 pub(crate) struct Callers {
-    /// By [`thread_key`].
+    /// By [`thread_key`], all but the recent caller's.
     threads: KeyMap<Caller>,
+    /// The caller that used the host last (key 0: none), kept out of `threads`: the
+    /// next operation is most often the same caller's (each of a transaction's), and
+    /// finds its clock without a lookup.
+    recent: (u64, Caller),
     /// Registered participants: number -> clock (removed once it left).
     participants: KeyMap<Duration>,
     /// Participants waiting (in wall time) for their turn, with their threads.
@@ -238,32 +257,56 @@ pub(crate) struct Callers {
     holding: Option<(u64, usize)>,
 }
 
+impl Default for Caller {
+    fn default() -> Self {
+        Self {
+            now: Duration::ZERO,
+            participant: None,
+        }
+    }
+}
+
 impl Callers {
+    /// Caller `key`'s entry, made the recent one (a new caller starts at the
+    /// frontier).
+    fn entry(&mut self, key: u64) -> &mut Caller {
+        if self.recent.0 != key {
+            let fresh = Caller {
+                now: self.frontier,
+                participant: None,
+            };
+            let c = self.threads.remove(&key).unwrap_or(fresh);
+            let (before, was) = std::mem::replace(&mut self.recent, (key, c));
+            if before != 0 {
+                self.threads.insert(before, was);
+            }
+        }
+        &mut self.recent.1
+    }
+
+    /// Caller `key`'s entry, if it has one.
+    fn get(&self, key: u64) -> Option<&Caller> {
+        if self.recent.0 == key {
+            Some(&self.recent.1)
+        } else {
+            self.threads.get(&key)
+        }
+    }
+
     /// The current thread's clock (a new caller starts at the frontier).
     pub(crate) fn now(&mut self) -> Duration {
-        let frontier = self.frontier;
-        self.threads
-            .entry(thread_key())
-            .or_insert(Caller {
-                now: frontier,
-                participant: None,
-            })
-            .now
+        self.entry(thread_key()).now
     }
 
     /// Moves the current thread's clock to `t` (never backwards).
     pub(crate) fn set_now(&mut self, t: Duration) {
-        let me = thread_key();
-        let frontier = self.frontier;
-        let c = self.threads.entry(me).or_insert(Caller {
-            now: frontier,
-            participant: None,
-        });
+        let c = self.entry(thread_key());
         c.now = c.now.max(t);
-        if let Some(p) = c.participant {
-            self.participants.insert(p, c.now);
+        let (now, participant) = (c.now, c.participant);
+        if let Some(p) = participant {
+            self.participants.insert(p, now);
         }
-        self.frontier = self.frontier.max(c.now);
+        self.frontier = self.frontier.max(now);
     }
 
     /// Adds a caller that is not a thread (a lane), starting at the current thread's
@@ -271,23 +314,23 @@ impl Callers {
     pub(crate) fn add_lane(&mut self) -> u64 {
         let now = self.now();
         let key = new_key();
-        self.threads.insert(
-            key,
-            Caller {
-                now,
-                participant: None,
-            },
-        );
+        *self.entry(key) = Caller {
+            now,
+            participant: None,
+        };
         key
     }
 
     /// Lane `key`'s clock.
     pub(crate) fn lane_now(&self, key: u64) -> Duration {
-        self.threads.get(&key).map_or(self.frontier, |c| c.now)
+        self.get(key).map_or(self.frontier, |c| c.now)
     }
 
     /// Lane `key` is done: its clock is forgotten.
     pub(crate) fn remove_lane(&mut self, key: u64) {
+        if self.recent.0 == key {
+            self.recent = (0, Caller::default());
+        }
         self.threads.remove(&key);
     }
 
@@ -303,19 +346,19 @@ impl Callers {
     /// Binds participant `id` to the current thread.
     pub(crate) fn bind(&mut self, id: u64) {
         let now = self.participants.get(&id).copied().unwrap_or(self.frontier);
-        self.threads.insert(
-            thread_key(),
-            Caller {
-                now,
-                participant: Some(id),
-            },
-        );
+        *self.entry(thread_key()) = Caller {
+            now,
+            participant: Some(id),
+        };
     }
 
     /// Participant `id` leaves: it no longer holds others back.
     pub(crate) fn leave(&mut self, id: u64) {
         self.participants.remove(&id);
         self.threads.retain(|_, c| c.participant != Some(id));
+        if self.recent.1.participant == Some(id) {
+            self.recent = (0, Caller::default());
+        }
         if matches!(self.holding, Some((h, _)) if h == id) {
             self.holding = None;
         }
@@ -385,7 +428,7 @@ impl Callers {
         if self.participants.is_empty() {
             return None; // no participants: no lookup
         }
-        self.threads.get(&thread_key()).and_then(|c| c.participant)
+        self.get(thread_key()).and_then(|c| c.participant)
     }
 
     /// Whether participant `me` at `t` may run now: no other participant is earlier
@@ -416,15 +459,16 @@ mod tests {
 
     #[test]
     fn one_cpu_serialises_work_two_cpus_overlap_it() {
+        let n = |m: u64| m * 1_000_000;
         let mut one = Cpus::new(1);
-        assert_eq!(one.run(ms(0), ms(10)), ms(10));
-        assert_eq!(one.run(ms(0), ms(10)), ms(20), "waits for the busy CPU");
-        assert_eq!(one.run(ms(50), ms(1)), ms(51), "an idle CPU starts at once");
+        assert_eq!(one.run(n(0), n(10)), n(10));
+        assert_eq!(one.run(n(0), n(10)), n(20), "waits for the busy CPU");
+        assert_eq!(one.run(n(50), n(1)), n(51), "an idle CPU starts at once");
         assert_eq!(one.busy(), ms(21));
         let mut two = Cpus::new(2);
-        assert_eq!(two.run(ms(0), ms(10)), ms(10));
-        assert_eq!(two.run(ms(0), ms(10)), ms(10));
-        assert_eq!(two.run(ms(0), ms(10)), ms(20));
+        assert_eq!(two.run(n(0), n(10)), n(10));
+        assert_eq!(two.run(n(0), n(10)), n(10));
+        assert_eq!(two.run(n(0), n(10)), n(20));
         assert_eq!(two.count(), 2);
         assert_eq!(Cpus::new(0).count(), 1);
     }

@@ -24,6 +24,8 @@
 
 use std::time::Duration;
 
+use crate::sim::schedule::nanos;
+
 /// The IEEE 488.1 handshake ceiling: 1 MB/s, 1000 ns a byte.
 pub const IEEE488_MIN_BYTE_NS: u64 = 1000;
 /// The HS488 ceiling: 8 MB/s, 125 ns a byte.
@@ -146,6 +148,13 @@ pub fn handshake_ns(talker_t1_ns: u64, slowest_accept_ns: u64, hs488: bool) -> u
 
 /// `d` times `n`, saturating at `Duration::MAX` instead of overflowing.
 pub fn times(d: Duration, n: u64) -> Duration {
+    // In u64 nanoseconds when they do not overflow (584 years): no 128-bit division.
+    if let Some(p) = u64::try_from(d.as_nanos())
+        .ok()
+        .and_then(|d| d.checked_mul(n))
+    {
+        return Duration::from_nanos(p);
+    }
     let nanos = d.as_nanos().saturating_mul(u128::from(n));
     match u64::try_from(nanos / 1_000_000_000) {
         Ok(secs) => Duration::new(secs, (nanos % 1_000_000_000) as u32),
@@ -242,8 +251,11 @@ pub fn bytes_within(
     if timeout.is_zero() {
         return (bytes, false);
     }
-    let full = wait.saturating_add(call_cost(board, per, bytes as u64).elapsed);
-    if full <= timeout {
+    // The whole transfer's elapsed time: wait, overhead, bytes (as `call_cost` has it).
+    let full = nanos(wait)
+        .saturating_add(nanos(board.call_overhead))
+        .saturating_add(per.elapsed_ns.saturating_mul(bytes as u64));
+    if full <= nanos(timeout) {
         return (bytes, false);
     }
     let budget = timeout

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::address::{Address, PrimaryAddress};
 use crate::sim::behaviour::{self, BoardBehaviour};
 use crate::sim::named::NamedDevice;
-use crate::sim::schedule::{Callers, Cpus, Timeline, Timers};
+use crate::sim::schedule::{nanos, Callers, Cpus, Timeline, Timers};
 use crate::sim::slot::Slot;
 use crate::sim::state488::Addressing;
 use crate::sim::timing::{BoardTiming, TransferMode};
@@ -182,8 +182,13 @@ impl World {
     /// where its next operation starts.
     pub(crate) fn begin(&mut self) -> Duration {
         let t = self.callers.now();
-        self.fire_timers(t);
-        self.autopoll(t);
+        // Most operations find no timer due and no autopolling: two comparisons.
+        if self.timers.next_due().is_some_and(|at| at <= t) {
+            self.fire_timers(t);
+        }
+        if self.autopolling {
+            self.autopoll(t);
+        }
         t
     }
 
@@ -301,11 +306,15 @@ impl World {
     /// the bus's (and for DMA, the DMA engine's) last operation.
     pub(crate) fn bus_start(&self, board: usize, t: Duration) -> Duration {
         let b = &self.boards[board];
-        let mut start = t.max(b.bus.free_at);
+        let mut free = b.bus.free_at();
         if b.timing.mode == TransferMode::Dma {
-            start = start.max(b.dma.free_at);
+            free = free.max(b.dma.free_at());
         }
-        start
+        if nanos(t) >= free {
+            t
+        } else {
+            Duration::from_nanos(free)
+        }
     }
 
     /// Takes `board`'s bus from `start` for `elapsed`, with `cpu` of CPU work that
@@ -321,14 +330,15 @@ impl World {
         dma: bool,
     ) -> Duration {
         let cpu = behaviour::stretched(cpu, self.background_share);
-        let cpu_end = self.cpus.run(start, cpu);
-        let end = start.saturating_add(elapsed).max(cpu_end);
+        let start = nanos(start);
+        let cpu_end = self.cpus.run(start, nanos(cpu));
+        let end = start.saturating_add(nanos(elapsed)).max(cpu_end);
         let b = &mut self.boards[board];
         b.bus.take(start, end);
         if dma {
             b.dma.take(start, end);
         }
-        end
+        Duration::from_nanos(end)
     }
 
     /// Whether SRQ is asserted on `board`.
@@ -366,6 +376,4 @@ impl World {
 }
 
 /// A time as whole nanoseconds (saturating: u64 nanoseconds last 584 years).
-pub(crate) fn ns(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
+pub(crate) use crate::sim::schedule::nanos as ns;
