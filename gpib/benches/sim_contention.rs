@@ -1,9 +1,10 @@
 //! The simulator's wall-clock cost of a contention run, as `gpib-diag contention`
 //! drives one: `B` boards shaped like the lines of the 1983 VAX-11/780 terminal
 //! measurement (one CPU; 1.5 ms of work a call, an interrupt a character) with `D`
-//! terminals each (960 characters a second), one participant thread per terminal
-//! writing 35-character lines until its virtual clock passes the span. `--query` has
-//! SCPI instruments on DMA boards answer `*IDN?` instead.
+//! terminals each (960 characters a second), one lane per terminal (all on one
+//! thread, as `gpib-diag contention` runs them; `--threads`: one participant thread
+//! each) writing 35-character lines until its virtual clock passes the span.
+//! `--query` has SCPI instruments on DMA boards answer `*IDN?` instead.
 //!
 //! `cargo bench -p gpib --bench sim_contention -- [--boards 8] [--devices 15]
 //! [--seconds 3600] [--grid] [--json]` prints wall time, transactions and wall ns per
@@ -11,6 +12,7 @@
 //! 15 devices (the cost per transaction should not move). `--json`: one JSON object
 //! per case.
 
+use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use gpib::{sim, Bus};
@@ -48,45 +50,85 @@ fn host(boards: usize, devices: usize, query: bool) -> sim::SimHost {
         .expect("generated configuration")
 }
 
-/// One run: wall time and transactions of all devices together.
-fn run(boards: usize, devices: usize, span: Duration, query: bool) -> (Duration, u64) {
+/// One device's loop: its handle, its start, its transactions so far.
+struct Lane {
+    bus: Bus,
+    dev: gpib::Device,
+    start: Duration,
+    n: u64,
+}
+
+impl Lane {
+    /// One transaction, or `Break` once the lane's clock passed `span`.
+    fn step(&mut self, span: Duration, query: bool) -> ControlFlow<()> {
+        if self.bus.now().saturating_sub(self.start) >= span {
+            return ControlFlow::Break(());
+        }
+        if query {
+            let mut answer = [0u8; 64];
+            self.dev.query_into(b"*IDN?", &mut answer).expect("query");
+        } else {
+            self.dev.write(&[b'x'; 35]).expect("write");
+        }
+        self.n += 1;
+        ControlFlow::Continue(())
+    }
+}
+
+/// One run: wall time and transactions of all devices together. Lanes on one thread
+/// (as `gpib-diag contention` runs), or with `threads` one participant thread per
+/// device.
+fn run(
+    boards: usize,
+    devices: usize,
+    span: Duration,
+    query: bool,
+    threads: bool,
+) -> (Duration, u64) {
     let host = host(boards, devices, query);
-    let workers: Vec<_> = (0..boards * devices).map(|_| host.participant()).collect();
-    let t0 = Instant::now();
-    let threads: Vec<_> = workers
-        .into_iter()
-        .enumerate()
-        .map(|(i, p)| {
+    let start = host.now();
+    let lanes: Vec<Lane> = (0..boards * devices)
+        .map(|i| {
             let bus = Bus::new(host.board(i / devices).expect("board"));
+            let dev = bus.device((i % devices + 1) as u8).expect("address");
+            Lane {
+                bus,
+                dev,
+                start,
+                n: 0,
+            }
+        })
+        .collect();
+    if !threads {
+        let mut lanes = lanes;
+        let t0 = Instant::now();
+        host.run_lanes(&mut lanes, |l| l.step(span, query));
+        return (t0.elapsed(), lanes.iter().map(|l| l.n).sum());
+    }
+    let workers: Vec<_> = lanes.iter().map(|_| host.participant()).collect();
+    let t0 = Instant::now();
+    let handles: Vec<_> = workers
+        .into_iter()
+        .zip(lanes)
+        .map(|(p, mut lane)| {
             std::thread::spawn(move || {
                 p.enter();
-                let dev = bus.device((i % devices + 1) as u8).expect("address");
-                let mut answer = [0u8; 64];
-                let line = [b'x'; 35];
-                let start = bus.now();
-                let mut n = 0u64;
-                while bus.now().saturating_sub(start) < span {
-                    if query {
-                        dev.query_into(b"*IDN?", &mut answer).expect("query");
-                    } else {
-                        dev.write(&line).expect("write");
-                    }
-                    n += 1;
-                }
-                n
+                while lane.step(span, query).is_continue() {}
+                lane.n
             })
         })
         .collect();
-    let n = threads.into_iter().map(|t| t.join().expect("worker")).sum();
+    let n = handles.into_iter().map(|t| t.join().expect("worker")).sum();
     (t0.elapsed(), n)
 }
 
-fn report(json: bool, query: bool, boards: usize, devices: usize, span: Duration) {
-    let (wall, n) = run(boards, devices, span, query);
+fn report(json: bool, query: bool, threads: bool, boards: usize, devices: usize, span: Duration) {
+    let (wall, n) = run(boards, devices, span, query, threads);
     let per = wall.as_nanos() as f64 / n.max(1) as f64;
     if json {
         println!(
-            "{{\"boards\": {boards}, \"devices\": {devices}, \"virtual_seconds\": {}, \"wall_seconds\": {}, \"transactions\": {n}, \"wall_ns_per_transaction\": {per}}}",
+            "{{\"mode\": \"{}\", \"boards\": {boards}, \"devices\": {devices}, \"virtual_seconds\": {}, \"wall_seconds\": {}, \"transactions\": {n}, \"wall_ns_per_transaction\": {per}}}",
+            if threads { "threads" } else { "lanes" },
             span.as_secs_f64(),
             wall.as_secs_f64()
         );
@@ -102,19 +144,21 @@ fn report(json: bool, query: bool, boards: usize, devices: usize, span: Duration
 fn main() {
     let json = std::env::args().any(|a| a == "--json");
     let query = std::env::args().any(|a| a == "--query");
+    let threads = std::env::args().any(|a| a == "--threads");
     let num = |flag: &str, default: f64| arg(flag).map_or(default, |v| v.parse().expect(flag));
     let span = Duration::from_secs_f64(num("--seconds", 3600.0));
     if std::env::args().any(|a| a == "--grid") {
         for d in [1, 2, 4, 8, 15, 30] {
-            report(json, query, 1, d, span);
+            report(json, query, threads, 1, d, span);
         }
         for b in [1, 2, 4, 8] {
-            report(json, query, b, 15, span);
+            report(json, query, threads, b, 15, span);
         }
     } else {
         report(
             json,
             query,
+            threads,
             num("--boards", 8.0) as usize,
             num("--devices", 15.0) as usize,
             span,

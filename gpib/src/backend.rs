@@ -175,6 +175,29 @@ pub trait Backend: Send {
     /// `transferred` count of bytes is already at the start of `buf`.
     fn read(&mut self, buf: &mut [u8], eos: Option<Eos>) -> Result<ReadStatus>;
 
+    /// Sends `commands` with ATN ([`Backend::command`]), then `data`
+    /// ([`Backend::write`]): the addressing of a write and the write. The default makes
+    /// the two calls; a backend that can make both at once (the simulator, under one
+    /// lock) does. Errors as the call that failed: the write does not start when the
+    /// commands fail.
+    fn command_then_write(&mut self, commands: &[u8], data: &[u8], eoi: bool) -> Result<usize> {
+        self.command(commands)?;
+        self.write(data, eoi)
+    }
+
+    /// Sends `commands` with ATN, then reads ([`Backend::read`]): the addressing of a
+    /// read and the read, at once where the backend can (see
+    /// [`Backend::command_then_write`]).
+    fn command_then_read(
+        &mut self,
+        commands: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
+        self.command(commands)?;
+        self.read(buf, eos)
+    }
+
     /// Pulses IFC: every device stops talking and listening; the board becomes CIC.
     fn interface_clear(&mut self) -> Result<()>;
 
@@ -499,6 +522,17 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     }
     fn device_level(&self) -> bool {
         (**self).device_level()
+    }
+    fn command_then_write(&mut self, commands: &[u8], data: &[u8], eoi: bool) -> Result<usize> {
+        (**self).command_then_write(commands, data, eoi)
+    }
+    fn command_then_read(
+        &mut self,
+        commands: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
+        (**self).command_then_read(commands, buf, eos)
     }
     fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
         (**self).device_write(device, data, eoi)

@@ -527,6 +527,45 @@ impl Transaction<'_> {
         Ok(())
     }
 
+    /// Addresses `device` to listen (as [`Transaction::address_to_device`]) and writes
+    /// `data` to it: one backend call ([`Backend::command_then_write`]) when the
+    /// addressing must be sent.
+    pub fn write_to_device(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
+        if !self.state.readdress && self.state.addressed == Addressed::ToDevice(device) {
+            return self.state.backend.write(data, eoi);
+        }
+        let cmd = addressing::to_devices(self.board_address(), &[device]);
+        self.state.addressed = Addressed::Nothing;
+        let n = self
+            .state
+            .backend
+            .command_then_write(cmd.as_bytes(), data, eoi)?;
+        self.state.addressed = Addressed::ToDevice(device);
+        Ok(n)
+    }
+
+    /// Addresses `device` to talk (as [`Transaction::address_from_device`]) and reads
+    /// from it: one backend call ([`Backend::command_then_read`]) when the addressing
+    /// must be sent.
+    pub fn read_from_device(
+        &mut self,
+        device: Address,
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
+        if !self.state.readdress && self.state.addressed == Addressed::FromDevice(device) {
+            return self.state.backend.read(buf, eos);
+        }
+        let cmd = addressing::from_device(self.board_address(), device);
+        self.state.addressed = Addressed::Nothing;
+        let st = self
+            .state
+            .backend
+            .command_then_read(cmd.as_bytes(), buf, eos)?;
+        self.state.addressed = Addressed::FromDevice(device);
+        Ok(st)
+    }
+
     /// Sends one addressed command (SDC, GET, GTL...) to `device`: always with its
     /// addressing (UNL, MTA board, MLA device \[MSA\], command) in one command call, so
     /// it reaches the device whatever the bus state was. The addressing stays in place.

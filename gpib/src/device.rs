@@ -98,19 +98,19 @@ impl Device {
     }
 
     fn send(&self, tx: &mut Link<'_, '_>, data: &[u8], terminate: bool) -> Result<()> {
-        tx.address_to_device(self.address)?;
+        // The addressing goes with the first write (one backend call where it can).
         match self.write_terminator.filter(|_| terminate) {
             None => {
-                tx.write(data, true)?;
+                tx.write_to(self.address, data, true)?;
             }
             Some(t) if data.len() < SMALL_WRITE => {
                 let mut buf = [0u8; SMALL_WRITE];
                 buf[..data.len()].copy_from_slice(data);
                 buf[data.len()] = t;
-                tx.write(&buf[..=data.len()], true)?;
+                tx.write_to(self.address, &buf[..=data.len()], true)?;
             }
             Some(t) => {
-                let n = tx.write(data, false)?;
+                let n = tx.write_to(self.address, data, false)?;
                 tx.write(&[t], true).map_err(|e| e.offset_transferred(n))?;
             }
         }
@@ -119,8 +119,7 @@ impl Device {
     }
 
     fn receive(&self, tx: &mut Link<'_, '_>, buf: &mut [u8]) -> Result<ReadStatus> {
-        tx.address_from_device(self.address)?;
-        let st = tx.read(buf, self.eos)?;
+        let st = tx.read_from(self.address, buf, self.eos)?;
         log::debug!(
             "read {} byte(s) from {} ({:?})",
             st.count,
@@ -131,6 +130,8 @@ impl Device {
     }
 
     fn receive_to_end(&self, tx: &mut Link<'_, '_>, out: &mut Vec<u8>) -> Result<()> {
+        // Addressed apart from the reads: an addressing error must not be taken for a
+        // read's count of bytes kept.
         tx.address_from_device(self.address)?;
         let start = out.len();
         let mut filled = start;

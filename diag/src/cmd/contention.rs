@@ -1,17 +1,17 @@
-//! `gpib-diag contention`: 1, 2, ... N devices active at once, as threads driving
-//! different instruments of one simulated host; per-device and aggregate throughput,
+//! `gpib-diag contention`: 1, 2, ... N devices active at once, each driving its own
+//! instrument of one simulated host; per-device and aggregate throughput,
 //! transaction latency, host CPU and bus utilisation against N, and the knee where
 //! the host CPU or a bus saturates.
 //!
-//! On the simulator the threads are the host's participants: the curve comes from the
-//! model, and the same configuration gives the same figures run after run. On
+//! On the simulator the devices are lanes of one thread, run in virtual-time order
+//! (`SimHost::run_lanes`): the curve comes from the model, the same configuration gives
+//! the same figures run after run, and a point costs no thread hand-offs. On
 //! linux-gpib boards (`--backend linux-gpib --devices 0:11,0:12`) the curve is measured:
 //! wall clock, and the machine's CPU from /proc/stat (or the process's getrusage).
 
 use std::fmt::Write as _;
-use std::time::Duration;
-
-use std::time::Instant;
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
 
 use gpib::sim::config::SourceKind;
 use gpib::sim::{Config, SimHost};
@@ -233,6 +233,99 @@ struct Stream {
     latencies: Vec<f64>,
 }
 
+/// One device's workload, one bus call at a time: a paced wait or a transaction.
+struct DeviceLoop {
+    bus: Bus,
+    dev: gpib::Device,
+    workload: Workload,
+    data: Vec<u8>,
+    span: Duration,
+    interval: Option<Duration>,
+    t0: Duration,
+    /// The last step waited for a paced transaction: this one makes it.
+    waited: bool,
+    stream: Stream,
+    error: Option<gpib::Error>,
+}
+
+impl DeviceLoop {
+    fn new(
+        bus: Bus,
+        address: Address,
+        workload: Workload,
+        size: usize,
+        span: Duration,
+        interval: Option<Duration>,
+    ) -> gpib::Result<Self> {
+        let dev = bus.device(address)?;
+        let t0 = bus.now();
+        Ok(Self {
+            bus,
+            dev,
+            workload,
+            data: vec![b'x'; size],
+            span,
+            interval,
+            t0,
+            waited: false,
+            stream: Stream {
+                bytes: 0,
+                elapsed: Duration::ZERO,
+                latencies: Vec::new(),
+            },
+            error: None,
+        })
+    }
+
+    /// One bus call: the wait until the next paced transaction is due, or the next
+    /// transaction; `Break` once the span is over, the transaction limit reached or a
+    /// call failed.
+    fn step(&mut self) -> ControlFlow<()> {
+        let now = self.bus.now();
+        let done = self.stream.latencies.len();
+        let waited = std::mem::take(&mut self.waited);
+        if !waited && (now.saturating_sub(self.t0) >= self.span || done >= MAX_TRANSACTIONS) {
+            return ControlFlow::Break(());
+        }
+        if let (Some(every), false) = (self.interval, waited) {
+            // Paced: transaction k starts at t0 + k x interval, or at once when the
+            // device is behind.
+            let k = u32::try_from(done).unwrap_or(u32::MAX);
+            let due = self.t0.saturating_add(every.saturating_mul(k));
+            if due > now {
+                self.bus.delay(due - now);
+                self.waited = true;
+                return ControlFlow::Continue(());
+            }
+        }
+        let moved = match self.workload {
+            Workload::Write => self.dev.write(&self.data).map(|()| self.data.len()),
+            Workload::Query => self.dev.query("*IDN?").map(|a| a.len() + 1),
+        };
+        match moved {
+            Ok(n) => {
+                self.stream.bytes += n as u64;
+                let latency = self.bus.now().saturating_sub(now);
+                self.stream.latencies.push(latency.as_secs_f64());
+                ControlFlow::Continue(())
+            }
+            Err(e) => {
+                self.error = Some(e);
+                ControlFlow::Break(())
+            }
+        }
+    }
+
+    /// What the device did, or the error that stopped it.
+    fn finish(mut self) -> gpib::Result<Stream> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        self.stream.elapsed = self.bus.now().saturating_sub(self.t0);
+        Ok(self.stream)
+    }
+}
+
 /// Opens board `index` of `host` (simulator) or linux-gpib board `index`.
 fn open_board(host: Option<&SimHost>, index: usize) -> Result<Bus> {
     match host {
@@ -270,16 +363,10 @@ fn point(
     let start_cpu = host.as_ref().map(SimHost::cpu);
     let cpu0 = CpuSnapshot::take();
     let wall0 = Instant::now();
-    let mut threads = Vec::new();
-    // One Bus per board, shared by its devices' threads (a linux-gpib board opens once).
+    // One Bus per board, shared by its devices (a linux-gpib board opens once).
     let mut buses: Vec<(usize, Bus)> = Vec::new();
-    // Every participant is registered before any thread runs: the turns then take the
-    // same order run after run.
-    let workers: Vec<_> = devices
-        .iter()
-        .map(|_| host.as_ref().map(SimHost::participant))
-        .collect();
-    for (p, &(board, address)) in workers.into_iter().zip(devices) {
+    let mut loops = Vec::new();
+    for &(board, address) in devices {
         let bus = match buses.iter().find(|(b, _)| *b == board) {
             Some((_, bus)) => bus.clone(),
             None => {
@@ -288,51 +375,41 @@ fn point(
                 bus
             }
         };
-        threads.push(std::thread::spawn(move || -> gpib::Result<Stream> {
-            if let Some(p) = &p {
-                p.enter();
-            }
-            let dev = bus.device(address)?;
-            let data = vec![b'x'; size];
-            let t0 = bus.now();
-            let mut s = Stream {
-                bytes: 0,
-                elapsed: Duration::ZERO,
-                latencies: Vec::new(),
-            };
-            while bus.now().saturating_sub(t0) < span && s.latencies.len() < MAX_TRANSACTIONS {
-                if let Some(every) = interval {
-                    // Paced: transaction k starts at t0 + k x interval, or at once when
-                    // the device is behind.
-                    let k = u32::try_from(s.latencies.len()).unwrap_or(u32::MAX);
-                    let due = t0.saturating_add(every.saturating_mul(k));
-                    let now = bus.now();
-                    if due > now {
-                        bus.delay(due - now);
-                    }
-                }
-                let t = bus.now();
-                let moved = match workload {
-                    Workload::Write => {
-                        dev.write(&data)?;
-                        size
-                    }
-                    Workload::Query => dev.query("*IDN?")?.len() + 1,
-                };
-                s.bytes += moved as u64;
-                s.latencies.push((bus.now() - t).as_secs_f64());
-            }
-            s.elapsed = bus.now().saturating_sub(t0);
-            Ok(s)
-        }));
+        loops.push(DeviceLoop::new(
+            bus, address, workload, size, span, interval,
+        )?);
     }
-    let mut streams = Vec::new();
-    for t in threads {
-        let s = t
-            .join()
-            .map_err(|_| DiagError::Usage("a device's thread panicked".into()))??;
-        streams.push(s);
-    }
+    let streams = match &host {
+        // The simulator: every device a lane of this thread, the earliest first: the
+        // order participant threads would take turns in, without their hand-offs.
+        Some(host) => {
+            host.run_lanes(&mut loops, DeviceLoop::step);
+            loops
+                .into_iter()
+                .map(DeviceLoop::finish)
+                .collect::<gpib::Result<Vec<_>>>()?
+        }
+        // Hardware: a thread per device, in wall time.
+        None => {
+            let threads: Vec<_> = loops
+                .into_iter()
+                .map(|mut l| {
+                    std::thread::spawn(move || {
+                        while l.step().is_continue() {}
+                        l.finish()
+                    })
+                })
+                .collect();
+            let mut streams = Vec::new();
+            for t in threads {
+                let s = t
+                    .join()
+                    .map_err(|_| DiagError::Usage("a device's thread panicked".into()))??;
+                streams.push(s);
+            }
+            streams
+        }
+    };
     // Utilisation over the time the devices were active (each stops after its last
     // transaction past the span).
     let secs = streams

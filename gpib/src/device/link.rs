@@ -47,6 +47,29 @@ impl<'t, 'a> Link<'t, 'a> {
         self.tx.address_from_device(device)
     }
 
+    /// Addresses `device` to listen and writes to it (one backend call where it can).
+    pub(crate) fn write_to(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
+        self.device = device;
+        if self.device_level {
+            return self.tx.backend().device_write(device, data, eoi);
+        }
+        self.tx.write_to_device(device, data, eoi)
+    }
+
+    /// Addresses `device` to talk and reads from it (one backend call where it can).
+    pub(crate) fn read_from(
+        &mut self,
+        device: Address,
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
+        self.device = device;
+        if self.device_level {
+            return self.tx.backend().device_read(device, buf, eos);
+        }
+        self.tx.read_from_device(device, buf, eos)
+    }
+
     /// Writes to the device (already addressed on a raw backend).
     pub(crate) fn write(&mut self, data: &[u8], eoi: bool) -> Result<usize> {
         if self.device_level {

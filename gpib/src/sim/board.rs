@@ -122,6 +122,27 @@ impl Backend for SimBoard {
         self.run(|w, i| w.read(i, buf, eos))
     }
 
+    /// The addressing and the write under one lock: two bus operations, one call.
+    fn command_then_write(&mut self, commands: &[u8], data: &[u8], eoi: bool) -> Result<usize> {
+        self.run(|w, i| {
+            w.command(i, commands)?;
+            w.write(i, data, eoi)
+        })
+    }
+
+    /// The addressing and the read under one lock.
+    fn command_then_read(
+        &mut self,
+        commands: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
+        self.run(|w, i| {
+            w.command(i, commands)?;
+            w.read(i, buf, eos)
+        })
+    }
+
     fn interface_clear(&mut self) -> Result<()> {
         self.run(|w, i| w.interface_clear(i));
         Ok(())

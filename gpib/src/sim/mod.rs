@@ -30,6 +30,7 @@ mod fault;
 mod host;
 mod instrument;
 pub mod instruments;
+mod lanes;
 mod named;
 mod ops;
 mod participant;

@@ -19,7 +19,11 @@
 //!   waiting for its turn is parked; the one that gives the turn away wakes only the
 //!   participant whose turn comes next, so a hand-off costs one wake-up however many
 //!   participants there are.
+//! * **Lanes.** Callers that are not threads: one thread runs many of them, the
+//!   earliest first, in the order participants would take turns, with no hand-off
+//!   between threads at all (see `SimHost::run_lanes`).
 
+use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -138,14 +142,50 @@ impl Timers {
     }
 }
 
-/// A number for the calling thread, unique in the process: cheaper to get and to hash
-/// than `std::thread::current().id()` (every operation looks its caller up twice).
+/// Caller keys: one per thread, one per lane (see [`AsLane`]); never 0.
+static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The thread's own key.
+    static KEY: u64 = NEXT_KEY.fetch_add(1, Ordering::Relaxed);
+    /// The lane the thread runs as, or 0.
+    static LANE: Cell<u64> = const { Cell::new(0) };
+}
+
+/// A caller key nobody else has (for a lane).
+pub(crate) fn new_key() -> u64 {
+    NEXT_KEY.fetch_add(1, Ordering::Relaxed)
+}
+
+/// The calling caller's number, unique in the process: the lane the thread runs as,
+/// else the thread's own. Cheaper to get and to hash than
+/// `std::thread::current().id()` (every operation looks its caller up twice).
 fn thread_key() -> u64 {
-    static NEXT: AtomicU64 = AtomicU64::new(1);
-    thread_local! {
-        static KEY: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
+    match LANE.with(Cell::get) {
+        0 => KEY.with(|k| *k),
+        lane => lane,
     }
-    KEY.with(|k| *k)
+}
+
+/// While alive, the calling thread's operations are lane `key`'s: they start at that
+/// lane's clock and move it (see `SimHost::run_lanes`).
+pub(crate) struct AsLane {
+    before: u64,
+}
+
+impl AsLane {
+    /// The calling thread runs as lane `key` until the guard drops.
+    pub(crate) fn enter(key: u64) -> Self {
+        Self {
+            before: LANE.with(|l| l.replace(key)),
+        }
+    }
+}
+
+impl Drop for AsLane {
+    fn drop(&mut self) {
+        LANE.with(|l| l.set(self.before));
+    }
 }
 
 /// Hashes the small integer keys of [`Callers`]' maps (thread keys and participant
@@ -224,6 +264,31 @@ impl Callers {
             self.participants.insert(p, c.now);
         }
         self.frontier = self.frontier.max(c.now);
+    }
+
+    /// Adds a caller that is not a thread (a lane), starting at the current thread's
+    /// time; returns its key.
+    pub(crate) fn add_lane(&mut self) -> u64 {
+        let now = self.now();
+        let key = new_key();
+        self.threads.insert(
+            key,
+            Caller {
+                now,
+                participant: None,
+            },
+        );
+        key
+    }
+
+    /// Lane `key`'s clock.
+    pub(crate) fn lane_now(&self, key: u64) -> Duration {
+        self.threads.get(&key).map_or(self.frontier, |c| c.now)
+    }
+
+    /// Lane `key` is done: its clock is forgotten.
+    pub(crate) fn remove_lane(&mut self, key: u64) {
+        self.threads.remove(&key);
     }
 
     /// Registers a participant starting at the current thread's time.
