@@ -46,6 +46,23 @@ fn diag(args: &[&str]) {
     );
 }
 
+/// `gpib-diag trace record` of device 22 on the bench (with `workload`, more
+/// `trace record` options) to `trace`, then a `gpib-diag trace export` of it with
+/// each of `exports` (its options: `--vcd PATH`, `--sr PATH`, ...).
+fn record_and_export(trace: &Path, workload: &[&str], exports: &[&[&str]]) {
+    let trace = trace.to_str().unwrap();
+    let record = ["trace", "record", "--bus", "bench", "--device", "22"];
+    diag(&[&record[..], workload, &["-o", trace]].concat());
+    for options in exports {
+        diag(&[&["trace", "export", trace][..], options].concat());
+    }
+}
+
+/// `path` as an argument.
+fn arg(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
 fn sigrok(vcd: &Path, output: &str) -> Vec<u8> {
     let out = Command::new("sigrok-cli")
         .arg("-i")
@@ -81,32 +98,8 @@ fn sigrok_decodes_an_idn_query() {
         return;
     }
     let d = dir("idn");
-    let (t, v) = (d.join("idn.trace"), d.join("idn.vcd"));
-    diag(&[
-        "trace",
-        "record",
-        "--bus",
-        "bench",
-        "--device",
-        "22",
-        "-o",
-        t.to_str().unwrap(),
-    ]);
-    diag(&[
-        "trace",
-        "export",
-        t.to_str().unwrap(),
-        "--vcd",
-        v.to_str().unwrap(),
-    ]);
-    let sr = d.join("idn.sr");
-    diag(&[
-        "trace",
-        "export",
-        t.to_str().unwrap(),
-        "--sr",
-        sr.to_str().unwrap(),
-    ]);
+    let (t, v, sr) = (d.join("idn.trace"), d.join("idn.vcd"), d.join("idn.sr"));
+    record_and_export(&t, &[], &[&["--vcd", arg(&v)], &["--sr", arg(&sr)]]);
     let text = String::from_utf8(sigrok(&v, "-A ieee488=gpib")).unwrap();
     assert_eq!(
         String::from_utf8(sigrok(&sr, "-A ieee488=gpib")).unwrap(),
@@ -151,32 +144,12 @@ fn sigrok_decodes_every_byte_of_a_400000_byte_block() {
         d.join("block.vcd"),
         d.join("block.sr"),
     );
-    diag(&[
-        "trace",
-        "record",
-        "--bus",
-        "bench",
-        "--device",
-        "22",
-        "--workload",
-        "block",
-        "--size",
-        "400000",
-        "-o",
-        t.to_str().unwrap(),
-    ]);
     // 100 ns resolves the 1 µs handshake and keeps sigrok's sample count down.
-    diag(&[
-        "trace",
-        "export",
-        t.to_str().unwrap(),
-        "--vcd",
-        v.to_str().unwrap(),
-        "--sr",
-        sr.to_str().unwrap(),
-        "--resolution-ns",
-        "100",
-    ]);
+    record_and_export(
+        &t,
+        &["--workload", "block", "--size", "400000"],
+        &[&["--vcd", arg(&v), "--sr", arg(&sr), "--resolution-ns", "100"]],
+    );
     let sent = data_bytes(&t);
     let (vcd_len, sr_len) = (
         std::fs::metadata(&v).unwrap().len(),
@@ -228,23 +201,7 @@ fn gtkwave_reads_the_vcd_export() {
     }
     let d = dir("gtkwave");
     let (t, v, fst) = (d.join("q.trace"), d.join("q.vcd"), d.join("q.fst"));
-    diag(&[
-        "trace",
-        "record",
-        "--bus",
-        "bench",
-        "--device",
-        "22",
-        "-o",
-        t.to_str().unwrap(),
-    ]);
-    diag(&[
-        "trace",
-        "export",
-        t.to_str().unwrap(),
-        "--vcd",
-        v.to_str().unwrap(),
-    ]);
+    record_and_export(&t, &[], &[&["--vcd", arg(&v)]]);
     let st = Command::new("vcd2fst").arg(&v).arg(&fst).output().unwrap();
     assert!(
         st.status.success(),

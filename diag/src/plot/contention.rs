@@ -3,15 +3,15 @@
 //! stacked panels, with the knee marked in both.
 
 use plotters::coord::types::RangedCoordf64;
-use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::{clean, colour_of, distinct_labels, drawing_error, rate_human, Series, FONT};
+use super::{
+    clean, colour_of, distinct_labels, draw_legend, draw_mesh, draw_no_data, draw_series,
+    drawing_error, panel_chart, rate_human, two_panels, Area, Series, FONT,
+};
 use crate::error::Result;
 
-const WIDTH: u32 = 900;
-const HEIGHT: u32 = 760;
 /// Colour of the knee's mark.
 const KNEE_COLOUR: RGBColor = RGBColor(0, 0, 0);
 
@@ -53,17 +53,10 @@ pub fn contention_svg(
         .flat_map(|s| s.points.iter().filter(|p| finite(p)).map(|p| p.1))
         .fold(0.0, f64::max);
     let top_rate = if top_rate > 0.0 { top_rate * 1.1 } else { 1.0 };
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).map_err(drawing_error)?;
-        let body = root
-            .titled(&clean(title), (FONT, 20))
-            .map_err(drawing_error)?;
-        let (upper, lower) = body.split_vertically(HEIGHT / 2 - 30);
+    two_panels(title, |upper, lower| {
         let panels = [
             (
-                &upper,
+                upper,
                 Panel {
                     y: 0.0..top_rate,
                     y_desc: "throughput (bytes/s)",
@@ -74,7 +67,7 @@ pub fn contention_svg(
                 },
             ),
             (
-                &lower,
+                lower,
                 Panel {
                     y: 0.0..105.0,
                     y_desc: "utilisation (%)",
@@ -88,9 +81,8 @@ pub fn contention_svg(
         for (area, panel) in &panels {
             draw_panel(area, panel, x.clone(), &labels, knee)?;
         }
-        root.present().map_err(drawing_error)?;
-    }
-    Ok(svg)
+        Ok(())
+    })
 }
 
 /// One of the two stacked panels.
@@ -119,20 +111,13 @@ fn devices_label(v: f64) -> String {
 }
 
 fn draw_panel(
-    area: &DrawingArea<SVGBackend<'_>, Shift>,
+    area: &Area<'_>,
     panel: &Panel<'_>,
     x: std::ops::Range<f64>,
     labels: &[&str],
     knee: Option<&KneeMark>,
 ) -> Result<()> {
-    let mut chart = ChartBuilder::on(area)
-        .margin_left(10)
-        .margin_right(30)
-        .margin_top(10)
-        .x_label_area_size(if panel.x_labels { 50 } else { 10 })
-        .y_label_area_size(100)
-        .build_cartesian_2d(x.clone(), panel.y.clone())
-        .map_err(drawing_error)?;
+    let mut chart = panel_chart(area, panel.x_labels, x.clone(), panel.y.clone())?;
     let x_label = |v: &f64| {
         if panel.x_labels {
             devices_label(*v)
@@ -146,71 +131,29 @@ fn draw_panel(
     mesh.x_labels(ticks)
         .y_labels(8)
         .x_label_formatter(&x_label)
-        .y_label_formatter(&y_label)
-        .y_desc(panel.y_desc)
-        .label_style((FONT, 13))
-        .axis_desc_style((FONT, 14))
-        .light_line_style(RGBColor(0xf0, 0xf0, 0xf0));
-    if panel.x_labels {
-        mesh.x_desc("devices active at once");
-    }
-    mesh.draw().map_err(drawing_error)?;
+        .y_label_formatter(&y_label);
+    draw_mesh(
+        &mut mesh,
+        panel.y_desc,
+        panel.x_labels.then_some("devices active at once"),
+    )?;
 
-    let mut drawn = Vec::new();
+    let mut drawn: Vec<&str> = Vec::new();
     for series in panel.series {
-        let mut points: Vec<(f64, f64)> = series.points.iter().copied().filter(finite).collect();
-        if points.is_empty() {
-            continue;
-        }
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
         let colour = colour_of(labels, &series.label);
-        if points.len() > 1 {
-            chart
-                .draw_series(LineSeries::new(
-                    points.iter().copied(),
-                    colour.stroke_width(2),
-                ))
-                .map_err(drawing_error)?;
-        }
-        chart
-            .draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
-            .map_err(drawing_error)?;
-        if !drawn.contains(&series.label.as_str()) {
+        if draw_series(&mut chart, series, finite, colour)?
+            && !drawn.contains(&series.label.as_str())
+        {
             drawn.push(&series.label);
         }
     }
     if drawn.is_empty() {
-        let (w, h) = area.dim_in_pixel();
-        let style = TextStyle::from((FONT, 16).into_font())
-            .color(&RGBColor(0x88, 0x88, 0x88))
-            .pos(Pos::new(HPos::Center, VPos::Center));
-        area.draw(&Text::new("no data", (w as i32 / 2, h as i32 / 2), style))
-            .map_err(drawing_error)?;
+        draw_no_data(area)?;
     }
     if let Some(k) = knee.filter(|k| k.devices.is_finite()) {
         draw_knee(&mut chart, panel, k, &x)?;
     }
-    if !drawn.is_empty() {
-        for label in &drawn {
-            let colour = colour_of(labels, label);
-            chart
-                .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
-                .map_err(drawing_error)?
-                .label(clean(label))
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-                });
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FONT, 13))
-            .draw()
-            .map_err(drawing_error)?;
-    }
-    Ok(())
+    draw_legend(&mut chart, &drawn, labels)
 }
 
 /// The knee: a dashed vertical line across the panel and, in the panel that
@@ -257,15 +200,8 @@ fn draw_knee(
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{data_lines, elements, parse, texts};
+    use super::super::tests::{data_lines, elements, parse, series, texts};
     use super::*;
-
-    fn series(label: &str, points: &[(f64, f64)]) -> Series {
-        Series {
-            label: label.to_string(),
-            points: points.to_vec(),
-        }
-    }
 
     fn curve() -> (Vec<Series>, Vec<Series>) {
         let aggregate: Vec<(f64, f64)> = (1..=10)

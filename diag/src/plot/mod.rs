@@ -1,16 +1,20 @@
 //! SVG figures drawn with `plotters` (its SVG backend): a transfer-size sweep
 //! ([`sweep::sweep_svg`]) and a contention curve ([`contention::contention_svg`]).
 //! This module holds what both share: the series type, the colours, the text
-//! clean-up and the tick labels.
+//! clean-up, the tick labels and the figure, panel, series and legend set-up.
 
 pub mod contention;
 pub mod sweep;
 
 use std::ops::Range;
 
-use plotters::style::RGBColor;
+use plotters::chart::MeshStyle;
+use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::error::DiagError;
+use crate::error::{DiagError, Result};
 
 /// One named line of a plot: `(x, y)` points.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -39,6 +43,152 @@ const PALETTE: [RGBColor; 10] = [
 
 /// Font family of every text.
 const FONT: &str = "sans-serif";
+
+/// Width of a figure (pixels).
+const WIDTH: u32 = 900;
+/// Height of a figure (pixels).
+const HEIGHT: u32 = 760;
+
+/// A drawing area of an SVG figure.
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+
+/// A panel's chart with two axes of `f64` values.
+type Chart<'a, 'b, X, Y> = ChartContext<'a, SVGBackend<'b>, Cartesian2d<X, Y>>;
+
+/// A figure of two stacked panels under `title`, as a complete SVG document:
+/// `draw` draws the upper and the lower panel.
+fn two_panels(
+    title: &str,
+    draw: impl for<'a> FnOnce(&Area<'a>, &Area<'a>) -> Result<()>,
+) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(drawing_error)?;
+        let body = root
+            .titled(&clean(title), (FONT, 20))
+            .map_err(drawing_error)?;
+        let (upper, lower) = body.split_vertically(HEIGHT / 2 - 30);
+        draw(&upper, &lower)?;
+        root.present().map_err(drawing_error)?;
+    }
+    Ok(svg)
+}
+
+/// The chart of a panel on `area` over `x` and `y`, with room below for the x
+/// axis' labels when `x_labels`.
+fn panel_chart<'a, 'b, X: AsRangedCoord, Y: AsRangedCoord>(
+    area: &'a Area<'b>,
+    x_labels: bool,
+    x: X,
+    y: Y,
+) -> Result<Chart<'a, 'b, X::CoordDescType, Y::CoordDescType>> {
+    ChartBuilder::on(area)
+        .margin_left(10)
+        .margin_right(30)
+        .margin_top(10)
+        .x_label_area_size(if x_labels { 50 } else { 10 })
+        .y_label_area_size(100)
+        .build_cartesian_2d(x, y)
+        .map_err(drawing_error)
+}
+
+/// Draws the grid and axes `mesh` describes (ticks and their labels set), in the
+/// figures' style, with `y_desc` beside the y axis and `x_desc` under the x axis.
+fn draw_mesh<X, Y>(
+    mesh: &mut MeshStyle<'_, '_, X, Y, SVGBackend<'_>>,
+    y_desc: &str,
+    x_desc: Option<&str>,
+) -> Result<()>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    mesh.y_desc(y_desc)
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 14))
+        .light_line_style(RGBColor(0xf0, 0xf0, 0xf0));
+    if let Some(x_desc) = x_desc {
+        mesh.x_desc(x_desc);
+    }
+    mesh.draw().map_err(drawing_error)
+}
+
+/// Draws the points of `series` that `keep` accepts in `colour`: a line joining
+/// them by increasing x (when there are two or more) and a circle at each.
+/// Returns whether there was any.
+fn draw_series<X, Y>(
+    chart: &mut Chart<'_, '_, X, Y>,
+    series: &Series,
+    keep: fn(&(f64, f64)) -> bool,
+    colour: RGBColor,
+) -> Result<bool>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let mut points: Vec<(f64, f64)> = series.points.iter().copied().filter(keep).collect();
+    if points.is_empty() {
+        return Ok(false);
+    }
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if points.len() > 1 {
+        chart
+            .draw_series(LineSeries::new(
+                points.iter().copied(),
+                colour.stroke_width(2),
+            ))
+            .map_err(drawing_error)?;
+    }
+    chart
+        .draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
+        .map_err(drawing_error)?;
+    Ok(true)
+}
+
+/// Writes "no data" in the middle of `area` (a panel with no point to draw).
+fn draw_no_data(area: &Area<'_>) -> Result<()> {
+    let (w, h) = area.dim_in_pixel();
+    let style = TextStyle::from((FONT, 16).into_font())
+        .color(&RGBColor(0x88, 0x88, 0x88))
+        .pos(Pos::new(HPos::Center, VPos::Center));
+    area.draw(&Text::new("no data", (w as i32 / 2, h as i32 / 2), style))
+        .map_err(drawing_error)
+}
+
+/// Draws a legend of `shown` in the panel's upper left corner, each label in its
+/// colour among `labels`; nothing when `shown` is empty.
+fn draw_legend<'a, 'b: 'a, X, Y>(
+    chart: &mut Chart<'a, 'b, X, Y>,
+    shown: &[&str],
+    labels: &[&str],
+) -> Result<()>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    if shown.is_empty() {
+        return Ok(());
+    }
+    for label in shown {
+        let colour = colour_of(labels, label);
+        chart
+            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
+            .map_err(drawing_error)?
+            .label(clean(label))
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font((FONT, 13))
+        .draw()
+        .map_err(drawing_error)
+}
 
 /// The distinct labels of `series`, in order of first appearance.
 fn distinct_labels<'a>(series: impl Iterator<Item = &'a Series>) -> Vec<&'a str> {
@@ -185,6 +335,14 @@ pub(crate) mod tests {
             .filter(|n| n.has_tag_name("text"))
             .map(|n| n.text().unwrap_or("").trim().to_string())
             .collect()
+    }
+
+    /// A series named `label` of `points`.
+    pub(crate) fn series(label: &str, points: &[(f64, f64)]) -> Series {
+        Series {
+            label: label.to_string(),
+            points: points.to_vec(),
+        }
     }
 
     /// The elements named `name`.

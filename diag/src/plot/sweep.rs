@@ -4,18 +4,13 @@
 
 use std::ops::Range;
 
-use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    clean, colour_of, decade_text, distinct_labels, drawing_error, log_range, power_label,
-    rate_label, size_label, Series, FONT,
+    colour_of, decade_text, distinct_labels, draw_legend, draw_mesh, draw_no_data, draw_series,
+    log_range, panel_chart, power_label, rate_label, size_label, two_panels, Area, Series,
 };
 use crate::error::Result;
-
-const WIDTH: u32 = 900;
-const HEIGHT: u32 = 760;
 
 /// Renders the sweep figure as a complete SVG document.
 ///
@@ -36,17 +31,10 @@ pub fn sweep_svg(title: &str, throughput: &[Series], service_demand: &[Series]) 
             .flat_map(|s| s.points.iter().filter(|p| is_plottable(p)).map(|p| p.0)),
         1.0..1048576.0,
     );
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
-        root.fill(&WHITE).map_err(drawing_error)?;
-        let body = root
-            .titled(&clean(title), (FONT, 20))
-            .map_err(drawing_error)?;
-        let (upper, lower) = body.split_vertically(HEIGHT / 2 - 30);
+    two_panels(title, |upper, lower| {
         let panels = [
             (
-                &upper,
+                upper,
                 Panel {
                     y_desc: "throughput (bytes/s)",
                     series: throughput,
@@ -56,7 +44,7 @@ pub fn sweep_svg(title: &str, throughput: &[Series], service_demand: &[Series]) 
                 },
             ),
             (
-                &lower,
+                lower,
                 Panel {
                     y_desc: "service demand (\u{b5}s/KiB)",
                     series: service_demand,
@@ -69,9 +57,8 @@ pub fn sweep_svg(title: &str, throughput: &[Series], service_demand: &[Series]) 
         for (area, panel) in &panels {
             draw_panel(area, panel, x.clone(), &labels)?;
         }
-        root.present().map_err(drawing_error)?;
-    }
-    Ok(svg)
+        Ok(())
+    })
 }
 
 /// One of the two stacked panels.
@@ -95,12 +82,7 @@ fn is_plottable(p: &(f64, f64)) -> bool {
     LOG_SPAN.contains(&p.0) && LOG_SPAN.contains(&p.1)
 }
 
-fn draw_panel(
-    area: &DrawingArea<SVGBackend<'_>, Shift>,
-    panel: &Panel<'_>,
-    x: Range<f64>,
-    labels: &[&str],
-) -> Result<()> {
+fn draw_panel(area: &Area<'_>, panel: &Panel<'_>, x: Range<f64>, labels: &[&str]) -> Result<()> {
     let y = log_range(
         panel
             .series
@@ -108,14 +90,7 @@ fn draw_panel(
             .flat_map(|s| s.points.iter().filter(|p| is_plottable(p)).map(|p| p.1)),
         1.0..10.0,
     );
-    let mut chart = ChartBuilder::on(area)
-        .margin_left(10)
-        .margin_right(30)
-        .margin_top(10)
-        .x_label_area_size(if panel.x_labels { 50 } else { 10 })
-        .y_label_area_size(100)
-        .build_cartesian_2d(x.log_scale().base(2.0), y.log_scale())
-        .map_err(drawing_error)?;
+    let mut chart = panel_chart(area, panel.x_labels, x.log_scale().base(2.0), y.log_scale())?;
     let x_label = |v: &f64| {
         if panel.x_labels {
             power_label(*v, 2.0, size_label)
@@ -128,80 +103,33 @@ fn draw_panel(
     mesh.x_labels(12)
         .y_labels(10)
         .x_label_formatter(&x_label)
-        .y_label_formatter(&y_label)
-        .y_desc(panel.y_desc)
-        .label_style((FONT, 13))
-        .axis_desc_style((FONT, 14))
-        .light_line_style(RGBColor(0xf0, 0xf0, 0xf0));
-    if panel.x_labels {
-        mesh.x_desc("transfer size (bytes, log2 scale)");
-    }
-    mesh.draw().map_err(drawing_error)?;
+        .y_label_formatter(&y_label);
+    draw_mesh(
+        &mut mesh,
+        panel.y_desc,
+        panel
+            .x_labels
+            .then_some("transfer size (bytes, log2 scale)"),
+    )?;
 
     let mut any = false;
     for series in panel.series {
-        let mut points: Vec<(f64, f64)> =
-            series.points.iter().copied().filter(is_plottable).collect();
-        if points.is_empty() {
-            continue;
-        }
-        any = true;
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
         let colour = colour_of(labels, &series.label);
-        if points.len() > 1 {
-            chart
-                .draw_series(LineSeries::new(
-                    points.iter().copied(),
-                    colour.stroke_width(2),
-                ))
-                .map_err(drawing_error)?;
-        }
-        chart
-            .draw_series(points.iter().map(|&p| Circle::new(p, 3, colour.filled())))
-            .map_err(drawing_error)?;
+        any |= draw_series(&mut chart, series, is_plottable, colour)?;
     }
     if !any {
-        let (w, h) = area.dim_in_pixel();
-        let style = TextStyle::from((FONT, 16).into_font())
-            .color(&RGBColor(0x88, 0x88, 0x88))
-            .pos(Pos::new(HPos::Center, VPos::Center));
-        area.draw(&Text::new("no data", (w as i32 / 2, h as i32 / 2), style))
-            .map_err(drawing_error)?;
+        draw_no_data(area)?;
     }
-    if panel.legend && !labels.is_empty() {
-        for label in labels {
-            let colour = colour_of(labels, label);
-            chart
-                .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
-                .map_err(drawing_error)?
-                .label(clean(label))
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
-                });
-        }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font((FONT, 13))
-            .draw()
-            .map_err(drawing_error)?;
+    if panel.legend {
+        draw_legend(&mut chart, labels, labels)?;
     }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{data_lines, elements, parse, texts};
+    use super::super::tests::{data_lines, elements, parse, series, texts};
     use super::*;
-
-    fn series(label: &str, points: &[(f64, f64)]) -> Series {
-        Series {
-            label: label.to_string(),
-            points: points.to_vec(),
-        }
-    }
 
     #[test]
     fn complete_document_with_escaped_labels() {

@@ -46,7 +46,7 @@ use crate::gpibconf::{GpibConf, Settings};
 /// `[[instrument]]` gives, or a plain SCPI instrument when none does. Hardware
 /// settings, an interface's `sad` and `master`, and `init-string`/`init-flags` are not
 /// used by the simulator.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct InstrumentConfig {
     /// The gpib.conf device section it is (its `name`).
@@ -85,21 +85,8 @@ impl InstrumentConfig {
     /// A plain SCPI instrument (what a device section without an instrument gets).
     fn plain_scpi() -> Self {
         Self {
-            name: None,
-            minor: None,
-            address: None,
-            secondary: None,
             model: "scpi".into(),
-            idn: None,
-            disc: None,
-            mount: None,
-            mounted: None,
-            t1_ns: None,
-            accept_ns: None,
-            response_latency_us: None,
-            holdoff_recovery_talk_ns: None,
-            holdoff_recovery_listen_ns: None,
-            measurement_time_s: None,
+            ..Self::default()
         }
     }
 
@@ -123,8 +110,19 @@ impl InstrumentConfig {
     }
 }
 
-fn timeout_s(s: &Settings) -> f64 {
-    s.timeout().as_secs_f64()
+/// Sets the descriptor fields of `$config`, a [`BoardConfig`] or a [`DeviceConfig`]
+/// (they have the same names: `timeout_s`, `eos`, `set_reos`, `set_bin`, `set_xeos`,
+/// `eot`), from the [`Settings`] of a gpib.conf section.
+macro_rules! set_descriptor {
+    ($config:expr, $settings:expr) => {{
+        let (config, s): (_, &Settings) = (&mut $config, $settings);
+        config.timeout_s = Some(s.timeout().as_secs_f64());
+        config.eos = Some(s.eos);
+        config.set_reos = s.reos;
+        config.set_bin = s.bin;
+        config.set_xeos = s.xeos;
+        config.eot = Some(s.eot);
+    }};
 }
 
 impl Config {
@@ -214,18 +212,13 @@ impl Config {
                     i.minor
                 )));
             }
-            let s = &i.settings;
-            self.boards.push(BoardConfig {
+            let mut board = BoardConfig {
                 name: i.name.clone().unwrap_or_else(|| format!("gpib{}", i.minor)),
-                address: s.pad.get(),
-                timeout_s: Some(timeout_s(s)),
-                eos: Some(s.eos),
-                set_reos: s.reos,
-                set_bin: s.bin,
-                set_xeos: s.xeos,
-                eot: Some(s.eot),
+                address: i.settings.pad.get(),
                 ..BoardConfig::default()
-            });
+            };
+            set_descriptor!(board, &i.settings);
+            self.boards.push(board);
         }
         let mut instruments = std::mem::take(&mut self.instruments);
         for d in &conf.devices {
@@ -270,12 +263,7 @@ impl Config {
             }
             let mut dev = inst.device(address, secondary);
             dev.name = Some(d.name.clone());
-            dev.timeout_s = Some(timeout_s(s));
-            dev.eos = Some(s.eos);
-            dev.set_reos = s.reos;
-            dev.set_bin = s.bin;
-            dev.set_xeos = s.xeos;
-            dev.eot = Some(s.eot);
+            set_descriptor!(dev, s);
             self.boards[usize::from(d.minor)].devices.push(dev);
         }
         for inst in instruments {

@@ -137,101 +137,105 @@ fn devices_on(b: &BoardConfig) -> usize {
     b.devices.len() + 1
 }
 
+/// Whether board `b` itself (not one of its devices) is a source of `kind`.
+fn board_has(kind: SourceKind, b: &BoardConfig) -> bool {
+    match kind {
+        SourceKind::EveryCallAddressing => b.addressing == Some(AddressingMode::EveryCall),
+        SourceKind::LongCable => BoardBehaviour {
+            cable_m: b.cable_m,
+            ..Default::default()
+        }
+        .cable_out_of_limits(devices_on(b)),
+        SourceKind::ProgrammedIo => b.transfer == Some(TransferMode::Pio),
+        _ => false,
+    }
+}
+
+/// Whether device `d` on board `b` is a source of `kind`; `pio_elsewhere`: another
+/// board moves bytes by programmed I/O.
+fn device_has(kind: SourceKind, b: &BoardConfig, d: &DeviceConfig, pio_elsewhere: bool) -> bool {
+    match kind {
+        SourceKind::MountedDisc => is_disc(d) && mounted(d) && b.polled && pio_elsewhere,
+        SourceKind::SlowListener => d.listen_only && d.accept_ns.unwrap_or(0) > SLOW_ACCEPT_NS,
+        SourceKind::NrfdHolder => d.nrfd_hold_us.is_some_and(|h| h > 0.0),
+        SourceKind::SrqStorm => d.srq_every_us.is_some() && b.autopoll,
+        SourceKind::BusyDisc => d.activity_bytes_per_s.is_some_and(|r| r > 0),
+        _ => false,
+    }
+}
+
+/// What a board source of `kind` on `b` is, in words.
+fn board_what(kind: SourceKind, b: &BoardConfig) -> String {
+    match kind {
+        SourceKind::EveryCallAddressing => format!(
+            "{}'s driver addresses the device before every read and write",
+            b.name
+        ),
+        SourceKind::LongCable => format!(
+            "{}'s cable is {} m for {} devices (IEEE 488.1: at most 20 m, 2 m a device)",
+            b.name,
+            b.cable_m.unwrap_or(0.0),
+            devices_on(b)
+        ),
+        // ProgrammedIo, the other board source.
+        _ => format!("{} moves bytes by programmed I/O", b.name),
+    }
+}
+
+/// What a device source of `kind`, `d` on `b`, is, in words.
+fn device_what(kind: SourceKind, b: &BoardConfig, d: &DeviceConfig) -> String {
+    let does = match kind {
+        SourceKind::MountedDisc => {
+            return format!(
+                "{} is mounted on {}, whose driver polls it between every byte of programmed-I/O transfers on the other interfaces",
+                d.mount.as_deref().unwrap_or("a disc"),
+                b.name
+            )
+        }
+        SourceKind::SlowListener => format!(
+            "listens to every byte and accepts one in {} ns",
+            d.accept_ns.unwrap_or(0)
+        ),
+        SourceKind::NrfdHolder => format!(
+            "holds NRFD for {} us after each message",
+            d.nrfd_hold_us.unwrap_or(0.0)
+        ),
+        SourceKind::SrqStorm => format!(
+            "requests service every {} us and the driver polls it",
+            d.srq_every_us.unwrap_or(0.0)
+        ),
+        // BusyDisc, the other device source.
+        _ => format!(
+            "moves {} bytes a second in the background",
+            d.activity_bytes_per_s.unwrap_or(0)
+        ),
+    };
+    format!("device {} on {} {does}", d.address, b.name)
+}
+
 impl Config {
     /// The contention sources this configuration has, in [`SourceKind::ALL`]'s order.
     pub fn sources(&self) -> Vec<Source> {
         let mut out = Vec::new();
-        let any_pio = |except: &str| {
-            self.boards
-                .iter()
-                .any(|b| b.name != except && b.transfer == Some(TransferMode::Pio))
-        };
         for kind in SourceKind::ALL {
             for b in &self.boards {
-                let behaviour = BoardBehaviour {
-                    cable_m: b.cable_m,
-                    ..Default::default()
-                };
-                let board = |what: String| Source {
-                    kind,
-                    board: b.name.clone(),
-                    address: None,
-                    what,
-                };
-                match kind {
-                    SourceKind::EveryCallAddressing
-                        if b.addressing == Some(AddressingMode::EveryCall) =>
-                    {
-                        out.push(board(format!(
-                            "{}'s driver addresses the device before every read and write",
-                            b.name
-                        )));
-                    }
-                    SourceKind::LongCable if behaviour.cable_out_of_limits(devices_on(b)) => {
-                        out.push(board(format!(
-                            "{}'s cable is {} m for {} devices (IEEE 488.1: at most 20 m, 2 m a device)",
-                            b.name,
-                            b.cable_m.unwrap_or(0.0),
-                            devices_on(b)
-                        )));
-                    }
-                    SourceKind::ProgrammedIo if b.transfer == Some(TransferMode::Pio) => {
-                        out.push(board(format!("{} moves bytes by programmed I/O", b.name)));
-                    }
-                    _ => {}
-                }
-                for d in &b.devices {
-                    let dev = |what: String| Source {
+                if board_has(kind, b) {
+                    out.push(Source {
                         kind,
                         board: b.name.clone(),
-                        address: Some(d.address),
-                        what,
-                    };
-                    match kind {
-                        SourceKind::MountedDisc
-                            if is_disc(d) && mounted(d) && b.polled && any_pio(&b.name) =>
-                        {
-                            out.push(dev(format!(
-                                "{} is mounted on {}, whose driver polls it between every byte of programmed-I/O transfers on the other interfaces",
-                                d.mount.as_deref().unwrap_or("a disc"),
-                                b.name
-                            )));
-                        }
-                        SourceKind::SlowListener
-                            if d.listen_only && d.accept_ns.unwrap_or(0) > SLOW_ACCEPT_NS =>
-                        {
-                            out.push(dev(format!(
-                                "device {} on {} listens to every byte and accepts one in {} ns",
-                                d.address,
-                                b.name,
-                                d.accept_ns.unwrap_or(0)
-                            )));
-                        }
-                        SourceKind::NrfdHolder if d.nrfd_hold_us.is_some_and(|h| h > 0.0) => {
-                            out.push(dev(format!(
-                                "device {} on {} holds NRFD for {} us after each message",
-                                d.address,
-                                b.name,
-                                d.nrfd_hold_us.unwrap_or(0.0)
-                            )));
-                        }
-                        SourceKind::SrqStorm if d.srq_every_us.is_some() && b.autopoll => {
-                            out.push(dev(format!(
-                                "device {} on {} requests service every {} us and the driver polls it",
-                                d.address,
-                                b.name,
-                                d.srq_every_us.unwrap_or(0.0)
-                            )));
-                        }
-                        SourceKind::BusyDisc if d.activity_bytes_per_s.is_some_and(|r| r > 0) => {
-                            out.push(dev(format!(
-                                "device {} on {} moves {} bytes a second in the background",
-                                d.address,
-                                b.name,
-                                d.activity_bytes_per_s.unwrap_or(0)
-                            )));
-                        }
-                        _ => {}
+                        address: None,
+                        what: board_what(kind, b),
+                    });
+                }
+                let pio_elsewhere = self.pio_elsewhere(&b.name);
+                for d in &b.devices {
+                    if device_has(kind, b, d, pio_elsewhere) {
+                        out.push(Source {
+                            kind,
+                            board: b.name.clone(),
+                            address: Some(d.address),
+                            what: device_what(kind, b, d),
+                        });
                     }
                 }
             }
@@ -239,45 +243,41 @@ impl Config {
         out
     }
 
+    /// Whether a board other than the one named `board` moves bytes by programmed I/O.
+    fn pio_elsewhere(&self, board: &str) -> bool {
+        self.boards
+            .iter()
+            .any(|b| b.name != board && b.transfer == Some(TransferMode::Pio))
+    }
+
     /// Switches every source of `kind` off; returns how many there were.
     pub fn without_source(&mut self, kind: SourceKind) -> usize {
         let before = self.sources().iter().filter(|s| s.kind == kind).count();
-        let any_pio: Vec<bool> = (0..self.boards.len())
-            .map(|i| {
-                self.boards
-                    .iter()
-                    .enumerate()
-                    .any(|(j, b)| j != i && b.transfer == Some(TransferMode::Pio))
-            })
+        let pio_elsewhere: Vec<bool> = self
+            .boards
+            .iter()
+            .map(|b| self.pio_elsewhere(&b.name))
             .collect();
-        for (i, b) in self.boards.iter_mut().enumerate() {
+        for (b, pio_elsewhere) in self.boards.iter_mut().zip(pio_elsewhere) {
             match kind {
+                // Every board: none addresses before every call afterwards.
                 SourceKind::EveryCallAddressing => b.addressing = Some(AddressingMode::Cached),
-                SourceKind::LongCable => {
-                    let limits = BoardBehaviour {
-                        cable_m: b.cable_m,
-                        ..Default::default()
-                    };
-                    if limits.cable_out_of_limits(b.devices.len() + 1) {
-                        b.cable_m = None;
-                    }
-                }
-                SourceKind::ProgrammedIo if b.transfer == Some(TransferMode::Pio) => {
+                SourceKind::LongCable if board_has(kind, b) => b.cable_m = None,
+                SourceKind::ProgrammedIo if board_has(kind, b) => {
                     b.transfer = Some(TransferMode::Dma);
                 }
                 _ => {}
             }
-            let polled = b.polled;
-            for d in &mut b.devices {
+            let sources: Vec<bool> = b
+                .devices
+                .iter()
+                .map(|d| device_has(kind, b, d, pio_elsewhere))
+                .collect();
+            for (d, source) in b.devices.iter_mut().zip(sources) {
                 match kind {
-                    SourceKind::MountedDisc if is_disc(d) && polled && any_pio[i] && mounted(d) => {
-                        d.mounted = Some(false);
-                    }
-                    SourceKind::SlowListener
-                        if d.listen_only && d.accept_ns.unwrap_or(0) > SLOW_ACCEPT_NS =>
-                    {
-                        d.accept_ns = None;
-                    }
+                    SourceKind::MountedDisc if source => d.mounted = Some(false),
+                    SourceKind::SlowListener if source => d.accept_ns = None,
+                    // These on every device, a source or not.
                     SourceKind::NrfdHolder => d.nrfd_hold_us = None,
                     SourceKind::SrqStorm => d.srq_every_us = None,
                     SourceKind::BusyDisc => d.activity_bytes_per_s = None,
@@ -324,28 +324,25 @@ impl Config {
                 format!("{name} moves bytes by programmed I/O")
             }
             SourceKind::SlowListener => {
-                let a = self.free_address(i, kind)?;
-                let mut d = blank_device(a, "SIMULATED,LISTEN-ONLY PLOTTER,0,1")?;
-                d.listen_only = true;
-                d.accept_ns = Some(20_000);
-                self.boards[i].devices.push(d);
+                let a = self.add_device(i, kind, "SIMULATED,LISTEN-ONLY PLOTTER,0,1", |d| {
+                    d.listen_only = true;
+                    d.accept_ns = Some(20_000);
+                })?;
                 format!("a listen-only plotter accepting a byte in 20 us at {a} on {name}")
             }
             SourceKind::NrfdHolder => {
-                let a = self.free_address(i, kind)?;
-                let mut d = blank_device(a, "SIMULATED,LISTEN-ONLY PRINTER,0,1")?;
-                d.listen_only = true;
-                d.nrfd_hold_us = Some(2_000.0);
-                self.boards[i].devices.push(d);
+                let a = self.add_device(i, kind, "SIMULATED,LISTEN-ONLY PRINTER,0,1", |d| {
+                    d.listen_only = true;
+                    d.nrfd_hold_us = Some(2_000.0);
+                })?;
                 format!(
                     "a listen-only printer holding NRFD 2 ms after each message at {a} on {name}"
                 )
             }
             SourceKind::SrqStorm => {
-                let a = self.free_address(i, kind)?;
-                let mut d = blank_device(a, "SIMULATED,SRQ STORM,0,1")?;
-                d.srq_every_us = Some(100.0);
-                self.boards[i].devices.push(d);
+                let a = self.add_device(i, kind, "SIMULATED,SRQ STORM,0,1", |d| {
+                    d.srq_every_us = Some(100.0);
+                })?;
                 self.boards[i].autopoll = true;
                 format!(
                     "a device requesting service every 100 us at {a} on {name}, which autopolls"
@@ -362,10 +359,7 @@ impl Config {
                     d.mounted = Some(true);
                     format!("{} mounted", d.mount.as_deref().unwrap_or("the disc"))
                 } else {
-                    let mut disc = blank_device(0, "")?;
-                    disc.model = "disc".into();
-                    disc.idn = None;
-                    disc.disc = Some("7958".into());
+                    let mut disc = blank_disc("7958")?;
                     disc.mount = Some(self.free_mount_point("/disc"));
                     let mp = disc.mount.clone().unwrap_or_default();
                     let b = blank_board(self.free_board_name("polled-disc"), disc)?;
@@ -391,10 +385,7 @@ impl Config {
                     d.activity_bytes_per_s = Some(500_000);
                     format!("disc at {} busy at 500 kB/s", d.address)
                 } else {
-                    let mut disc = blank_device(0, "")?;
-                    disc.model = "disc".into();
-                    disc.idn = None;
-                    disc.disc = Some("7914".into());
+                    let mut disc = blank_disc("7914")?;
                     disc.activity_bytes_per_s = Some(1_000_000);
                     let b = blank_board(self.free_board_name("disc-dma"), disc)?;
                     let b = BoardConfig {
@@ -435,6 +426,22 @@ impl Config {
                 known.join(", ")
             }
         )))
+    }
+
+    /// Adds a device answering `*IDN?` with `idn` at a free address of board `board`,
+    /// as `set` makes it (for `--with kind`); returns its address.
+    fn add_device(
+        &mut self,
+        board: usize,
+        kind: SourceKind,
+        idn: &str,
+        set: impl FnOnce(&mut DeviceConfig),
+    ) -> Result<u8> {
+        let a = self.free_address(board, kind)?;
+        let mut d = blank_device(a, idn)?;
+        set(&mut d);
+        self.boards[board].devices.push(d);
+        Ok(a)
     }
 
     fn free_address(&self, board: usize, kind: SourceKind) -> Result<u8> {
@@ -480,6 +487,15 @@ impl Config {
 fn blank_device(address: u8, idn: &str) -> Result<DeviceConfig> {
     let text = format!("address = {address}\nmodel = \"scpi\"\nidn = {idn:?}\n");
     toml::from_str(&text).map_err(|e| Error::Config(format!("a device to add: {e}")))
+}
+
+/// A disc of model `disc` ("7958") at address 0.
+fn blank_disc(disc: &str) -> Result<DeviceConfig> {
+    let mut d = blank_device(0, "")?;
+    d.model = "disc".into();
+    d.idn = None;
+    d.disc = Some(disc.into());
+    Ok(d)
 }
 
 fn blank_board(name: String, device: DeviceConfig) -> Result<BoardConfig> {

@@ -5,6 +5,7 @@ pub mod hp3565;
 pub mod pyvisa_sim;
 mod replay;
 pub mod scpi;
+mod status488;
 mod terminal;
 
 pub use disc::Disc;

@@ -5,6 +5,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use super::super::status488::{Pending, Status488};
 use super::device::Device;
 use crate::sim::instrument::{DeviceIo, Instrument};
 use crate::status::StatusByte;
@@ -12,9 +13,6 @@ use crate::status::StatusByte;
 /// Largest program message held while it arrives (1 MiB). Past it the input is
 /// dropped and counted as a command error.
 pub const MAX_INPUT: usize = 1 << 20;
-
-/// EAV: an error queue holds an error (SCPI's bit 2).
-const STB_EAV: u8 = 0x04;
 
 /// A device of a pyvisa-sim file as a simulated GPIB instrument.
 #[derive(Debug)]
@@ -28,8 +26,8 @@ pub struct PyvisaSimInstrument {
     /// `*SRE`, `*SRE?` and `*STB?` are ours (the file does not define them).
     own_sre: bool,
     own_stb: bool,
-    sre: u8,
-    rqs: bool,
+    /// SRE and the latched RQS (the file has no event status register).
+    registers: Status488,
     triggers: u64,
     /// Messages that stopped where pyvisa-sim raises.
     failures: u64,
@@ -64,8 +62,7 @@ impl PyvisaSimInstrument {
             response_time: Duration::ZERO,
             own_sre,
             own_stb,
-            sre: 0,
-            rqs: false,
+            registers: Status488::default(),
             triggers: 0,
             failures: 0,
         }
@@ -92,25 +89,11 @@ impl PyvisaSimInstrument {
         self.failures
     }
 
-    fn summary(&self, output_pending: bool) -> u8 {
-        let mut stb = 0;
-        if output_pending {
-            stb |= StatusByte::MAV;
-        }
-        if self.device.error_pending() {
-            stb |= STB_EAV;
-        }
-        stb
-    }
-
-    fn service_wanted(&self, output_pending: bool) -> bool {
-        self.summary(output_pending) & self.sre & !StatusByte::RQS != 0
-    }
-
-    /// Latches RQS when a reason for service appears (IEEE 488.2 §11.3.3).
-    fn after(&mut self, before: bool, io: &DeviceIo<'_>) {
-        if !before && self.service_wanted(!io.output.is_empty()) {
-            self.rqs = true;
+    /// What is pending besides the status registers: `output` (MAV), an error (EAV).
+    fn pending(&self, output: bool) -> Pending {
+        Pending {
+            output,
+            error: self.device.error_pending(),
         }
     }
 
@@ -118,8 +101,8 @@ impl PyvisaSimInstrument {
     fn run(&mut self, msg: &[u8], io: &mut DeviceIo<'_>) {
         let output_pending = !io.output.is_empty() || !self.pending.is_empty();
         let (own_sre, own_stb) = (self.own_sre, self.own_stb);
-        let mut sre = self.sre;
-        let stb = self.summary(output_pending) | if self.rqs { StatusByte::RQS } else { 0 };
+        let mut sre = self.registers.sre();
+        let stb = self.registers.status(self.pending(output_pending)).bits();
         let mut extra = |q: &[u8]| -> Option<Option<Vec<u8>>> {
             let t = std::str::from_utf8(q).ok()?.trim();
             let (head, arg) = t.split_once(' ').unwrap_or((t, ""));
@@ -139,7 +122,7 @@ impl PyvisaSimInstrument {
             None
         };
         let (answers, failed) = self.device.message(msg, &mut extra);
-        self.sre = sre;
+        self.registers.set_sre(sre);
         if let Some(why) = failed {
             self.failures += 1;
             log::warn!(
@@ -173,7 +156,9 @@ impl Instrument for PyvisaSimInstrument {
     }
 
     fn listen(&mut self, data: &[u8], end: bool, io: &mut DeviceIo<'_>) {
-        let before = self.service_wanted(!io.output.is_empty());
+        let before = self
+            .registers
+            .service_wanted(self.pending(!io.output.is_empty()));
         if self.input.len().saturating_add(data.len()) > MAX_INPUT {
             self.input.clear();
             let _ = self.device.error_response("command_error");
@@ -198,7 +183,8 @@ impl Instrument for PyvisaSimInstrument {
                 io.executed();
             }
         }
-        self.after(before, io);
+        self.registers
+            .after(before, self.pending(!io.output.is_empty()));
     }
 
     fn clear(&mut self, io: &mut DeviceIo<'_>) {
@@ -208,16 +194,21 @@ impl Instrument for PyvisaSimInstrument {
     }
 
     fn trigger(&mut self, io: &mut DeviceIo<'_>) {
-        let before = self.service_wanted(!io.output.is_empty());
+        let before = self
+            .registers
+            .service_wanted(self.pending(!io.output.is_empty()));
         self.triggers += 1;
         if file_defines(&self.device, "*TRG") {
             self.run(b"*TRG", io);
         }
-        self.after(before, io);
+        self.registers
+            .after(before, self.pending(!io.output.is_empty()));
     }
 
     fn timer(&mut self, token: u64, io: &mut DeviceIo<'_>) {
-        let before = self.service_wanted(!io.output.is_empty());
+        let before = self
+            .registers
+            .service_wanted(self.pending(!io.output.is_empty()));
         let mut pushed = false;
         while self.pending.front().is_some_and(|(t, _)| *t <= token) {
             if let Some((_, bytes)) = self.pending.pop_front() {
@@ -228,20 +219,16 @@ impl Instrument for PyvisaSimInstrument {
         if pushed {
             io.output.finish_message();
         }
-        self.after(before, io);
+        self.registers
+            .after(before, self.pending(!io.output.is_empty()));
     }
 
     fn status(&mut self, io: &DeviceIo<'_>) -> StatusByte {
-        let mut stb = self.summary(!io.output.is_empty());
-        if self.rqs {
-            stb |= StatusByte::RQS;
-        }
-        StatusByte(stb)
+        self.registers.status(self.pending(!io.output.is_empty()))
     }
 
     fn serial_poll(&mut self, io: &DeviceIo<'_>) -> StatusByte {
-        let stb = self.status(io);
-        self.rqs = false;
-        stb
+        self.registers
+            .serial_poll(self.pending(!io.output.is_empty()))
     }
 }

@@ -306,45 +306,39 @@ impl DeviceFile {
             }
         }
         let interface = resource_interface(name);
-        match node.get("filename").and_then(Node::as_str) {
+        let filename = node.get("filename").and_then(Node::as_str);
+        let other;
+        let file = match filename {
             Some(f) => {
                 let p = match &self.dir {
                     Some(d) => d.join(f),
                     None => PathBuf::from(f),
                 };
-                let other = Self::read(&p).map_err(|e| at.err(format!("filename {f:?}: {e}")))?;
-                let devices = other.devices()?;
-                let Some((_, dn)) = devices.iter().find(|(k, _)| k == device) else {
-                    return Err(at.err(format!("{f:?} has no device {device:?}")));
-                };
-                let dp = join("devices", device);
-                build_device(
-                    device,
-                    At {
-                        node: dn,
-                        path: &dp,
-                    },
-                    &interface,
-                    &ids,
-                )
-                .map_err(|e| at.err(format!("in {f:?}: {e}")))
+                other = Self::read(&p).map_err(|e| at.err(format!("filename {f:?}: {e}")))?;
+                &other
             }
-            None => {
-                let devices = self.devices()?;
-                let Some((_, dn)) = devices.iter().find(|(k, _)| k == device) else {
-                    return Err(at.err(format!("no device {device:?} in `devices`")));
-                };
-                let dp = join("devices", device);
-                build_device(
-                    device,
-                    At {
-                        node: dn,
-                        path: &dp,
-                    },
-                    &interface,
-                    &ids,
-                )
-            }
+            None => self,
+        };
+        let devices = file.devices()?;
+        let Some((_, dn)) = devices.iter().find(|(k, _)| k == device) else {
+            return Err(at.err(match filename {
+                Some(f) => format!("{f:?} has no device {device:?}"),
+                None => format!("no device {device:?} in `devices`"),
+            }));
+        };
+        let dp = join("devices", device);
+        let built = build_device(
+            device,
+            At {
+                node: dn,
+                path: &dp,
+            },
+            &interface,
+            &ids,
+        );
+        match filename {
+            Some(f) => built.map_err(|e| at.err(format!("in {f:?}: {e}"))),
+            None => built,
         }
     }
 }

@@ -57,7 +57,7 @@ impl ScpiInstrument {
             Measurement::Keep => {}
         }
         if std::mem::take(&mut self.opc_pending) {
-            self.esr |= ESR_OPC;
+            self.registers.set_event(ESR_OPC);
         }
         if std::mem::take(&mut self.opc_query_pending) {
             parts.push("1".into());

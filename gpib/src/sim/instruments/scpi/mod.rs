@@ -40,6 +40,7 @@ mod message;
 
 use measurement::Measurement;
 
+use super::status488::{Pending, Status488};
 use crate::sim::instrument::{DeviceIo, Instrument};
 use crate::status::StatusByte;
 use header::Table;
@@ -59,7 +60,6 @@ const ESR_OPC: u8 = 0x01;
 const ESR_QYE: u8 = 0x04;
 const ESR_EXE: u8 = 0x10;
 const ESR_CME: u8 = 0x20;
-const STB_EAV: u8 = 0x04;
 
 /// What a program header asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,11 +139,9 @@ pub struct ScpiInstrument {
     scanned: usize,
     /// Dropping the rest of a message that exceeded [`MAX_INPUT`], up to its END.
     discarding: bool,
-    esr: u8,
-    ese: u8,
-    sre: u8,
+    /// ESR, ESE, SRE and the latched RQS.
+    registers: Status488,
     errors: VecDeque<(i32, &'static str)>,
-    rqs: bool,
     points: usize,
     wave: Option<Arc<[u8]>>,
     ramp: Option<Arc<[u8]>>,
@@ -181,11 +179,8 @@ impl ScpiInstrument {
             input: Vec::with_capacity(256),
             scanned: 0,
             discarding: false,
-            esr: 0,
-            ese: 0,
-            sre: 0,
+            registers: Status488::default(),
             errors: VecDeque::new(),
-            rqs: false,
             points: 1000,
             wave: None,
             ramp: None,
@@ -233,36 +228,19 @@ impl ScpiInstrument {
         } else {
             self.errors.push_back((code, text));
         }
-        self.esr |= match code {
+        self.registers.set_event(match code {
             -199..=-100 => ESR_CME,
             -299..=-200 => ESR_EXE,
             -499..=-400 => ESR_QYE,
             _ => 0,
-        };
+        });
     }
 
-    fn summary(&self, output_pending: bool) -> u8 {
-        let mut stb = 0;
-        if !self.errors.is_empty() {
-            stb |= STB_EAV;
-        }
-        if output_pending {
-            stb |= StatusByte::MAV;
-        }
-        if self.esr & self.ese != 0 {
-            stb |= StatusByte::ESB;
-        }
-        stb
-    }
-
-    fn service_wanted(&self, output_pending: bool) -> bool {
-        self.summary(output_pending) & self.sre & !StatusByte::RQS != 0
-    }
-
-    /// Latches RQS when a reason for service appears (IEEE 488.2 §11.3.3).
-    fn after(&mut self, before: bool, io: &DeviceIo<'_>) {
-        if !before && self.service_wanted(!io.output.is_empty()) {
-            self.rqs = true;
+    /// What is pending besides the status registers: an answer (MAV), an error (EAV).
+    fn pending(&self, io: &DeviceIo<'_>) -> Pending {
+        Pending {
+            output: !io.output.is_empty(),
+            error: !self.errors.is_empty(),
         }
     }
 
@@ -355,7 +333,7 @@ impl ScpiInstrument {
                 if self.measuring.is_some() {
                     self.opc_pending = true;
                 } else {
-                    self.esr |= ESR_OPC;
+                    self.registers.set_event(ESR_OPC);
                 }
             }
             Command::Rst => {
@@ -365,34 +343,29 @@ impl ScpiInstrument {
                 self.abort_measurement();
             }
             Command::Cls => {
-                self.esr = 0;
+                self.registers.clear();
                 self.errors.clear();
-                self.rqs = false;
             }
             Command::Wai => {}
             Command::EsrQuery => {
-                let v = self.esr;
-                self.esr = 0;
+                let v = self.registers.take_esr();
                 self.respond(io, &v.to_string());
             }
             Command::EseQuery => {
-                let v = self.ese;
+                let v = self.registers.ese();
                 self.respond(io, &v.to_string());
             }
             Command::SreQuery => {
-                let v = self.sre;
+                let v = self.registers.sre();
                 self.respond(io, &v.to_string());
             }
             Command::StbQuery => {
-                let mut v = self.summary(!io.output.is_empty());
-                if v & self.sre != 0 {
-                    v |= StatusByte::RQS;
-                }
+                let v = self.registers.stb_query(self.pending(io));
                 self.respond(io, &v.to_string());
             }
             Command::Ese | Command::Sre => match num().and_then(|n| u8::try_from(n).ok()) {
-                Some(v) if command == Command::Ese => self.ese = v,
-                Some(v) => self.sre = v & !StatusByte::RQS,
+                Some(v) if command == Command::Ese => self.registers.set_ese(v),
+                Some(v) => self.registers.set_sre(v),
                 None => self.push_error(-224, "Illegal parameter value"),
             },
             Command::Trg => self.measure(Measurement::Trigger, io),
@@ -509,7 +482,7 @@ impl Instrument for ScpiInstrument {
     }
 
     fn listen(&mut self, data: &[u8], end: bool, io: &mut DeviceIo<'_>) {
-        let before = self.service_wanted(!io.output.is_empty());
+        let before = self.registers.service_wanted(self.pending(io));
         if self.discarding {
             // The rest of a message that did not fit: dropped up to its END.
             self.discarding = !end;
@@ -544,7 +517,7 @@ impl Instrument for ScpiInstrument {
             self.input = input;
             self.input.drain(..start);
         }
-        self.after(before, io);
+        self.registers.after(before, self.pending(io));
     }
 
     fn clear(&mut self, io: &mut DeviceIo<'_>) {
@@ -556,9 +529,9 @@ impl Instrument for ScpiInstrument {
     }
 
     fn trigger(&mut self, io: &mut DeviceIo<'_>) {
-        let before = self.service_wanted(!io.output.is_empty());
+        let before = self.registers.service_wanted(self.pending(io));
         self.measure(Measurement::Trigger, io);
-        self.after(before, io);
+        self.registers.after(before, self.pending(io));
     }
 
     fn timer(&mut self, token: u64, io: &mut DeviceIo<'_>) {
@@ -566,24 +539,18 @@ impl Instrument for ScpiInstrument {
             return; // a measurement that was aborted
         }
         if let Some(what) = self.measuring.take() {
-            let before = self.service_wanted(!io.output.is_empty());
+            let before = self.registers.service_wanted(self.pending(io));
             self.finish_measurement(what, io, true);
-            self.after(before, io);
+            self.registers.after(before, self.pending(io));
         }
     }
 
     fn status(&mut self, io: &DeviceIo<'_>) -> StatusByte {
-        let mut stb = self.summary(!io.output.is_empty());
-        if self.rqs {
-            stb |= StatusByte::RQS;
-        }
-        StatusByte(stb)
+        self.registers.status(self.pending(io))
     }
 
     fn serial_poll(&mut self, io: &DeviceIo<'_>) -> StatusByte {
-        let stb = self.status(io);
-        self.rqs = false;
-        stb
+        self.registers.serial_poll(self.pending(io))
     }
 }
 
