@@ -254,6 +254,7 @@ pub struct CommandBuf {
 
 impl CommandBuf {
     /// An empty buffer.
+    #[inline]
     pub const fn new() -> Self {
         Self {
             bytes: [0; 8],
@@ -263,6 +264,7 @@ impl CommandBuf {
     }
 
     /// Appends one message. The first 8 need no allocation.
+    #[inline]
     pub fn push(&mut self, m: InterfaceMessage) -> &mut Self {
         if self.more.is_empty() && self.len < self.bytes.len() {
             self.bytes[self.len] = m.byte();
@@ -277,6 +279,7 @@ impl CommandBuf {
     }
 
     /// The bytes pushed so far.
+    #[inline]
     pub fn as_bytes(&self) -> &[u8] {
         if self.more.is_empty() {
             &self.bytes[..self.len]
@@ -290,6 +293,7 @@ impl CommandBuf {
 /// bus (the controller layer, serial polls, the libgpib-compatible library). Each
 /// starts with UNL, so that only the devices named listen.
 pub mod addressing {
+    use super::codes::{LISTEN_BASE, TALK_BASE, UNL};
     use super::{CommandBuf, InterfaceMessage as M};
     use crate::address::{Address, PrimaryAddress};
 
@@ -307,8 +311,24 @@ pub mod addressing {
         }
     }
 
+    /// A buffer of at most 8 bytes, built with no per-message dispatch (every device
+    /// query sends two such addressing sequences).
+    fn small(bytes: &[u8]) -> CommandBuf {
+        let mut cmd = CommandBuf::new();
+        cmd.bytes[..bytes.len()].copy_from_slice(bytes);
+        cmd.len = bytes.len();
+        cmd
+    }
+
     /// UNL, MTA board, MLA \[MSA\] of each device: the board talks to `devices`.
     pub fn to_devices(board: PrimaryAddress, devices: &[Address]) -> CommandBuf {
+        if let [one] = devices {
+            let (talk, listen) = (TALK_BASE + board.get(), LISTEN_BASE + one.primary.get());
+            return match one.secondary {
+                None => small(&[UNL, talk, listen]),
+                Some(s) => small(&[UNL, talk, listen, M::Secondary(s).byte()]),
+            };
+        }
         let mut cmd = CommandBuf::new();
         cmd.push(M::Unlisten).push(M::Talk(board));
         for &d in devices {
@@ -320,11 +340,11 @@ pub mod addressing {
     /// UNL, MTA device \[MSA\], MLA board: `device` talks to the board (the 1988
     /// io_test program's `listencmd`).
     pub fn from_device(board: PrimaryAddress, device: Address) -> CommandBuf {
-        let mut cmd = CommandBuf::new();
-        cmd.push(M::Unlisten);
-        talk(&mut cmd, device);
-        cmd.push(M::Listen(board));
-        cmd
+        let (talk, listen) = (TALK_BASE + device.primary.get(), LISTEN_BASE + board.get());
+        match device.secondary {
+            None => small(&[UNL, talk, listen]),
+            Some(s) => small(&[UNL, talk, M::Secondary(s).byte(), listen]),
+        }
     }
 
     /// UNT, UNL: nobody addressed (linux-gpib's `IbcUnAddr` after each device I/O).
@@ -372,6 +392,25 @@ pub mod addressing {
                     codes::SECONDARY_BASE + 3,
                     codes::LISTEN_BASE
                 ]
+            );
+            // One device: the short sequences every query sends.
+            let board = PrimaryAddress::new_const(5);
+            assert_eq!(
+                to_devices(board, &[a]).as_bytes(),
+                [codes::UNL, codes::TALK_BASE + 5, codes::LISTEN_BASE + 22]
+            );
+            assert_eq!(
+                to_devices(board, &[b]).as_bytes(),
+                [
+                    codes::UNL,
+                    codes::TALK_BASE + 5,
+                    codes::LISTEN_BASE + 9,
+                    codes::SECONDARY_BASE + 3
+                ]
+            );
+            assert_eq!(
+                from_device(board, a).as_bytes(),
+                [codes::UNL, codes::TALK_BASE + 22, codes::LISTEN_BASE + 5]
             );
             assert_eq!(
                 serial_poll(me, a).as_bytes(),

@@ -68,6 +68,7 @@ impl World {
 
     /// Traces command bytes sent from `t`: the first byte's cycle at `first`, one
     /// every `byte_ns` (0: none went out), the operation ending at `end`.
+    #[inline]
     fn trace_command(
         &mut self,
         board: usize,
@@ -77,9 +78,20 @@ impl World {
         end: Duration,
         bytes: &[u8],
     ) {
-        if !self.rec.active() {
-            return;
+        if self.rec.active() {
+            self.record_command(board, t, first, byte_ns, end, bytes);
         }
+    }
+
+    fn record_command(
+        &mut self,
+        board: usize,
+        t: Duration,
+        first: Duration,
+        byte_ns: u64,
+        end: Duration,
+        bytes: &[u8],
+    ) {
         let b = &self.boards[board];
         let present: Vec<usize> = (0..b.devices.len())
             .filter(|&i| b.devices[i].present())
@@ -249,7 +261,7 @@ impl World {
         // list kept from one write to the next.
         let mut listeners = std::mem::take(&mut self.listeners_buf);
         listeners.clear();
-        listeners.extend(b.data_listeners().map(|i| (i, b.listens(i))));
+        listeners.extend(b.data_listeners());
         if listeners.is_empty() {
             return Err(self.failed(t, board, Error::NoListener { transferred: 0 }));
         }
@@ -378,6 +390,7 @@ impl World {
         let me_t1 = b.devices[talker].timing.t1_ns;
         let accept = b
             .data_listeners()
+            .map(|(i, _)| i)
             .map(|i| b.devices[i].timing.accept_ns)
             .fold(b.timing.accept_ns, u64::max);
         let hs = b.handshake_ns(me_t1, accept);
@@ -526,10 +539,14 @@ impl World {
     }
 
     /// Traces a data byte transfer from a device to the board.
+    #[inline]
     fn trace_read(&mut self, board: usize, r: ReadTrace, bytes: &[u8]) {
-        if !self.rec.active() {
-            return;
+        if self.rec.active() {
+            self.record_read(board, r, bytes);
         }
+    }
+
+    fn record_read(&mut self, board: usize, r: ReadTrace, bytes: &[u8]) {
         let b = &self.boards[board];
         let record = Transfer {
             board: board as u16,

@@ -161,8 +161,9 @@ impl Timers {
 static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
 
 thread_local! {
-    /// The thread's own key.
-    static KEY: u64 = NEXT_KEY.fetch_add(1, Ordering::Relaxed);
+    /// The thread's own key, 0 until its first use (a plain load after that: no lazy
+    /// initialisation to check on every operation).
+    static KEY: Cell<u64> = const { Cell::new(0) };
     /// The lane the thread runs as, or 0.
     static LANE: Cell<u64> = const { Cell::new(0) };
 }
@@ -177,7 +178,14 @@ pub(crate) fn new_key() -> u64 {
 /// `std::thread::current().id()` (every operation looks its caller up twice).
 fn thread_key() -> u64 {
     match LANE.with(Cell::get) {
-        0 => KEY.with(|k| *k),
+        0 => KEY.with(|k| match k.get() {
+            0 => {
+                let key = new_key();
+                k.set(key);
+                key
+            }
+            key => key,
+        }),
         lane => lane,
     }
 }

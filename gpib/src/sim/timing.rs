@@ -219,20 +219,21 @@ pub fn byte_cost(
 
 /// Total cost of a call moving `bytes` bytes at `per_byte`.
 pub fn call_cost(board: &BoardTiming, per_byte: ByteCost, bytes: u64) -> TransferCost {
+    // In u64 nanoseconds (saturating at 584 years), one conversion at the end.
     let body_ns = per_byte.elapsed_ns.saturating_mul(bytes);
-    let overhead = board.call_overhead;
+    let overhead = nanos(board.call_overhead);
     let cpu = match board.mode {
-        TransferMode::Pio => overhead.saturating_add(ns(per_byte.cpu_ns.saturating_mul(bytes))),
+        TransferMode::Pio => overhead.saturating_add(per_byte.cpu_ns.saturating_mul(bytes)),
         TransferMode::Dma => {
             let interrupts = bytes.div_ceil(board.dma_block.max(1)).max(1);
             overhead
-                .saturating_add(board.dma_setup)
-                .saturating_add(times(board.interrupt_cpu, interrupts))
+                .saturating_add(nanos(board.dma_setup))
+                .saturating_add(nanos(board.interrupt_cpu).saturating_mul(interrupts))
         }
     };
     TransferCost {
-        elapsed: overhead.saturating_add(ns(body_ns)),
-        cpu,
+        elapsed: ns(overhead.saturating_add(body_ns)),
+        cpu: ns(cpu),
         byte_ns: per_byte.elapsed_ns,
     }
 }

@@ -216,6 +216,7 @@ impl fmt::Debug for Recorder {
 
 impl Recorder {
     /// Whether anything is recorded: worth building records for.
+    #[inline]
     pub(crate) fn active(&self) -> bool {
         self.on || self.sink.is_some()
     }

@@ -60,11 +60,15 @@ impl Board {
         }
     }
 
-    /// Devices that accept data bytes now: the addressed listeners and the
-    /// listen-only devices.
-    pub(crate) fn data_listeners(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.devices.len()).filter(|&i| {
-            self.listens(i) || (self.devices[i].present() && self.devices[i].behaviour.listen_only)
+    /// Devices that accept data bytes now, each with whether it is addressed: the
+    /// addressed listeners and the listen-only devices.
+    pub(crate) fn data_listeners(&self) -> impl Iterator<Item = (usize, bool)> + '_ {
+        self.devices.iter().enumerate().filter_map(|(i, d)| {
+            if !d.present() {
+                return None;
+            }
+            let addressed = self.addressing.listens(d.address);
+            (addressed || d.behaviour.listen_only).then_some((i, addressed))
         })
     }
 
@@ -350,10 +354,15 @@ impl World {
     }
 
     /// Records an SRQ edge, when recording.
+    #[inline]
     pub(crate) fn note_srq(&mut self, board: usize, now: Duration) {
-        if !self.rec.active() {
-            return; // SRQ changes are only worth polling for when someone records them
+        // SRQ changes are only worth polling for when someone records them.
+        if self.rec.active() {
+            self.record_srq(board, now);
         }
+    }
+
+    fn record_srq(&mut self, board: usize, now: Duration) {
         let on = self.srq_line(board, now);
         let b = &mut self.boards[board];
         if on != b.srq_seen {

@@ -434,6 +434,32 @@ impl ScpiInstrument {
     /// Parses and runs one whole program message (units separated by `;`, blocks
     /// inside). A new message discards an unread answer (IEEE 488.2 "query
     /// interrupted").
+    /// Runs every message of `input` a NL (outside blocks) completes, and with `end`
+    /// the rest as one more; returns how much of `input` ran (the rest waits for more
+    /// bytes, scanned up to `self.scanned`).
+    fn run_messages(&mut self, input: &[u8], end: bool, io: &mut DeviceIo<'_>) -> usize {
+        let mut start = 0;
+        loop {
+            match message_end(&input[start..], self.scanned) {
+                Ok(n) => {
+                    self.run_message(&input[start..start + n], io);
+                    start += n;
+                    self.scanned = 0;
+                }
+                Err(resume) => {
+                    self.scanned = resume;
+                    break;
+                }
+            }
+        }
+        if end && start < input.len() {
+            self.run_message(&input[start..], io);
+            start = input.len();
+            self.scanned = 0;
+        }
+        start
+    }
+
     fn run_message(&mut self, msg: &[u8], io: &mut DeviceIo<'_>) {
         if !io.output.is_empty() {
             io.output.clear();
@@ -491,29 +517,16 @@ impl Instrument for ScpiInstrument {
             self.scanned = 0;
             self.discarding = !end;
             self.push_error(-223, "Too much data");
+        } else if self.input.is_empty() {
+            // Nothing held over (the common case): the messages run straight from
+            // `data`, and only an unfinished tail is kept.
+            let start = self.run_messages(data, end, io);
+            self.input.extend_from_slice(&data[start..]);
         } else {
             self.input.extend_from_slice(data);
             // Every message a NL (outside blocks) completes runs as it arrives.
             let input = std::mem::take(&mut self.input);
-            let mut start = 0;
-            loop {
-                match message_end(&input[start..], self.scanned) {
-                    Ok(n) => {
-                        self.run_message(&input[start..start + n], io);
-                        start += n;
-                        self.scanned = 0;
-                    }
-                    Err(resume) => {
-                        self.scanned = resume;
-                        break;
-                    }
-                }
-            }
-            if end && start < input.len() {
-                self.run_message(&input[start..], io);
-                start = input.len();
-                self.scanned = 0;
-            }
+            let start = self.run_messages(&input, end, io);
             self.input = input;
             self.input.drain(..start);
         }
