@@ -179,43 +179,62 @@ pub fn parse_header(bytes: &[u8]) -> Result<HeaderParse, Error> {
     }
 }
 
+/// Appends the header of a block of `format` with a body of `len` bytes to `out` (the
+/// body follows it; an indefinite block then ends with NL and END).
+///
+/// Errors when the length does not fit the format (over 65,535 bytes for `#A`, over
+/// 999,999,999 for definite length).
+pub fn encode_header(format: BlockFormat, len: usize, out: &mut Vec<u8>) -> Result<(), Error> {
+    match format {
+        BlockFormat::Definite => {
+            if len > 999_999_999 {
+                return Err(Error::InvalidArgument(format!(
+                    "{len} bytes do not fit a definite-length block (at most 999,999,999)"
+                )));
+            }
+            // Up to nine digits, written without an allocation.
+            let mut digits = [0u8; 9];
+            let mut at = digits.len();
+            let mut rest = len;
+            loop {
+                at -= 1;
+                digits[at] = b'0' + (rest % 10) as u8;
+                rest /= 10;
+                if rest == 0 {
+                    break;
+                }
+            }
+            out.push(b'#');
+            out.push(b'0' + (digits.len() - at) as u8);
+            out.extend_from_slice(&digits[at..]);
+        }
+        BlockFormat::Indefinite => out.extend_from_slice(b"#0"),
+        BlockFormat::HpA => {
+            let l = u16::try_from(len).map_err(|_| {
+                Error::InvalidArgument(format!(
+                    "{len} bytes do not fit an #A block (at most 65,535)"
+                ))
+            })?;
+            out.extend_from_slice(b"#A");
+            out.extend_from_slice(&l.to_be_bytes());
+        }
+        BlockFormat::HpI => out.extend_from_slice(b"#I"),
+        BlockFormat::Parenthesised => {
+            out.extend_from_slice(b"#(");
+            out.extend_from_slice(len.to_string().as_bytes());
+            out.push(b')');
+        }
+    }
+    Ok(())
+}
+
 /// Appends `data` as a block of `format` to `out`.
 ///
 /// Errors when the data does not fit the format (over 65,535 bytes for `#A`, over
 /// 999,999,999 for definite length).
 pub fn encode(format: BlockFormat, data: &[u8], out: &mut Vec<u8>) -> Result<(), Error> {
     out.reserve(data.len() + MAX_HEADER_LEN + 1);
-    match format {
-        BlockFormat::Definite => {
-            if data.len() > 999_999_999 {
-                return Err(Error::InvalidArgument(format!(
-                    "{} bytes do not fit a definite-length block (at most 999,999,999)",
-                    data.len()
-                )));
-            }
-            let len = data.len().to_string();
-            out.push(b'#');
-            out.push(b'0' + len.len() as u8);
-            out.extend_from_slice(len.as_bytes());
-        }
-        BlockFormat::Indefinite => out.extend_from_slice(b"#0"),
-        BlockFormat::HpA => {
-            let len = u16::try_from(data.len()).map_err(|_| {
-                Error::InvalidArgument(format!(
-                    "{} bytes do not fit an #A block (at most 65,535)",
-                    data.len()
-                ))
-            })?;
-            out.extend_from_slice(b"#A");
-            out.extend_from_slice(&len.to_be_bytes());
-        }
-        BlockFormat::HpI => out.extend_from_slice(b"#I"),
-        BlockFormat::Parenthesised => {
-            out.extend_from_slice(b"#(");
-            out.extend_from_slice(data.len().to_string().as_bytes());
-            out.push(b')');
-        }
-    }
+    encode_header(format, data.len(), out)?;
     out.extend_from_slice(data);
     if format == BlockFormat::Indefinite {
         out.push(b'\n');
@@ -348,6 +367,29 @@ pub fn values<T: BlockValue>(body: &[u8], endian: Endian) -> Result<Vec<T>, Erro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headers_alone() {
+        let mut v = Vec::new();
+        for (len, want) in [
+            (0, &b"#10"[..]),
+            (9, b"#19"),
+            (10, b"#210"),
+            (400_000, b"#6400000"),
+        ] {
+            v.clear();
+            encode_header(BlockFormat::Definite, len, &mut v).unwrap();
+            assert_eq!(v, want);
+        }
+        v.clear();
+        encode_header(BlockFormat::Definite, 999_999_999, &mut v).unwrap();
+        assert_eq!(v, b"#9999999999");
+        assert!(encode_header(BlockFormat::Definite, 1_000_000_000, &mut v).is_err());
+        v.clear();
+        encode_header(BlockFormat::Parenthesised, 12, &mut v).unwrap();
+        assert_eq!(v, b"#(12)");
+        assert!(encode_header(BlockFormat::HpA, 70000, &mut v).is_err());
+    }
     use crate::ErrorKind;
 
     const ALL: [BlockFormat; 5] = [

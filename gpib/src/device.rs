@@ -287,7 +287,7 @@ impl Device {
     pub fn write_block(&self, prefix: &[u8], format: BlockFormat, data: &[u8]) -> Result<()> {
         let mut head = Vec::with_capacity(prefix.len() + MAX_HEADER_LEN);
         head.extend_from_slice(prefix);
-        header_for(format, data.len(), &mut head)?;
+        crate::block::encode_header(format, data.len(), &mut head)?;
         self.run(|tx| {
             tx.address_to_device(self.address)?;
             let mut sent = tx.write(&head, false)?;
@@ -362,35 +362,6 @@ impl Device {
     fn addressed_command(&self, m: InterfaceMessage) -> Result<()> {
         self.run(|tx| tx.addressed_command(self.address, m))
     }
-}
-
-fn header_for(format: BlockFormat, len: usize, out: &mut Vec<u8>) -> Result<()> {
-    match format {
-        BlockFormat::Definite => {
-            if len > 999_999_999 {
-                return Err(Error::InvalidArgument(format!(
-                    "{len} bytes do not fit a definite-length block"
-                )));
-            }
-            let digits = len.to_string();
-            out.push(b'#');
-            out.push(b'0' + digits.len() as u8);
-            out.extend_from_slice(digits.as_bytes());
-        }
-        BlockFormat::HpA => {
-            let l = u16::try_from(len).map_err(|_| {
-                Error::InvalidArgument(format!("{len} bytes do not fit an #A block"))
-            })?;
-            out.extend_from_slice(b"#A");
-            out.extend_from_slice(&l.to_be_bytes());
-        }
-        BlockFormat::Parenthesised => {
-            out.extend_from_slice(format!("#({len})").as_bytes());
-        }
-        BlockFormat::Indefinite => out.extend_from_slice(b"#0"),
-        BlockFormat::HpI => out.extend_from_slice(b"#I"),
-    }
-    Ok(())
 }
 
 fn to_text(mut v: Vec<u8>) -> Result<String> {
@@ -836,16 +807,5 @@ mod tests {
         assert_eq!(to_text(b"abc\r\n".to_vec()).unwrap(), "abc");
         assert_eq!(to_text(b"\n".to_vec()).unwrap(), "");
         assert!(to_text(vec![0xFF, b'\n']).is_err());
-    }
-
-    #[test]
-    fn headers_for_writes() {
-        let mut v = Vec::new();
-        header_for(BlockFormat::Definite, 400000, &mut v).unwrap();
-        assert_eq!(v, b"#6400000");
-        v.clear();
-        header_for(BlockFormat::Parenthesised, 12, &mut v).unwrap();
-        assert_eq!(v, b"#(12)");
-        assert!(header_for(BlockFormat::HpA, 70000, &mut v).is_err());
     }
 }

@@ -258,17 +258,24 @@ impl ScpiInstrument {
     }
 
     fn respond_block(&mut self, io: &mut DeviceIo<'_>, body: Arc<[u8]>) {
+        let n = body.len();
+        self.respond_block_of(io, body, n);
+    }
+
+    /// Answers the first `n` bytes of `body` as a definite-length block, sharing
+    /// `body` (no copy).
+    fn respond_block_of(&mut self, io: &mut DeviceIo<'_>, body: Arc<[u8]>, n: usize) {
         if self.responses > 0 {
             io.output.push(b";");
         }
+        let n = n.min(body.len());
         let mut head = Vec::with_capacity(12);
-        // Header only: encode an empty block then patch in the real length.
-        head.push(b'#');
-        let len = body.len().to_string();
-        head.push(b'0' + len.len() as u8);
-        head.extend_from_slice(len.as_bytes());
+        if crate::block::encode_header(crate::block::BlockFormat::Definite, n, &mut head).is_err() {
+            // Longer than a definite-length block can say (the model's blocks are not).
+            self.push_error(-223, "Too much data");
+            return;
+        }
         io.output.push(&head);
-        let n = body.len();
         io.output.push_shared(body, 0..n);
         self.responses += 1;
     }
@@ -407,9 +414,9 @@ impl ScpiInstrument {
             }
             Command::BlockQuery => match num() {
                 Some(n) if n <= MAX_BLOCK => {
+                    // The first n bytes of the ramp, shared: no copy of any size.
                     let r = self.ramp(n);
-                    let body: Arc<[u8]> = if r.len() == n { r } else { Arc::from(&r[..n]) };
-                    self.respond_block(io, body);
+                    self.respond_block_of(io, r, n);
                 }
                 _ => self.push_error(-222, "Data out of range"),
             },
