@@ -97,3 +97,47 @@ fn queries_take_virtual_time() {
     assert!(dt > std::time::Duration::from_micros(100), "{dt:?}");
     assert!(dt < std::time::Duration::from_millis(1), "{dt:?}");
 }
+
+#[test]
+fn a_network_query_costs_one_round_trip() {
+    // The write and the read of a query go out together: VXI-11 sends both RPCs
+    // before it waits (two round trips before), Prologix both lines in one write.
+    for (name, fx) in [
+        ("vxi11", Fixture::vxi11_bench()),
+        ("prologix", Fixture::prologix_bench()),
+    ] {
+        let dmm = fx.bus.device(SCPI).unwrap();
+        dmm.query("*IDN?").unwrap(); // the link and the adapter's settings in place
+        let before = fx.bus.wire_stats().unwrap();
+        assert_eq!(dmm.query("*IDN?").unwrap(), "SIMULATED,SCPI-DMM,0,1.0");
+        let mut buf = [0u8; 64];
+        let st = dmm.query_into(b"*IDN?", &mut buf).unwrap();
+        assert_eq!(&buf[..st.count], b"SIMULATED,SCPI-DMM,0,1.0\n", "{name}");
+        let after = fx.bus.wire_stats().unwrap();
+        assert_eq!(
+            after.round_trips - before.round_trips,
+            2,
+            "{name}: two queries"
+        );
+    }
+}
+
+#[test]
+fn a_network_query_to_a_silent_device_fails_and_the_next_one_works() {
+    for (name, fx) in [
+        ("vxi11", Fixture::vxi11_bench()),
+        ("prologix", Fixture::prologix_bench()),
+    ] {
+        // Nothing at address 5: the query fails (whichever half), and the answers
+        // that were not wanted do not reach the next query.
+        let ghost = fx.bus.device(5).unwrap();
+        assert!(ghost.query("*IDN?").is_err(), "{name}");
+        let dmm = fx.bus.device(SCPI).unwrap();
+        assert_eq!(
+            dmm.query("*IDN?").unwrap(),
+            "SIMULATED,SCPI-DMM,0,1.0",
+            "{name}"
+        );
+        assert_eq!(dmm.query("*OPC?").unwrap(), "1", "{name}");
+    }
+}

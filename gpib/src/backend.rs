@@ -126,6 +126,25 @@ impl BoardId {
     }
 }
 
+/// Which half of a write-then-read call ([`Backend::device_write_read`]) failed.
+#[derive(Debug)]
+pub enum WriteReadError {
+    /// The write (or what came before the read): nothing was read.
+    Write(Error),
+    /// The read, after the write went out whole: the error's `transferred` count of
+    /// bytes is at the start of the buffer.
+    Read(Error),
+}
+
+impl WriteReadError {
+    /// The error, whichever half it came from.
+    pub fn into_error(self) -> Error {
+        match self {
+            Self::Write(e) | Self::Read(e) => e,
+        }
+    }
+}
+
 /// Turn-taking among the threads that share a backend's clock (the simulator's
 /// participants, [`crate::sim::Participant`]): [`crate::Bus`] takes the turn before
 /// it locks the board and gives it back after, so that a whole transaction runs in
@@ -276,6 +295,26 @@ pub trait Backend: Send {
     fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
         self.command(addressing::to_devices(self.board_address(), &[device]).as_bytes())?;
         self.write(data, eoi)
+    }
+
+    /// Sends `data` to `device` with END on its last byte, then reads its answer into
+    /// `buf` (a query), in one call where the backend can overlap the two: a VXI-11
+    /// client sends both RPCs before it waits for either. The default makes the two
+    /// calls ([`Backend::device_write`], [`Backend::device_read`]).
+    ///
+    /// The error says which half failed: [`WriteReadError::Write`] (nothing was read)
+    /// or [`WriteReadError::Read`] (its `transferred` bytes are at the start of `buf`).
+    fn device_write_read(
+        &mut self,
+        device: Address,
+        data: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> std::result::Result<ReadStatus, WriteReadError> {
+        self.device_write(device, data, true)
+            .map_err(WriteReadError::Write)?;
+        self.device_read(device, buf, eos)
+            .map_err(WriteReadError::Read)
     }
 
     /// Reads from `device` (addressed to talk, the board to listen) into `buf` until
@@ -536,6 +575,15 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     }
     fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
         (**self).device_write(device, data, eoi)
+    }
+    fn device_write_read(
+        &mut self,
+        device: Address,
+        data: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> std::result::Result<ReadStatus, WriteReadError> {
+        (**self).device_write_read(device, data, buf, eos)
     }
     fn device_read(
         &mut self,

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::address::Address;
-use crate::backend::{Eos, ReadEnd, ReadStatus};
+use crate::backend::{Eos, ReadEnd, ReadStatus, WriteReadError};
 use crate::block::{self, BlockFormat, BlockValue, Endian, HeaderParse, MAX_HEADER_LEN};
 use crate::bus::Bus;
 
@@ -15,6 +15,8 @@ use link::Link;
 
 /// Commands up to this length are sent with their terminator in one backend write.
 const SMALL_WRITE: usize = 512;
+/// The first read of a text answer on a device-level backend (the rest follows it).
+const FIRST_ANSWER: usize = 256;
 /// Growth step when reading into a `Vec` of unknown final size.
 const GROW_STEP: usize = 64 * 1024;
 /// Largest single allocation made ahead of data that has not arrived yet.
@@ -97,21 +99,38 @@ impl Device {
         })
     }
 
-    fn send(&self, tx: &mut Link<'_, '_>, data: &[u8], terminate: bool) -> Result<()> {
-        // The addressing goes with the first write (one backend call where it can).
-        match self.write_terminator.filter(|_| terminate) {
-            None => {
-                tx.write_to(self.address, data, true)?;
-            }
+    /// Runs `f` on `data` with the write terminator after it, as one message of one
+    /// write; `None` when it takes two (a long message: the terminator goes apart).
+    fn with_message<T>(&self, data: &[u8], f: impl FnOnce(&[u8]) -> T) -> Option<T> {
+        match self.write_terminator {
+            None => Some(f(data)),
             Some(t) if data.len() < SMALL_WRITE => {
                 let mut buf = [0u8; SMALL_WRITE];
                 buf[..data.len()].copy_from_slice(data);
                 buf[data.len()] = t;
-                tx.write_to(self.address, &buf[..=data.len()], true)?;
+                Some(f(&buf[..=data.len()]))
             }
-            Some(t) => {
+            Some(_) => None,
+        }
+    }
+
+    fn send(&self, tx: &mut Link<'_, '_>, data: &[u8], terminate: bool) -> Result<()> {
+        // The addressing goes with the first write (one backend call where it can).
+        let one = if terminate {
+            self.with_message(data, |m| tx.write_to(self.address, m, true))
+        } else {
+            Some(tx.write_to(self.address, data, true))
+        };
+        match one {
+            Some(sent) => {
+                sent?;
+            }
+            None => {
+                // A long message with a terminator: the terminator goes in a second write.
                 let n = tx.write_to(self.address, data, false)?;
-                tx.write(&[t], true).map_err(|e| e.offset_transferred(n))?;
+                if let Some(t) = self.write_terminator {
+                    tx.write(&[t], true).map_err(|e| e.offset_transferred(n))?;
+                }
             }
         }
         log::debug!("write {} byte(s) to {}", data.len(), self.address);
@@ -134,7 +153,18 @@ impl Device {
         // read's count of bytes kept.
         tx.address_from_device(self.address)?;
         let start = out.len();
-        let mut filled = start;
+        self.read_on(tx, out, start, start)
+    }
+
+    /// Reads on until the end of the message into `out`, which holds this message's
+    /// bytes from `start` and is filled up to `filled`; keeps what arrived on an error.
+    fn read_on(
+        &self,
+        tx: &mut Link<'_, '_>,
+        out: &mut Vec<u8>,
+        start: usize,
+        mut filled: usize,
+    ) -> Result<()> {
         loop {
             if out.len() == filled {
                 let step = (out.len() - start).clamp(256, GROW_STEP);
@@ -207,6 +237,31 @@ impl Device {
     pub fn query(&self, command: &str) -> Result<String> {
         let mut v = Vec::new();
         self.run(|tx| {
+            if tx.device_level() {
+                // The write and the first read in one backend call (a network adapter
+                // overlaps them), the rest of a long answer after it.
+                v.resize(FIRST_ANSWER, 0);
+                let eos = self.eos;
+                let first = self.with_message(command.as_bytes(), |m| {
+                    tx.write_read(self.address, m, &mut v, eos)
+                });
+                match first {
+                    Some(Ok(st)) if st.is_end() => {
+                        v.truncate(st.count);
+                        return Ok(());
+                    }
+                    Some(Ok(st)) => return self.read_on(tx, &mut v, 0, st.count),
+                    Some(Err(WriteReadError::Write(e))) => {
+                        v.clear();
+                        return Err(e);
+                    }
+                    Some(Err(WriteReadError::Read(e))) => {
+                        v.truncate(e.transferred().unwrap_or(0).min(FIRST_ANSWER));
+                        return Err(e);
+                    }
+                    None => v.clear(),
+                }
+            }
             self.send(tx, command.as_bytes(), true)?;
             self.receive_to_end(tx, &mut v)
         })?;
@@ -217,6 +272,15 @@ impl Device {
     /// allocation. Returns how the read ended.
     pub fn query_into(&self, command: &[u8], buf: &mut [u8]) -> Result<ReadStatus> {
         self.run(|tx| {
+            if tx.device_level() {
+                // One backend call: a network adapter overlaps the write and the read.
+                let eos = self.eos;
+                if let Some(r) =
+                    self.with_message(command, |m| tx.write_read(self.address, m, buf, eos))
+                {
+                    return r.map_err(WriteReadError::into_error);
+                }
+            }
             self.send(tx, command, true)?;
             self.receive(tx, buf)
         })

@@ -48,7 +48,9 @@ pub mod trace;
 pub use address::{Address, PrimaryAddress, SecondaryAddress, MAX_ADDRESS};
 #[cfg(feature = "linux-gpib")]
 pub use backend::linux_gpib::LinuxGpibBoard;
-pub use backend::{Backend, BoardId, ClockKind, Eos, ReadEnd, ReadStatus, Turns, WireStats};
+pub use backend::{
+    Backend, BoardId, ClockKind, Eos, ReadEnd, ReadStatus, Turns, WireStats, WriteReadError,
+};
 pub use bus::{Bus, Transaction};
 pub use device::{BlockInfo, Device};
 pub use error::{Error, ErrorKind, Result};

@@ -2,7 +2,7 @@
 //! addresses devices with raw command bytes or by itself (device-level backends).
 
 use crate::address::Address;
-use crate::backend::{Backend, Eos, ReadStatus};
+use crate::backend::{Backend, Eos, ReadStatus, WriteReadError};
 use crate::bus::Transaction;
 use crate::error::Result;
 use crate::message::InterfaceMessage;
@@ -68,6 +68,30 @@ impl<'t, 'a> Link<'t, 'a> {
             return self.tx.backend().device_read(device, buf, eos);
         }
         self.tx.read_from_device(device, buf, eos)
+    }
+
+    /// Sends `data` (END on its last byte) to `device` and reads its answer: one
+    /// backend call on a device-level backend ([`Backend::device_write_read`]); on a
+    /// raw one the addressed write, then the addressing and the read apart (so that
+    /// an error says which half it came from).
+    pub(crate) fn write_read(
+        &mut self,
+        device: Address,
+        data: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> std::result::Result<ReadStatus, WriteReadError> {
+        self.device = device;
+        if self.device_level {
+            return self.tx.backend().device_write_read(device, data, buf, eos);
+        }
+        self.tx
+            .write_to_device(device, data, true)
+            .map_err(WriteReadError::Write)?;
+        self.tx
+            .address_from_device(device)
+            .map_err(WriteReadError::Write)?;
+        self.tx.read(buf, eos).map_err(WriteReadError::Read)
     }
 
     /// Writes to the device (already addressed on a raw backend).

@@ -139,14 +139,22 @@ pub fn read_record(
 }
 
 /// Writes `data` as one record of fragments of at most `max_fragment` bytes (at least
-/// one fragment, so an empty record is one empty last fragment). Returns the bytes
-/// put on the stream.
+/// one fragment, so an empty record is one empty last fragment) and flushes `w`.
+/// Returns the bytes put on the stream.
 pub fn write_record(w: &mut impl Write, data: &[u8], max_fragment: usize) -> io::Result<usize> {
+    let sent = put_record(w, data, max_fragment)?;
+    w.flush()?;
+    Ok(sent)
+}
+
+/// [`write_record`] without the flush: records put one after the other into a
+/// buffered writer go out together at its next flush (one segment for two small
+/// calls).
+pub fn put_record(w: &mut impl Write, data: &[u8], max_fragment: usize) -> io::Result<usize> {
     let max_fragment = max_fragment.clamp(1, (!LAST_FRAGMENT) as usize);
     let mut chunks = data.chunks(max_fragment).peekable();
     if data.is_empty() {
         w.write_all(&LAST_FRAGMENT.to_be_bytes())?;
-        w.flush()?;
         return Ok(4);
     }
     let mut sent = 0usize;
@@ -167,7 +175,6 @@ pub fn write_record(w: &mut impl Write, data: &[u8], max_fragment: usize) -> io:
     if !small.is_empty() {
         w.write_all(&small)?;
     }
-    w.flush()?;
     Ok(sent)
 }
 

@@ -30,7 +30,7 @@ pub use port::SerialPort;
 pub use port::{Port, TcpPort};
 
 use crate::address::{Address, PrimaryAddress};
-use crate::backend::{Backend, ClockKind, Eos, ReadEnd, ReadStatus, WireStats};
+use crate::backend::{Backend, ClockKind, Eos, ReadEnd, ReadStatus, WireStats, WriteReadError};
 use crate::error::{Error, ErrorKind, Result};
 use crate::status::StatusByte;
 
@@ -93,6 +93,12 @@ pub struct PrologixBoard {
     rx_pos: usize,
     /// A `++read` whose END has not been seen: (device, EOS).
     reading: Option<(Address, Option<Eos>)>,
+    /// Nothing can have arrived since the last settle: only lines that get no answer
+    /// (data, `++addr`, `++eoi`) were sent since. A settle then has nothing to drop.
+    fresh: bool,
+    /// While a query's lines are gathered: the bytes to send in one write, before the
+    /// first wait for an answer.
+    cork: Option<Vec<u8>>,
     stats: WireStats,
 }
 
@@ -164,6 +170,8 @@ impl PrologixBoard {
             rx: Vec::with_capacity(CHUNK),
             rx_pos: 0,
             reading: None,
+            fresh: false,
+            cork: None,
             stats: WireStats::default(),
         };
         let setup = format!(
@@ -190,16 +198,42 @@ impl PrologixBoard {
         self.stats.requests += 1;
         if waits {
             self.stats.round_trips += 1;
+            self.fresh = false; // an answer is coming
         }
+        self.emit(bytes)
+    }
+
+    /// Puts `bytes` on the port, or in the cork while a query's lines are gathered.
+    fn emit(&mut self, bytes: &[u8]) -> Result<()> {
         self.stats.bytes_sent += bytes.len() as u64;
-        self.port
-            .write_all_bytes(bytes)
-            .map_err(|e| io_err("sending", e))
+        match &mut self.cork {
+            Some(c) => {
+                c.extend_from_slice(bytes);
+                Ok(())
+            }
+            None => self
+                .port
+                .write_all_bytes(bytes)
+                .map_err(|e| io_err("sending", e)),
+        }
+    }
+
+    /// Sends what the cork gathered, in one write, and stops gathering.
+    fn uncork(&mut self) -> Result<()> {
+        match self.cork.take() {
+            Some(c) if !c.is_empty() => self
+                .port
+                .write_all_bytes(&c)
+                .map_err(|e| io_err("sending", e)),
+            _ => Ok(()),
+        }
     }
 
     /// Receives more bytes into `rx`, waiting at most `wait`. Returns false when
     /// nothing came.
     fn fill(&mut self, wait: Duration) -> Result<bool> {
+        // Nothing is waited for with lines still in the cork.
+        self.uncork()?;
         if self.rx_pos == self.rx.len() {
             self.rx.clear();
             self.rx_pos = 0;
@@ -248,6 +282,9 @@ impl PrologixBoard {
     /// END (or the adapter's timeout) and dropped; stray bytes already received are
     /// dropped.
     fn settle(&mut self) -> Result<()> {
+        if self.fresh && self.reading.is_none() && self.rx_pos == self.rx.len() {
+            return Ok(()); // nothing was asked since the last settle: nothing to drop
+        }
         if let Some((_, eos)) = self.reading.take() {
             let mut sink = vec![0u8; 4096];
             let deadline = Instant::now() + self.adapter_wait();
@@ -268,6 +305,7 @@ impl PrologixBoard {
             self.rx.clear();
             self.rx_pos = 0;
         }
+        self.fresh = true;
         Ok(())
     }
 
@@ -493,13 +531,36 @@ impl Backend for PrologixBoard {
             if pieces.peek().is_none() {
                 line.push(b'\n');
             }
-            self.stats.bytes_sent += line.len() as u64;
-            self.port
-                .write_all_bytes(&line)
-                .map_err(|e| io_err("sending data", e))?;
+            self.emit(&line)?;
         }
         self.stats.requests += 1;
         Ok(data.len())
+    }
+
+    /// A query's lines (the data, then `++read`) go out in one write: one segment, one
+    /// wake-up of the adapter, where two writes cost two.
+    fn device_write_read(
+        &mut self,
+        device: Address,
+        data: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> std::result::Result<ReadStatus, WriteReadError> {
+        self.settle().map_err(WriteReadError::Write)?;
+        self.cork = Some(Vec::with_capacity(data.len() + 32));
+        if let Err(e) = self.device_write(device, data, true) {
+            self.cork = None;
+            return Err(WriteReadError::Write(e));
+        }
+        // The read's `++read` joins the cork, which goes out before the first wait (and
+        // here, if the read never waited).
+        let read = self.device_read(device, buf, eos);
+        let sent = self.uncork();
+        match (read, sent) {
+            (Err(e), _) => Err(WriteReadError::Read(e)),
+            (Ok(_), Err(e)) => Err(WriteReadError::Write(e)),
+            (Ok(status), Ok(())) => Ok(status),
+        }
     }
 
     fn device_read(

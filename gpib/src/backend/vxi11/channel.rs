@@ -1,7 +1,7 @@
 //! One RPC client connection over TCP: calls with record marking, replies matched by
 //! xid, every length bounded.
 
-use std::io::{self, BufReader, BufWriter};
+use std::io::{self, BufReader, BufWriter, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
@@ -94,6 +94,14 @@ impl Channel {
         args: &[u8],
         wait: Option<Duration>,
     ) -> Result<&[u8]> {
+        let xid = self.send_call(proc_, args, true)?;
+        self.await_reply(xid, wait)
+    }
+
+    /// Sends a call of `proc_` with `args` (and with `flush`, every call not sent yet)
+    /// without waiting for its reply; returns its transaction id for
+    /// [`Channel::await_reply`]. Calls sent back to back are answered in order.
+    pub(crate) fn send_call(&mut self, proc_: u32, args: &[u8], flush: bool) -> Result<u32> {
         self.xid = self.xid.wrapping_add(1);
         let xid = self.xid;
         let call = msg::encode_call(
@@ -105,11 +113,23 @@ impl Channel {
             },
             args,
         );
-        let sent = record::write_record(&mut self.writer, &call, MAX_FRAGMENT)
-            .map_err(|e| io_err(&format!("sending to the {}", self.what), e))?;
+        let what = |e| io_err(&format!("sending to the {}", self.what), e);
+        let sent = record::put_record(&mut self.writer, &call, MAX_FRAGMENT).map_err(what)?;
+        if flush {
+            self.writer
+                .flush()
+                .map_err(|e| io_err(&format!("sending to the {}", self.what), e))?;
+            self.stats.round_trips += 1;
+        }
         self.stats.requests += 1;
-        self.stats.round_trips += 1;
         self.stats.bytes_sent += sent as u64;
+        Ok(xid)
+    }
+
+    /// Waits up to `wait` (`None`: for ever) for the reply to call `xid` and returns its
+    /// result bytes; replies to earlier calls (one that timed out, one whose answer
+    /// was not wanted) are skipped.
+    pub(crate) fn await_reply(&mut self, xid: u32, wait: Option<Duration>) -> Result<&[u8]> {
         if self.read_timeout != wait {
             self.reader
                 .get_ref()

@@ -26,7 +26,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use crate::address::{Address, PrimaryAddress};
-use crate::backend::{Backend, ClockKind, Eos, ReadEnd, ReadStatus, WireStats};
+use crate::backend::{Backend, ClockKind, Eos, ReadEnd, ReadStatus, WireStats, WriteReadError};
 use crate::error::{Error, ErrorKind, Result};
 use crate::rpc::record::Limits;
 use crate::status::StatusByte;
@@ -124,6 +124,37 @@ fn device_error(op: &'static str, code: u32, timeout: Duration, transferred: usi
 
 fn decode<T>(what: &str, r: std::result::Result<T, crate::rpc::XdrError>) -> Result<T> {
     r.map_err(|e| Error::Protocol(format!("VXI-11 {what} reply: {e}")))
+}
+
+/// What one `device_read` reply `res` (for `want` bytes) adds to `buf`, filled up to
+/// `count`: the new count, and how the read ended if it did.
+fn read_reply(
+    res: &[u8],
+    want: usize,
+    buf: &mut [u8],
+    mut count: usize,
+    timeout: Duration,
+) -> Result<(usize, Option<ReadStatus>)> {
+    let (code, why, data) = decode("device_read", proto::decode_read_resp(res, want))?;
+    let room = buf.len() - count;
+    let data = &data[..data.len().min(room)];
+    buf[count..count + data.len()].copy_from_slice(data);
+    count += data.len();
+    if code != err::NONE {
+        return Err(device_error("read", code, timeout, count));
+    }
+    let end = if why & reason::END != 0 {
+        Some(ReadEnd::Eoi)
+    } else if why & reason::CHR != 0 {
+        Some(ReadEnd::Eos)
+    } else if data.is_empty() && why & reason::REQCNT == 0 {
+        return Err(Error::Protocol(
+            "VXI-11 device_read returned nothing and no reason".into(),
+        ));
+    } else {
+        None
+    };
+    Ok((count, end.map(|end| ReadStatus { count, end })))
 }
 
 impl Vxi11Board {
@@ -294,6 +325,53 @@ impl Vxi11Board {
             u32::MAX
         } else {
             ms(self.timeout)
+        }
+    }
+
+    /// A `device_read`'s arguments for `want` bytes, with what is left of the
+    /// timeout since `start`.
+    fn read_args(&self, lid: u32, want: usize, eos: Option<Eos>, start: Instant) -> proto::Read {
+        let left = if self.timeout.is_zero() {
+            u32::MAX
+        } else {
+            ms(self.timeout.saturating_sub(start.elapsed())).max(1)
+        };
+        proto::Read {
+            lid,
+            request_size: want as u32,
+            io_timeout: left,
+            lock_timeout: ms(self.lock_timeout),
+            flags: flags::WAITLOCK | if eos.is_some() { flags::TERMCHRSET } else { 0 },
+            term_char: eos.map_or(0, |e| e.byte),
+        }
+    }
+
+    /// Reads into `buf` from `count` on until END, the EOS byte or a full buffer, the
+    /// read having started at `start`.
+    fn read_on(
+        &mut self,
+        lid: u32,
+        buf: &mut [u8],
+        eos: Option<Eos>,
+        mut count: usize,
+        start: Instant,
+    ) -> Result<ReadStatus> {
+        loop {
+            if count == buf.len() {
+                return Ok(ReadStatus {
+                    count,
+                    end: ReadEnd::BufferFull,
+                });
+            }
+            let want = (buf.len() - count).min(MAX_READ);
+            let p = self.read_args(lid, want, eos, start);
+            let wait = self.wait();
+            let timeout = self.timeout;
+            let res = self.core.call(procs::DEVICE_READ, &p.encode(), wait)?;
+            match read_reply(res, want, buf, count, timeout)? {
+                (_, Some(status)) => return Ok(status),
+                (n, None) => count = n,
+            }
         }
     }
 
@@ -536,55 +614,66 @@ impl Backend for Vxi11Board {
         eos: Option<Eos>,
     ) -> Result<ReadStatus> {
         let lid = self.link(device)?;
-        let mut count = 0usize;
+        self.read_on(lid, buf, eos, 0, Instant::now())
+    }
+
+    /// A query with its two RPCs overlapped: `device_write` and `device_read` go out
+    /// together (one segment) before the client waits for the first reply, so a query
+    /// costs one round trip, not two. A write the device refuses comes back as the
+    /// write's error at once; the read's reply is skipped when it comes.
+    fn device_write_read(
+        &mut self,
+        device: Address,
+        data: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> std::result::Result<ReadStatus, WriteReadError> {
+        let lid = self.link(device).map_err(WriteReadError::Write)?;
+        if data.is_empty() || data.len() > self.max_recv_size || buf.is_empty() {
+            // Not one RPC each: the calls one after the other.
+            self.device_write(device, data, true)
+                .map_err(WriteReadError::Write)?;
+            return self
+                .read_on(lid, buf, eos, 0, Instant::now())
+                .map_err(WriteReadError::Read);
+        }
         let start = Instant::now();
-        loop {
-            if count == buf.len() {
-                return Ok(ReadStatus {
-                    count,
-                    end: ReadEnd::BufferFull,
-                });
-            }
-            let want = (buf.len() - count).min(MAX_READ);
-            let left = if self.timeout.is_zero() {
-                u32::MAX
-            } else {
-                ms(self.timeout.saturating_sub(start.elapsed())).max(1)
-            };
-            let p = proto::Read {
-                lid,
-                request_size: want as u32,
-                io_timeout: left,
-                lock_timeout: ms(self.lock_timeout),
-                flags: flags::WAITLOCK | if eos.is_some() { flags::TERMCHRSET } else { 0 },
-                term_char: eos.map_or(0, |e| e.byte),
-            };
-            let wait = self.wait();
-            let timeout = self.timeout;
-            let res = self.core.call(procs::DEVICE_READ, &p.encode(), wait)?;
-            let (code, why, data) = decode("device_read", proto::decode_read_resp(res, want))?;
-            buf[count..count + data.len()].copy_from_slice(data);
-            count += data.len();
-            if code != err::NONE {
-                return Err(device_error("read", code, timeout, count));
-            }
-            if why & reason::END != 0 {
-                return Ok(ReadStatus {
-                    count,
-                    end: ReadEnd::Eoi,
-                });
-            }
-            if why & reason::CHR != 0 {
-                return Ok(ReadStatus {
-                    count,
-                    end: ReadEnd::Eos,
-                });
-            }
-            if data.is_empty() && why & reason::REQCNT == 0 {
-                return Err(Error::Protocol(
-                    "VXI-11 device_read returned nothing and no reason".into(),
-                ));
-            }
+        let write = proto::Write {
+            lid,
+            io_timeout: self.io_timeout_ms(),
+            lock_timeout: ms(self.lock_timeout),
+            flags: flags::WAITLOCK | flags::END,
+            data,
+        };
+        let want = buf.len().min(MAX_READ);
+        let read = self.read_args(lid, want, eos, start);
+        let (wait, timeout) = (self.wait(), self.timeout);
+        let w = WriteReadError::Write;
+        let xw = self
+            .core
+            .send_call(procs::DEVICE_WRITE, &write.encode(), false)
+            .map_err(w)?;
+        let xr = self
+            .core
+            .send_call(procs::DEVICE_READ, &read.encode(), true)
+            .map_err(w)?;
+        let res = self.core.await_reply(xw, wait).map_err(w)?;
+        let (code, size) = decode("device_write", proto::decode_error_value(res)).map_err(w)?;
+        let size = (size as usize).min(data.len());
+        if code != err::NONE {
+            return Err(w(device_error("write", code, timeout, size)));
+        }
+        if size < data.len() {
+            return Err(w(Error::Protocol(format!(
+                "VXI-11 device_write took {size} of {} bytes",
+                data.len()
+            ))));
+        }
+        let r = WriteReadError::Read;
+        let res = self.core.await_reply(xr, wait).map_err(r)?;
+        match read_reply(res, want, buf, 0, timeout).map_err(r)? {
+            (_, Some(status)) => Ok(status),
+            (count, None) => self.read_on(lid, buf, eos, count, start).map_err(r),
         }
     }
 
