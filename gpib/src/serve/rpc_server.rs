@@ -2,7 +2,7 @@
 //! replies out. A broken record ends the connection (its framing is lost); a bad
 //! call gets the RPC error reply that says what was wrong.
 
-use std::io::{BufReader, BufWriter};
+use std::io::{BufReader, BufWriter, Write};
 use std::net::TcpStream;
 
 use crate::rpc::msg::{self, AcceptStat, RpcError};
@@ -67,7 +67,14 @@ pub(crate) fn serve_records(
                 return;
             }
         };
-        if record::write_record(&mut writer, &reply, 1 << 20).is_err() {
+        if record::put_record(&mut writer, &reply, 1 << 20).is_err() {
+            return;
+        }
+        // Calls sent back to back (a query's write and read) get their replies back to
+        // back, in one segment: the replies go out when no call waits in the buffer.
+        // A client waits only after sending whole calls, so nothing here waits for a
+        // reply held back.
+        if reader.buffer().is_empty() && writer.flush().is_err() {
             return;
         }
     }

@@ -596,6 +596,12 @@ impl Backend for PrologixBoard {
         match self.collect(buf, eos, deadline) {
             Ok((count, Some(end))) => {
                 self.reading = None;
+                // The adapter's answer ended with its END marker and nothing after it:
+                // it sends nothing more unasked (`++auto 0`), so the next call need
+                // not settle.
+                if end == ReadEnd::Eoi && self.pending().is_empty() {
+                    self.fresh = true;
+                }
                 Ok(ReadStatus { count, end })
             }
             Ok((count, None)) => Ok(ReadStatus {

@@ -42,15 +42,26 @@ impl Port for TcpPort {
                 self.stream.set_nonblocking(true)?;
                 self.nonblocking = true;
             }
-        } else {
-            if self.nonblocking {
-                self.stream.set_nonblocking(false)?;
-                self.nonblocking = false;
-            }
-            if self.read_timeout != Some(wait) {
-                self.stream.set_read_timeout(Some(wait))?;
-                self.read_timeout = Some(wait);
-            }
+            return loop {
+                match self.stream.read(buf) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    other => break other,
+                }
+            };
+        }
+        if self.nonblocking {
+            self.stream.set_nonblocking(false)?;
+            self.nonblocking = false;
+        }
+        // The socket's timeout is set again only when it must shorten, or is more than
+        // a millisecond longer than `wait` (each set is a system call; a read's
+        // remaining time shrinks a little every call).
+        let keep = self
+            .read_timeout
+            .is_some_and(|t| t >= wait && t - wait <= Duration::from_millis(1));
+        if !keep {
+            self.stream.set_read_timeout(Some(wait))?;
+            self.read_timeout = Some(wait);
         }
         loop {
             match self.stream.read(buf) {
