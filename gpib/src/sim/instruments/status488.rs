@@ -142,7 +142,7 @@ mod tests {
     fn rqs_latches_when_an_enabled_reason_appears_and_a_poll_resets_it() {
         let mut s = Status488::default();
         s.set_sre(0xFF);
-        assert_eq!(s.sre(), 0xFF & !StatusByte::RQS);
+        assert_eq!(s.sre(), !StatusByte::RQS);
         let before = s.service_wanted(NONE);
         assert!(!before);
         s.after(before, MAV);
