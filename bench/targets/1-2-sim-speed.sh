@@ -16,7 +16,7 @@ q = ours["query_runs"]
 r = min(q) / statistics.median(peer)
 emit("1.1", "*IDN? queries on the simulator vs pyvisa-sim '?IDN'", "queries/s", q, ">= 100x (our slowest run)",
      r >= 100, peer=peer, ratio=r,
-     note=None if r >= 100 else "4.8k instructions a query (callgrind; 7.6k before the last round): two addressing "
+     note=None if r >= 100 else "4.7k instructions a query (callgrind; 7.6k before the last round): two addressing "
      "operations (0.7k each), the write (1.0k) and the read (1.2k), each with its timing, timelines and checks; "
      "the SCPI parser and answer (0.8k); the Bus and Device layers (0.4k)")
 ratios = ours["block_to_memcpy_runs"]

@@ -15,6 +15,8 @@ use link::Link;
 
 /// Commands up to this length are sent with their terminator in one backend write.
 const SMALL_WRITE: usize = 512;
+/// Commands shorter than this are put together with their terminator in 64 bytes.
+const SHORT_WRITE: usize = 64;
 /// The first read of a text answer on a device-level backend (the rest follows it).
 const FIRST_ANSWER: usize = 256;
 /// Growth step when reading into a `Vec` of unknown final size.
@@ -104,12 +106,9 @@ impl Device {
     fn with_message<T>(&self, data: &[u8], f: impl FnOnce(&[u8]) -> T) -> Option<T> {
         match self.write_terminator {
             None => Some(f(data)),
-            Some(t) if data.len() < SMALL_WRITE => {
-                let mut buf = [0u8; SMALL_WRITE];
-                buf[..data.len()].copy_from_slice(data);
-                buf[data.len()] = t;
-                Some(f(&buf[..=data.len()]))
-            }
+            // Most commands and queries: a small buffer to zero and fill first.
+            Some(t) if data.len() < SHORT_WRITE => Some(terminated::<SHORT_WRITE, T>(data, t, f)),
+            Some(t) if data.len() < SMALL_WRITE => Some(terminated::<SMALL_WRITE, T>(data, t, f)),
             Some(_) => None,
         }
     }
@@ -426,6 +425,15 @@ impl Device {
     fn addressed_command(&self, m: InterfaceMessage) -> Result<()> {
         self.run(|tx| tx.addressed_command(self.address, m))
     }
+}
+
+/// Runs `f` on `data` followed by `t`, put together in a buffer of `N` bytes on the
+/// stack (`data` is shorter than `N`).
+fn terminated<const N: usize, T>(data: &[u8], t: u8, f: impl FnOnce(&[u8]) -> T) -> T {
+    let mut buf = [0u8; N];
+    buf[..data.len()].copy_from_slice(data);
+    buf[data.len()] = t;
+    f(&buf[..=data.len()])
 }
 
 fn to_text(mut v: Vec<u8>) -> Result<String> {

@@ -80,7 +80,14 @@ impl SimBoard {
     ///
     /// The turn is taken and given back under the one lock the operation holds.
     fn run<T>(&self, f: impl FnOnce(&mut World, usize) -> T) -> T {
-        let (mut g, _) = self.host.take_turn(self.host.lock());
+        // With no participant registered the calling thread takes no turns and no one
+        // waits for one: the lock alone (a thread that is one keeps the count up).
+        let turns = self.host.has_participants();
+        let mut g = if turns {
+            self.host.take_turn(self.host.lock()).0
+        } else {
+            self.host.lock()
+        };
         let realtime = g.realtime;
         let t0 = if realtime {
             g.callers.now()
@@ -93,7 +100,11 @@ impl SimBoard {
         } else {
             Duration::ZERO
         };
-        self.host.give_turn(g);
+        if turns {
+            self.host.give_turn(g);
+        } else {
+            drop(g);
+        }
         if realtime && !spent.is_zero() {
             std::thread::sleep(spent);
         }

@@ -84,7 +84,7 @@ impl SimHost {
     /// Whether any participant is registered. A thread that is one keeps the count
     /// above zero while it runs; for the others the answer does not matter (they take
     /// no turns), so a stale one is harmless.
-    fn has_participants(&self) -> bool {
+    pub(crate) fn has_participants(&self) -> bool {
         self.inner.participants.load(Ordering::SeqCst) > 0
     }
 
