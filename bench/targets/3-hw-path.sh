@@ -27,13 +27,7 @@ fi
 nice -n 10 cargo bench -q -p gpib --features linux-gpib --bench linux_gpib_overhead -- --json "$OUT/hw_path.json" >&2
 "$PY" - "$OUT/hw_path.json" <<'PY'
 import json, statistics, sys
-try:
-    from line import emit  # bench/lib/line.py, with bench/compare.sh
-except ImportError:
-    def emit(target, name, unit, ours, goal, met, peer=None, ratio=None, note=None):
-        d = {"target": target, "name": name, "unit": unit, "ours": list(ours), "goal": goal, "met": bool(met)}
-        d.update({k: v for k, v in (("peer", peer), ("ratio", ratio), ("note", note)) if v is not None})
-        print(json.dumps(d), flush=True)
+from line import emit  # bench/lib/line.py (PYTHONPATH is set above)
 doc = json.load(open(sys.argv[1]))
 case = {c["case"]: c for c in doc["cases"]}
 for name in ("*IDN? query", "1 KiB block read"):

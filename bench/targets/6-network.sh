@@ -47,13 +47,7 @@ for _ in $(seq "$RUNS"); do
 done
 "$PY" - "$OUT/net_runs.jsonl" <<'PY'
 import json, statistics, sys
-try:
-    from line import emit  # bench/lib/line.py, with bench/compare.sh
-except ImportError:
-    def emit(target, name, unit, ours, goal, met, peer=None, ratio=None, note=None):
-        d = {"target": target, "name": name, "unit": unit, "ours": list(ours), "goal": goal, "met": bool(met)}
-        d.update({k: v for k, v in (("peer", peer), ("ratio", ratio), ("note", note)) if v is not None})
-        print(json.dumps(d), flush=True)
+from line import emit  # bench/lib/line.py (PYTHONPATH is set above)
 runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 py = [r for r in runs if not r.get("rust")]
 rs = [r for r in runs if r.get("rust")]
