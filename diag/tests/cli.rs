@@ -558,6 +558,81 @@ fn contention_finds_the_cpu_knee_at_seven_terminals() {
     );
 }
 
+/// Checks the figures a contention user reads at every point: each device's rate is
+/// what its back-to-back transactions give (`bytes` / p50 latency, within 0.5 %, where
+/// every transaction takes the same time), and no utilisation is above 100 %.
+fn assert_contention_figures_are_possible(doc: &serde_json::Value, bytes: f64) {
+    for p in doc["points"].as_array().unwrap() {
+        let cpu = p["cpu_utilisation"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&cpu), "CPU {cpu} in {p}");
+        for b in p["bus_utilisation"].as_array().unwrap() {
+            let u = b[1].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&u), "bus {u} in {p}");
+        }
+        let p50 = p["latency_p50_s"].as_f64().unwrap();
+        let p99 = p["latency_p99_s"].as_f64().unwrap();
+        let rates = p["per_device_bytes_per_second"].as_array().unwrap();
+        let sum: f64 = rates.iter().map(|r| r.as_f64().unwrap()).sum();
+        let agg = p["aggregate_bytes_per_second"].as_f64().unwrap();
+        assert!((agg - sum).abs() <= 1e-9 * agg.max(1.0), "{p}");
+        if (p99 - p50).abs() < 1e-9 {
+            for r in rates {
+                let r = r.as_f64().unwrap();
+                assert!(
+                    (r - bytes / p50).abs() < 0.005 * r,
+                    "rate {r} against {} B / {p50} s in {p}",
+                    bytes
+                );
+            }
+        }
+    }
+}
+
+// The rates of `contention` on the simulator: one terminal of the VAX configuration
+// moves its 35-byte lines at 922 B/s (the README's figure), two reach 1,844 B/s, and
+// past the knee the aggregate stays at 5,754 B/s; CPU and bus never read over 100 %.
+// (A refactor once divided by a run length of zero: 1.8e16 B/s a terminal.)
+#[test]
+fn contention_rates_are_what_the_devices_moved() {
+    let json = ok(&[
+        "contention",
+        "--bus",
+        "vax-780-terminals",
+        "--format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_contention_figures_are_possible(&doc, 35.0);
+    let agg = |i: usize| {
+        doc["points"][i]["aggregate_bytes_per_second"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_relative_eq!(agg(0), 922.0, max_relative = 0.001);
+    assert_relative_eq!(agg(1), 1843.6, max_relative = 0.001);
+    assert_relative_eq!(agg(7), 5754.5, max_relative = 0.001);
+    let json = ok(&[
+        "contention",
+        "--bus",
+        "three-adapters",
+        "--size",
+        "64K",
+        "--seconds",
+        "2",
+        "--format",
+        "json",
+    ]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_contention_figures_are_possible(&doc, 65536.0);
+    let agg = |i: usize| {
+        doc["points"][i]["aggregate_bytes_per_second"]
+            .as_f64()
+            .unwrap()
+    };
+    assert_relative_eq!(agg(0), 2.207e6, max_relative = 0.001);
+    assert_relative_eq!(agg(2), 6.589e6, max_relative = 0.001);
+}
+
 // The contention figure: a well-formed SVG with the rate and utilisation curves, a
 // point per device count on each, and the knee marked where the JSON says it is.
 #[test]

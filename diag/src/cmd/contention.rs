@@ -242,6 +242,9 @@ struct DeviceLoop {
     span: Duration,
     interval: Option<Duration>,
     t0: Duration,
+    /// The lane's clock after its last step: its clock is readable only while it runs
+    /// (after `run_lanes` the thread's own clock answers `now()`).
+    end: Duration,
     /// The last step waited for a paced transaction: this one makes it.
     waited: bool,
     stream: Stream,
@@ -267,6 +270,7 @@ impl DeviceLoop {
             span,
             interval,
             t0,
+            end: t0,
             waited: false,
             stream: Stream {
                 bytes: 0,
@@ -281,6 +285,12 @@ impl DeviceLoop {
     /// transaction; `Break` once the span is over, the transaction limit reached or a
     /// call failed.
     fn step(&mut self) -> ControlFlow<()> {
+        let flow = self.step_once();
+        self.end = self.bus.now();
+        flow
+    }
+
+    fn step_once(&mut self) -> ControlFlow<()> {
         let now = self.bus.now();
         let done = self.stream.latencies.len();
         let waited = std::mem::take(&mut self.waited);
@@ -321,7 +331,7 @@ impl DeviceLoop {
         if let Some(e) = self.error {
             return Err(e);
         }
-        self.stream.elapsed = self.bus.now().saturating_sub(self.t0);
+        self.stream.elapsed = self.end.saturating_sub(self.t0);
         Ok(self.stream)
     }
 }
