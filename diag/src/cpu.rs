@@ -147,14 +147,34 @@ pub struct CpuSnapshot {
 }
 
 impl CpuSnapshot {
-    /// Takes a snapshot of the process and machine counters now.
+    /// Takes a snapshot of the process and machine counters now: the one that ends an
+    /// interval (the process's counters first, so reading `/proc/stat` is not charged
+    /// to the interval).
     pub fn take() -> Self {
+        let process = ProcessCpu::read().unwrap_or_default();
         Self {
-            process: ProcessCpu::read().unwrap_or_default(),
+            process,
             machine: MachineCpu::read(),
         }
     }
+
+    /// Takes the snapshot that starts an interval: `/proc/stat` first, the process's
+    /// counters last, so the cost of reading `/proc/stat` (tens of microseconds of
+    /// system time) is not charged to the interval.
+    pub fn take_before() -> Self {
+        let machine = MachineCpu::read();
+        Self {
+            process: ProcessCpu::read().unwrap_or_default(),
+            machine,
+        }
+    }
 }
+
+/// The fewest `/proc/stat` ticks (all CPUs together) an interval needs before its
+/// machine modes are reported: at 100 ticks a second per CPU, 50 ticks resolve a share
+/// to 2 %. A shorter interval's modes are noise ("system 100 %" from one tick), so they
+/// are left out.
+pub const MIN_MACHINE_TICKS: u64 = 50;
 
 /// Fractions of the machine's total CPU time spent in each mode over an
 /// interval, like the VAX/VMS `MONITOR MODES` display.
@@ -188,7 +208,8 @@ pub struct CpuUsage {
     /// `(user + system) / wall`: 1.0 is one CPU kept fully busy, so the value
     /// ranges from 0 up to the number of CPUs; 0 for a zero wall time.
     pub process_utilisation: f64,
-    /// The machine's modes over the interval, where both snapshots had them.
+    /// The machine's modes over the interval, where both snapshots had them and the
+    /// interval spans at least [`MIN_MACHINE_TICKS`] ticks.
     pub machine: Option<MachineModes>,
 }
 
@@ -211,7 +232,10 @@ pub fn usage_between(a: &CpuSnapshot, b: &CpuSnapshot, wall: Duration) -> CpuUsa
         0.0
     };
     let machine = match (&a.machine, &b.machine) {
-        (Some(m0), Some(m1)) => Some(modes(&m1.delta_since(m0))),
+        (Some(m0), Some(m1)) => {
+            let delta = m1.delta_since(m0);
+            (delta.total() >= MIN_MACHINE_TICKS).then(|| modes(&delta))
+        }
         _ => None,
     };
     CpuUsage {
@@ -381,9 +405,26 @@ softirq 102866 0 29524 0 2337 0 0 34 0 0 71041
                 process_user_s: 0.0,
                 process_system_s: 0.0,
                 process_utilisation: 0.0,
-                machine: Some(MachineModes::default()),
+                machine: None,
             }
         );
+    }
+
+    // One tick of /proc/stat over a short network transfer once read "system 100 %",
+    // and none "all zeros": an interval below the resolution gives no machine modes.
+    #[test]
+    fn intervals_too_short_for_proc_stat_give_no_modes() {
+        let at = |text: &str| CpuSnapshot {
+            process: ProcessCpu::default(),
+            machine: MachineCpu::parse_proc_stat(text),
+        };
+        let before = at("cpu 100 0 50 1000 10 0 0 0\n");
+        let one_tick = at("cpu 100 0 51 1000 10 0 0 0\n");
+        let wall = Duration::from_micros(180);
+        assert_eq!(usage_between(&before, &one_tick, wall).machine, None);
+        let just_enough = at("cpu 110 0 60 1030 10 0 0 0\n");
+        let m = usage_between(&before, &just_enough, wall).machine.unwrap();
+        assert!(close(m.user, 0.2) && close(m.system, 0.2) && close(m.idle, 0.6));
     }
 
     #[test]
@@ -393,7 +434,7 @@ softirq 102866 0 29524 0 2337 0 0 34 0 0 71041
                 user: Duration::from_secs(2),
                 system: Duration::from_secs(2),
             },
-            machine: MachineCpu::parse_proc_stat("cpu 10 0 10 10 9 0 0 0\n"),
+            machine: MachineCpu::parse_proc_stat("cpu 100 0 100 100 9 0 0 0\n"),
         };
         let earlier = CpuSnapshot {
             process: ProcessCpu::default(),

@@ -380,15 +380,17 @@ fn probe_protocol(bus: &Bus, address: Address) -> Result<ProtocolKind> {
 /// Times `f` on `bus`'s clock, with CPU from the bus's model or the operating system.
 fn timed(bus: &Bus, f: impl FnOnce() -> Result<u64>) -> Result<Sample> {
     let virtual_clock = bus.clock_kind() == ClockKind::Virtual;
-    let c0 = CpuSnapshot::take();
     let m0 = bus.modelled_host_cpu();
     let n0 = bus.wire_stats();
+    // The process's CPU counters right around the transfer (`take_before` reads
+    // /proc/stat first), so the CPU is charged over the same window as the time.
+    let c0 = CpuSnapshot::take_before();
     let (t0, w0) = (bus.now(), Instant::now());
     let bytes = f()?;
     let (t1, wall) = (bus.now(), w0.elapsed());
+    let c1 = CpuSnapshot::take();
     let n1 = bus.wire_stats();
     let m1 = bus.modelled_host_cpu();
-    let c1 = CpuSnapshot::take();
     let usage = cpu::usage_between(&c0, &c1, wall);
 
     let seconds = (t1 - t0).as_secs_f64();

@@ -308,3 +308,57 @@ fn trace_shows_each_request_with_its_modelled_duration() {
         .collect();
     assert!(ms.iter().any(|&m| m > 0.0), "{lines:?}");
 }
+
+// `io-test -v` over the network: the machine line once read all zeros, or "system 100 %"
+// from a single /proc/stat tick, on a transfer of a fraction of a millisecond; the CPU
+// share once read over 100 % (the cost of reading /proc/stat charged to the transfer).
+// A short transfer now says the machine's modes are not resolved, and no share is above
+// 100 %.
+#[test]
+fn verbose_network_runs_print_only_figures_they_measured() {
+    let served = Served::start(&[]);
+    for backend in ["vxi11", "prologix"] {
+        let host = match backend {
+            "vxi11" => served.vxi11,
+            _ => served.prologix,
+        }
+        .to_string();
+        let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+            .args([
+                "io-test",
+                "--backend",
+                backend,
+                "--host",
+                &host,
+                "--device",
+                "22",
+            ])
+            .args(["--protocol", "scpi", "-v", "4096"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let machine: Vec<&str> = text.lines().filter(|l| l.contains("machine ")).collect();
+        assert_eq!(machine.len(), 2, "{text}");
+        for l in machine {
+            assert!(
+                l.contains("not resolved: /proc/stat counts in 10 ms ticks"),
+                "{l}"
+            );
+        }
+        for l in text.lines().filter(|l| l.trim_start().starts_with("cpu ")) {
+            let share: f64 = l
+                .split('(')
+                .nth(1)
+                .and_then(|r| r.split('%').next())
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("no share in {l}"));
+            assert!(share > 0.0 && share <= 100.0, "{l}");
+        }
+    }
+    served.interrupt();
+}

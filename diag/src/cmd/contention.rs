@@ -371,7 +371,7 @@ fn point(
         Where::LinuxGpib => None,
     };
     let start_cpu = host.as_ref().map(SimHost::cpu);
-    let cpu0 = CpuSnapshot::take();
+    let cpu0 = CpuSnapshot::take_before();
     let wall0 = Instant::now();
     // One Bus per board, shared by its devices (a linux-gpib board opens once).
     let mut buses: Vec<(usize, Bus)> = Vec::new();

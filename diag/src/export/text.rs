@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use crate::export::table::{Align, Grid};
 use crate::export::Ratio;
+use crate::record::Clock;
 use crate::record::Record;
 use crate::size::human;
 
@@ -64,6 +65,15 @@ pub fn details(records: &[Record]) -> String {
                 out,
                 "  network   {:.0} request(s), {:.0} round trip(s) of {:.1} us, {:.0} bytes on the wire ({:.0} beyond the payload)",
                 n.requests, n.round_trips, n.rtt_us, n.bytes, n.overhead_bytes
+            );
+        }
+        if r.machine.is_none() && r.clock == Clock::Wall {
+            let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+            // /proc/stat's ticks: 100 a second per CPU.
+            let enough = crate::cpu::MIN_MACHINE_TICKS as f64 / (100.0 * cpus as f64);
+            let _ = writeln!(
+                out,
+                "  machine   not resolved: /proc/stat counts in 10 ms ticks, too coarse for this run (a transfer of {enough:.2} s or more on this machine gives it)"
             );
         }
         if let Some(m) = &r.machine {
