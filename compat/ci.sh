@@ -96,9 +96,15 @@ GPIB_SIM_CONFIG="$ROOT/compat/tests/idn_bench.toml" python3 "$ROOT/compat/tests/
   fail "find_and_idn.py printed something else than compat/tests/find_and_idn.expected"
 echo "same output as the C program"
 
+section "gpib-ctypes 0.3.0 (linux-gpib's Python \`gpib\` API over ctypes) in a venv"
+VENV="$COMPAT_TARGET/venv"
+[[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"
+"$VENV/bin/pip" install -q --disable-pip-version-check gpib-ctypes==0.3.0
+PYTHON="$VENV/bin/python"
+
 section "Python: compat/tests/python_bindings.py (linux-gpib's \`gpib\` module, or gpib-ctypes)"
 set +e
-GPIB_SIM_CONFIG="$ROOT/compat/tests/idn_bench.toml" python3 "$ROOT/compat/tests/python_bindings.py" >"$OUT/bindings.out"
+GPIB_SIM_CONFIG="$ROOT/compat/tests/idn_bench.toml" "$PYTHON" "$ROOT/compat/tests/python_bindings.py" >"$OUT/bindings.out"
 status=$?
 set -e
 if [[ $status -eq 77 ]]; then
@@ -109,6 +115,22 @@ else
     fail "python_bindings.py printed something else than compat/tests/find_and_idn.expected"
   echo "same output as the C program"
 fi
+
+section "compat/README.md's marked blocks as written: install into ~/gpib-sim, the C program, Python (HOME is a scratch folder)"
+# Checked by diag/tests/docs.rs to be here: the README's set-up commands and what it shows
+# them printing are run, not copied.
+README_HOME="$OUT/readme-home"
+rm -rf "$README_HOME"
+mkdir -p "$README_HOME"
+python3 "$ROOT/compat/scripts/readme_blocks.py" "$ROOT/compat/README.md" "$OUT/readme.sh" "$OUT/readme.expected"
+(
+  unset CARGO_TARGET_DIR GPIB_SIM_CONFIG LD_LIBRARY_PATH
+  HOME="$README_HOME" PYTHON="$PYTHON" bash "$OUT/readme.sh"
+) >"$OUT/readme.out"
+rm -f "$ROOT/find_and_idn"
+diff -u "$OUT/readme.expected" "$OUT/readme.out" ||
+  fail "compat/README.md's blocks printed something else than the README shows"
+echo "the README's blocks ran and printed what it shows ($(wc -l <"$OUT/readme.out") lines)"
 
 section "linux-gpib feature against libgpib.so.0 (NO_LOCAL_LIB=1, CARGO_TARGET_DIR=$LG_TARGET)"
 export NO_LOCAL_LIB=1
@@ -140,6 +162,11 @@ echo "-- gpib-diag io-test --backend linux-gpib --device voltmeter (a name from 
 IB_CONFIG="$ROOT/gpib/configs/gpib.conf.example" "$LG_TARGET/release/gpib-diag" io-test --backend linux-gpib \
   --device voltmeter 4096 | grep -c '^transfer size: 4096$' | grep -qx 2 ||
   fail "io-test --device voltmeter through gpib.conf did not move 4096 bytes each way"
+echo "-- compat/README.md's real-time io-test (GPIB_SIM_REALTIME=1: the modelled time passes as wall time)"
+GPIB_SIM_CONFIG=hp9000-350 GPIB_SIM_REALTIME=1 cargo run -p gpib-diag --features linux-gpib -- io-test --backend linux-gpib --device 11 4000 |
+  tee "$OUT/io_test_realtime.txt"
+grep -c '^transfer size: 4000$' "$OUT/io_test_realtime.txt" | grep -qx 2 ||
+  fail "the real-time io-test through linux-gpib did not move 4000 bytes each way"
 echo "-- gpib-diag contention --backend linux-gpib (measured: wall clock, /proc/stat; two devices of the bench)"
 GPIB_SIM_CONFIG=bench "$LG_TARGET/release/gpib-diag" contention --backend linux-gpib --devices 0:22,0:11 \
   --seconds 0.3 --format json > "$OUT/contention_linux_gpib.json"

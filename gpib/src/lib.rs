@@ -57,3 +57,8 @@ pub use error::{Error, ErrorKind, Result};
 pub use message::{addressing, codes, CommandBuf, CommandDecoder, InterfaceMessage};
 pub use resource::{NetworkResource, PrologixLink, Resource};
 pub use status::{BoardStatus, BusLines, StatusByte};
+
+// The README's Rust blocks are doc tests: compiled, and run unless marked `no_run`.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
