@@ -125,6 +125,8 @@ mkdir -p "$README_HOME"
 python3 "$ROOT/compat/scripts/readme_blocks.py" "$ROOT/compat/README.md" "$OUT/readme.sh" "$OUT/readme.expected"
 (
   unset CARGO_TARGET_DIR GPIB_SIM_CONFIG LD_LIBRARY_PATH
+  # rustup and cargo keep their homes under the real HOME.
+  export RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}" CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}"
   HOME="$README_HOME" PYTHON="$PYTHON" bash "$OUT/readme.sh"
 ) >"$OUT/readme.out"
 rm -f "$ROOT/find_and_idn"
