@@ -320,9 +320,10 @@ pub struct CompareArgs {
     #[arg(value_parser = parse_size)]
     pub size: u64,
     /// A configuration: NAME|FILE, optionally with `:key=value,...` where key is mount,
-    /// unmount or board (e.g. `hp9000-350:unmount=/disc`). Give two or more; the first is
-    /// the reference.
-    #[arg(long = "bus", value_name = "SPEC", required = true, num_args = 1)]
+    /// unmount, board, with, without or fault (e.g. `hp9000-350:unmount=/disc`). The
+    /// first is the reference. Given once (default: hp9000-350), it is compared with
+    /// itself with each of its contention sources switched off in turn.
+    #[arg(long = "bus", value_name = "SPEC", num_args = 1)]
     pub buses: Vec<String>,
     /// Backend.
     #[arg(long, value_enum, default_value_t = BackendKind::Sim)]

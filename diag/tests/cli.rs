@@ -633,6 +633,42 @@ fn contention_rates_are_what_the_devices_moved() {
     assert_relative_eq!(agg(2), 6.589e6, max_relative = 0.001);
 }
 
+// `compare` with no configuration once refused to run ("--bus <SPEC> required"); with
+// none it takes the default one and switches each of its contention sources off in turn.
+#[test]
+fn compare_defaults_to_each_source_of_the_default_configuration_off() {
+    let json = ok(&["compare", "4K", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let configs: Vec<&str> = doc["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["config"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        configs,
+        [
+            "hp9000-350",
+            "hp9000-350",
+            "hp9000-350:without=mounted-disc",
+            "hp9000-350:without=mounted-disc",
+            "hp9000-350:without=pio",
+            "hp9000-350:without=pio"
+        ],
+        "{json}"
+    );
+    let text = ok(&["compare", "--bus", "hp9000-350:unmount=/disc", "4K"]);
+    assert!(
+        text.contains("hp9000-350:unmount=/disc,without=pio"),
+        "{text}"
+    );
+    fails(
+        &["compare", "--bus", "bench", "4K"],
+        2,
+        "bench has no contention source to switch off",
+    );
+}
+
 // The contention figure: a well-formed SVG with the rate and utilisation curves, a
 // point per device count on each, and the knee marked where the JSON says it is.
 #[test]

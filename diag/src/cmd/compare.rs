@@ -8,15 +8,40 @@ use crate::measure::Session;
 use crate::run::{self, Progress};
 use crate::target::{BusSpec, Target};
 
+/// The configuration `compare` measures when given none: the 1988 HP 9000/350.
+const DEFAULT_CONFIG: &str = "hp9000-350";
+
+/// `spec`, then `spec` with each kind of contention source it has switched off in turn
+/// (`hp9000-350`, `hp9000-350:without=mounted-disc`, `hp9000-350:without=pio`).
+fn each_source_off(spec: &str) -> Result<Vec<String>> {
+    let parsed = BusSpec::parse(spec)?;
+    let config = gpib::sim::config::Config::from_name_or_path(&parsed.config)?;
+    let mut kinds: Vec<&'static str> = config.sources().iter().map(|s| s.kind.name()).collect();
+    kinds.dedup();
+    if kinds.is_empty() {
+        return Err(DiagError::Usage(format!(
+            "{spec} has no contention source to switch off: give a second --bus to compare with"
+        )));
+    }
+    let sep = if spec.contains(':') { ',' } else { ':' };
+    let mut out = vec![spec.to_string()];
+    out.extend(kinds.iter().map(|k| format!("{spec}{sep}without={k}")));
+    Ok(out)
+}
+
 /// Runs the command.
 pub fn run(args: &CompareArgs) -> Result<()> {
-    if args.buses.len() < 2 {
-        return Err(DiagError::Usage(
-            "compare needs at least two --bus configurations".into(),
-        ));
-    }
-    let specs = args
-        .buses
+    let buses = match args.buses.as_slice() {
+        [] => each_source_off(DEFAULT_CONFIG)?,
+        [one] if args.backend == BackendKind::Sim => each_source_off(one)?,
+        [_] => {
+            return Err(DiagError::Usage(
+                "compare needs at least two --bus configurations".into(),
+            ))
+        }
+        many => many.to_vec(),
+    };
+    let specs = buses
         .iter()
         .map(|s| BusSpec::parse(s))
         .collect::<Result<Vec<_>>>()?;
