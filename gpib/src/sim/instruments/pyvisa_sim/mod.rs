@@ -39,9 +39,15 @@
 //!   `bundled` resources, widths and precisions over 4096.
 //! - Bounded where pyvisa-sim is not: integers fit 128 bits (a larger one fails a
 //!   setter's validation), error queues hold 1000 entries, a channel group keeps
-//!   values for 256 ids, a `RANDOM` answer 10,000 values, input 1 MiB per message.
+//!   values for 256 ids, a `RANDOM` answer 10,000 values, input 1 MiB per message,
+//!   a setter template 16 fields ([`MAX_SETTER_FIELDS`], refused at load time so that
+//!   no write takes long to match), and aliases expand a file to at most
+//!   [`expanded_budget`] bytes (16 times its size plus 1 MiB).
+//! - Numbers are read as Python reads them, Unicode decimal digits included
+//!   (`"٣"`, `"３.５"`): the digits of Unicode 15.0, Python 3.12's and 3.13's.
 
 mod device;
+mod digits;
 mod format;
 mod instrument;
 mod load;
@@ -57,8 +63,9 @@ pub use device::{Device, Extra, MAX_CHANNEL_VALUES, MAX_ERROR_QUEUE};
 pub use format::MAX_WIDTH;
 pub use instrument::{PyvisaSimInstrument, MAX_INPUT};
 pub use load::SPEC_VERSION;
+pub use pattern::MAX_SETTER_FIELDS;
 pub use random::MAX_RANDOM_VALUES;
-pub use yaml::{MAX_DEPTH, MAX_NODES};
+pub use yaml::{expanded_budget, MAX_DEPTH, MAX_NODES};
 
 use crate::address::Address;
 use load::{build_device, check_spec, id_list, join, At};
@@ -343,5 +350,7 @@ impl DeviceFile {
     }
 }
 
+#[cfg(test)]
+mod bounds_tests;
 #[cfg(test)]
 mod tests;

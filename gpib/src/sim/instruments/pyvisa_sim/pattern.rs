@@ -3,6 +3,13 @@
 //! both ends, each field a group whose pattern and conversion its type decides
 //! (`{:d}` digits and `int`, `{:f}` `[0-9]+\.?[0-9]+` and `float`, `{}` or `{:s}` any
 //! text), and width, fill and precision play no part.
+//!
+//! A template holds at most [`MAX_SETTER_FIELDS`] fields, refused when the file is
+//! loaded: each field is a repetition the matcher tries at every position of a
+//! write, so the time of one match grows with the fields times the write's length
+//! (the `regex` crate's matching is linear in the write, never backtracking). With
+//! the bound, a write of [`MAX_INPUT`](super::MAX_INPUT) bytes is matched in
+//! milliseconds while the simulator is locked.
 
 use regex::Regex;
 
@@ -27,6 +34,9 @@ pub(crate) struct Parsed {
     /// The `{ch_id}` field's text, when the template has one.
     pub ch_id: Option<String>,
 }
+
+/// Most fields (value, `{ch_id}` and ignored `{_}` fields) one setter template may hold.
+pub const MAX_SETTER_FIELDS: usize = 16;
 
 /// A compiled setter template.
 #[derive(Debug, Clone)]
@@ -134,7 +144,17 @@ impl SetterPattern {
         let mut value: Option<(Convert, usize)> = None;
         let mut ch_id_group = None;
         let mut groups = 0;
-        for piece in parse_template(template)? {
+        let pieces = parse_template(template)?;
+        let fields = pieces
+            .iter()
+            .filter(|p| matches!(p, Piece::Field(_)))
+            .count();
+        if fields > MAX_SETTER_FIELDS {
+            return Err(FormatError(format!(
+                "the template holds {fields} fields, more than the {MAX_SETTER_FIELDS} fields a setter may hold"
+            )));
+        }
+        for piece in pieces {
             match piece {
                 Piece::Text(t) => pattern.push_str(&regex::escape(&t)),
                 Piece::Field(f) => {
