@@ -754,14 +754,19 @@ pub fn find(lib: &Library, name: &str) -> Res<i32> {
         return lib.insert(Desc::new(n.board, false, s));
     }
     let Some(b) = lib.board_named(name) else {
-        // What libgpib reports for a name not in its configuration.
-        return Err(Fail {
-            iberr: EDVR,
-            count: Some(2), // ENOENT
-            timo: false,
-        });
+        return Err(not_configured());
     };
     lib.insert(Desc::new(b.index, true, Settings::board(b)))
+}
+
+/// What libgpib's `ibfind` reports for a name not in its configuration (one that is
+/// not UTF-8 text included: no name of a configuration is).
+pub fn not_configured() -> Fail {
+    Fail {
+        iberr: EDVR,
+        count: Some(2), // ENOENT
+        timo: false,
+    }
 }
 
 /// `ibonl`: 0 closes a device descriptor (a board descriptor stays usable); anything
@@ -1345,7 +1350,9 @@ pub fn config(lib: &Library, d: &mut Desc, option: i32, v: i32) -> Res {
                 }
                 d.s.timing = v;
             }
-            OPT_DMA => d.s.dma = bool_opt(v),
+            // linux-gpib: "disabling DMA not supported".
+            OPT_DMA if v == 0 => return Err(Fail::code(ECAP)),
+            OPT_DMA => d.s.dma = true,
             OPT_EVENT_QUEUE => d.s.event_queue = bool_opt(v),
             OPT_SPOLL_BIT => d.s.spoll_bit = bool_opt(v),
             OPT_SEND_LLO => d.s.send_llo = bool_opt(v),
