@@ -374,6 +374,9 @@ pub struct Library {
     pub boards: Vec<Board>,
     /// The configuration's named devices (what `ibfind` finds besides board names).
     pub named: Vec<NamedDevice>,
+    /// The gpib.conf's devices that cannot be opened, as (name, why): `ibfind` of one
+    /// fails with EDVR and says why on stderr.
+    pub unusable: Vec<(String, String)>,
     table: Mutex<Vec<Slot>>,
     trace: bool,
 }
@@ -539,6 +542,7 @@ impl Library {
             .into_iter()
             .filter(|n| n.board < lib.boards.len())
             .collect();
+        lib.unusable = cfg.unusable_devices.clone();
         lib.host = Some(host);
         lib
     }
@@ -549,6 +553,7 @@ impl Library {
             load_error: None,
             boards: Vec::new(),
             named: Vec::new(),
+            unusable: Vec::new(),
             table: Mutex::new(vec![None; MAX_DESCRIPTORS]),
             trace: std::env::var_os("GPIB_SIM_TRACE").is_some_and(|v| !v.is_empty() && v != "0"),
         }
@@ -754,6 +759,9 @@ pub fn find(lib: &Library, name: &str) -> Res<i32> {
         return lib.insert(Desc::new(n.board, false, s));
     }
     let Some(b) = lib.board_named(name) else {
+        if let Some((_, why)) = lib.unusable.iter().find(|(n, _)| n == name) {
+            eprintln!("libgpib (simulated bus): ibfind({name:?}): {why}");
+        }
         return Err(not_configured());
     };
     lib.insert(Desc::new(b.index, true, Settings::board(b)))
