@@ -213,6 +213,12 @@ impl DeviceFile {
         Ok(f)
     }
 
+    /// Bytes of scalars and keys the file holds once its aliases are expanded: at
+    /// most [`expanded_budget`] of the text's length.
+    pub fn expanded_size(&self) -> usize {
+        yaml::count(&self.root).1
+    }
+
     fn devices(&self) -> Result<&[(String, Node)], DeviceFileError> {
         match self.root.get("devices") {
             None => Ok(&[]),

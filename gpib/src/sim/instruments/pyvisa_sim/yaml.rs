@@ -263,7 +263,7 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
 }
 
 /// A node's nodes and bytes (scalars and keys).
-fn count(n: &Node) -> (usize, usize) {
+pub(crate) fn count(n: &Node) -> (usize, usize) {
     let add =
         |(a, b): (usize, usize), (c, d): (usize, usize)| (a.saturating_add(c), b.saturating_add(d));
     match &n.kind {
