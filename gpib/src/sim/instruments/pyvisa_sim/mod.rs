@@ -40,7 +40,7 @@
 //! - Bounded where pyvisa-sim is not: integers fit 128 bits (a larger one fails a
 //!   setter's validation), error queues hold 1000 entries, a channel group keeps
 //!   values for 256 ids, a `RANDOM` answer 10,000 values, input 1 MiB per message,
-//!   a setter template 16 fields ([`MAX_SETTER_FIELDS`], refused at load time so that
+//!   a setter template 8 fields ([`MAX_SETTER_FIELDS`], refused at load time so that
 //!   no write takes long to match), and aliases expand a file to at most
 //!   [`expanded_budget`] bytes (16 times its size plus 1 MiB).
 //! - Numbers are read as Python reads them, Unicode decimal digits included
