@@ -20,6 +20,11 @@
 //! their query arrives), device clear (drops input, answers and pending answers)
 //! and trigger (runs the file's `*TRG` when it has one).
 //!
+//! Numbers in the file (defaults, specs) and values a setter takes from the bus are
+//! converted as Python's `int()` and `float()` convert them, Unicode decimal digits
+//! included (`"٣"` is 3, `"３.５"` is 3.5); a setter's `{:d}` or `{:f}` field takes
+//! ASCII digits only, as stringparser's `[0-9]` does, and a `{}` field any text.
+//!
 //! Where it differs from pyvisa-sim, and why:
 //! - What pyvisa-sim raises on while answering (a getter `"{:d}"` of a `str` value,
 //!   a malformed `RANDOM`, a query that is not UTF-8) is not answered, and the rest
@@ -43,8 +48,8 @@
 //!   a setter template 8 fields ([`MAX_SETTER_FIELDS`], refused at load time so that
 //!   no write takes long to match), and aliases expand a file to at most
 //!   [`expanded_budget`] bytes (16 times its size plus 1 MiB).
-//! - Numbers are read as Python reads them, Unicode decimal digits included
-//!   (`"٣"`, `"３.５"`): the digits of Unicode 15.0, Python 3.12's and 3.13's.
+//! - Unicode decimal digits are those of Unicode 15.0 (Python 3.12's and 3.13's):
+//!   a Python built on a later Unicode reads a few more scripts' digits.
 
 mod device;
 mod digits;
