@@ -26,6 +26,16 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
     cargo install cargo-fuzz --locked
 fi
 
+mkdir -p target
+# The lock file must hold every dependency as it is: a stale one would be re-resolved
+# (and rewritten) by every build. --locked makes that an error here.
+if ! cargo metadata --locked --format-version 1 >/dev/null 2>target/lock-check.log; then
+    echo "!! fuzz/Cargo.lock is stale: run 'cargo metadata --manifest-path fuzz/Cargo.toml' and commit it" >&2
+    tail -3 target/lock-check.log >&2
+    exit 1
+fi
+rm -f target/lock-check.log
+
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
     mapfile -t targets < <(cargo fuzz list)

@@ -374,6 +374,9 @@ pub struct Library {
     pub boards: Vec<Board>,
     /// The configuration's named devices (what `ibfind` finds besides board names).
     pub named: Vec<NamedDevice>,
+    /// The gpib.conf's devices that cannot be opened, as (name, why): `ibfind` of one
+    /// fails with EDVR and says why on stderr.
+    pub unusable: Vec<(String, String)>,
     table: Mutex<Vec<Slot>>,
     trace: bool,
 }
@@ -539,6 +542,7 @@ impl Library {
             .into_iter()
             .filter(|n| n.board < lib.boards.len())
             .collect();
+        lib.unusable = cfg.unusable_devices.clone();
         lib.host = Some(host);
         lib
     }
@@ -549,6 +553,7 @@ impl Library {
             load_error: None,
             boards: Vec::new(),
             named: Vec::new(),
+            unusable: Vec::new(),
             table: Mutex::new(vec![None; MAX_DESCRIPTORS]),
             trace: std::env::var_os("GPIB_SIM_TRACE").is_some_and(|v| !v.is_empty() && v != "0"),
         }
@@ -754,14 +759,22 @@ pub fn find(lib: &Library, name: &str) -> Res<i32> {
         return lib.insert(Desc::new(n.board, false, s));
     }
     let Some(b) = lib.board_named(name) else {
-        // What libgpib reports for a name not in its configuration.
-        return Err(Fail {
-            iberr: EDVR,
-            count: Some(2), // ENOENT
-            timo: false,
-        });
+        if let Some((_, why)) = lib.unusable.iter().find(|(n, _)| n == name) {
+            eprintln!("libgpib (simulated bus): ibfind({name:?}): {why}");
+        }
+        return Err(not_configured());
     };
     lib.insert(Desc::new(b.index, true, Settings::board(b)))
+}
+
+/// What libgpib's `ibfind` reports for a name not in its configuration (one that is
+/// not UTF-8 text included: no name of a configuration is).
+pub fn not_configured() -> Fail {
+    Fail {
+        iberr: EDVR,
+        count: Some(2), // ENOENT
+        timo: false,
+    }
 }
 
 /// `ibonl`: 0 closes a device descriptor (a board descriptor stays usable); anything
@@ -1345,7 +1358,9 @@ pub fn config(lib: &Library, d: &mut Desc, option: i32, v: i32) -> Res {
                 }
                 d.s.timing = v;
             }
-            OPT_DMA => d.s.dma = bool_opt(v),
+            // linux-gpib: "disabling DMA not supported".
+            OPT_DMA if v == 0 => return Err(Fail::code(ECAP)),
+            OPT_DMA => d.s.dma = true,
             OPT_EVENT_QUEUE => d.s.event_queue = bool_opt(v),
             OPT_SPOLL_BIT => d.s.spoll_bit = bool_opt(v),
             OPT_SEND_LLO => d.s.send_llo = bool_opt(v),

@@ -338,8 +338,16 @@ pub extern "C" fn ibdev(
 pub unsafe extern "C" fn ibfind(dev: *const c_char) -> c_int {
     guard(-1, || {
         let lib = library();
-        // SAFETY: forwarded contract.
-        let r = unsafe { text(dev) }.and_then(|name| engine::find(lib, name));
+        let r = if dev.is_null() {
+            Err(Fail::code(EARG))
+        } else {
+            // SAFETY: non-null and NUL-terminated by the caller's contract.
+            match unsafe { CStr::from_ptr(dev) }.to_str() {
+                Ok(name) => engine::find(lib, name),
+                // Looked up like any name: not in the configuration.
+                Err(_) => Err(engine::not_configured()),
+            }
+        };
         open_result(lib, r)
     })
 }

@@ -34,4 +34,6 @@ mod status;
 #[cfg(test)]
 mod crossings_tests;
 #[cfg(test)]
+mod fidelity_tests;
+#[cfg(test)]
 mod tests;

@@ -656,7 +656,7 @@ fn board_status_shows_atn_while_the_board_asserts_it() {
 /// Set in a child process: the library reads GPIB_SIM_CONFIG as a program's would.
 pub(crate) const CHILD_ENV: &str = "GPIB_COMPAT_TEST_CHILD";
 
-fn in_child() -> bool {
+pub(crate) fn in_child() -> bool {
     std::env::var_os(CHILD_ENV).is_some()
 }
 
@@ -668,7 +668,7 @@ fn run_child(test: &str, config: &str) -> std::process::Output {
 
 /// [`run_child`] with exactly the configuration variables `env` (GPIB_SIM_CONFIG and
 /// IB_CONFIG are removed first).
-fn run_child_with(test: &str, env: &[(&str, &str)]) -> std::process::Output {
+pub(crate) fn run_child_with(test: &str, env: &[(&str, &str)]) -> std::process::Output {
     use std::process::{Command, Stdio};
     let config = format!("{env:?}");
     let exe = std::env::current_exe().expect("test binary");

@@ -3,8 +3,11 @@
 //! out as they went over the simulated bus, from the VCD and from sigrok's own session
 //! format.
 //!
-//! Needs `sigrok-cli` (Debian's package). Without it the test says so and passes,
-//! unless `GPIB_REQUIRE_SIGROK=1` (CI sets it after installing the package).
+//! Needs `sigrok-cli` (Debian's package). Without it each test prints `SKIPPED:` on
+//! the terminal (past the test harness's capture, so that a run without the tool does
+//! not read as a run with it) and returns; with `GPIB_REQUIRE_SIGROK=1` (CI sets it
+//! after installing the package) it fails instead. Likewise GTKWave's `vcd2fst` with
+//! `GPIB_REQUIRE_GTKWAVE=1`.
 
 mod common;
 
@@ -16,6 +19,20 @@ use gpib::trace::{self, Record};
 const CHANNELS: &str = "ieee488:dio1=DIO1:dio2=DIO2:dio3=DIO3:dio4=DIO4:dio5=DIO5:dio6=DIO6:\
 dio7=DIO7:dio8=DIO8:eoi=EOI:dav=DAV:nrfd=NRFD:ndac=NDAC:ifc=IFC:srq=SRQ:atn=ATN:ren=REN";
 
+/// Says on the terminal that `test` did not run, and why. Written to the process's
+/// stderr itself: what `eprintln!` writes is captured and never shown for a test that
+/// passes.
+fn skipped(test: &str, why: &str) {
+    use std::io::Write;
+    let line = format!("SKIPPED: {test}: {why}\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
+}
+
+/// Whether the environment variable `env` asks for a tool (set, not empty, not 0).
+fn required(env: &str) -> bool {
+    std::env::var_os(env).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
 fn sigrok_present() -> bool {
     let found = Command::new("sigrok-cli")
         .arg("--version")
@@ -23,10 +40,13 @@ fn sigrok_present() -> bool {
         .is_ok_and(|o| o.status.success());
     if !found {
         assert!(
-            std::env::var_os("GPIB_REQUIRE_SIGROK").is_none(),
+            !required("GPIB_REQUIRE_SIGROK"),
             "GPIB_REQUIRE_SIGROK is set but sigrok-cli is not installed"
         );
-        eprintln!("sigrok-cli is not installed: skipping (apt-get install sigrok-cli)");
+        skipped(
+            "sigrok",
+            "sigrok-cli not found (apt-get install sigrok-cli; GPIB_REQUIRE_SIGROK=1 makes this a failure)",
+        );
     }
     found
 }
@@ -184,12 +204,27 @@ fn gtkwave_present() -> bool {
         && Command::new("fst2vcd").arg("--help").output().is_ok();
     if !found {
         assert!(
-            std::env::var_os("GPIB_REQUIRE_GTKWAVE").is_none(),
+            !required("GPIB_REQUIRE_GTKWAVE"),
             "GPIB_REQUIRE_GTKWAVE is set but GTKWave's vcd2fst/fst2vcd are not installed"
         );
-        eprintln!("GTKWave is not installed: skipping (apt-get install gtkwave)");
+        skipped(
+            "gtkwave",
+            "vcd2fst/fst2vcd not found (apt-get install gtkwave; GPIB_REQUIRE_GTKWAVE=1 makes this a failure)",
+        );
     }
     found
+}
+
+/// With `GPIB_REQUIRE_SIGROK=1` / `GPIB_REQUIRE_GTKWAVE=1` (CI), the tools must be
+/// there: this fails rather than letting the tests above skip.
+#[test]
+fn required_tools_are_installed() {
+    if required("GPIB_REQUIRE_SIGROK") {
+        assert!(sigrok_present(), "sigrok-cli is required");
+    }
+    if required("GPIB_REQUIRE_GTKWAVE") {
+        assert!(gtkwave_present(), "vcd2fst/fst2vcd are required");
+    }
 }
 
 /// GTKWave's own VCD reader (`vcd2fst`, which GTKWave runs on every VCD it opens)

@@ -2,8 +2,10 @@
 //!
 //! Asserts: no panic; an error points inside the text (line 1..=lines+1, column >= 1)
 //! and says something; a configuration that parses keeps every promise the parser
-//! makes: unique names, every device on a configured board, minors 0..=15, timeout
-//! steps 0..=17, at most MAX_SECTIONS sections; and parsing is deterministic.
+//! makes: unique names (but empty ones), every device on a configured board and every
+//! unusable one on a board without an interface section (with a NoInterface error on
+//! its line), minors 0..=15, timeout steps 0..=17, at most MAX_SECTIONS sections;
+//! parsing is deterministic; and the simulator builds a host from it or says why.
 #![no_main]
 
 use gpib::gpibconf::{self, Problem};
@@ -19,17 +21,26 @@ fuzz_target!(|data: &[u8]| {
         Err(e) => {
             let lines = text.bytes().filter(|&b| b == b'\n').count() as u32 + 1;
             if !matches!(e.problem, Problem::TooLarge { .. }) {
-                assert!((1..=lines).contains(&e.line), "line {} of {lines}: {e}", e.line);
+                assert!(
+                    (1..=lines).contains(&e.line),
+                    "line {} of {lines}: {e}",
+                    e.line
+                );
                 assert!(e.column >= 1, "{e}");
             }
             assert!(!e.to_string().is_empty());
         }
         Ok(conf) => {
-            assert!(conf.interfaces.len() + conf.devices.len() <= gpibconf::MAX_SECTIONS);
+            assert!(
+                conf.interfaces.len() + conf.devices.len() + conf.unusable.len()
+                    <= gpibconf::MAX_SECTIONS
+            );
             let names = conf.names();
             for (i, n) in names.iter().enumerate() {
-                assert!(!n.is_empty());
-                assert!(!names[..i].contains(n), "duplicate name {n:?}");
+                assert!(
+                    n.is_empty() || !names[..i].contains(n),
+                    "duplicate name {n:?}"
+                );
             }
             for (i, b) in conf.interfaces.iter().enumerate() {
                 assert!(b.minor < gpibconf::MAX_BOARDS);
@@ -40,7 +51,31 @@ fuzz_target!(|data: &[u8]| {
                 assert!(conf.interface(d.minor).is_some(), "{d:?}");
                 assert!(d.settings.timeout_step <= 17);
                 assert!(d.settings.pad.get() <= 30);
-                assert_eq!(conf.device(&d.name), Some(d));
+                if !d.name.is_empty() {
+                    assert_eq!(conf.device(&d.name), Some(d));
+                }
+            }
+            for u in &conf.unusable {
+                assert!(conf.interface(u.device.minor).is_none(), "{u:?}");
+                assert_eq!(
+                    u.error.problem,
+                    Problem::NoInterface {
+                        minor: u.device.minor
+                    }
+                );
+                assert!(u.error.line >= u.device.line);
+                if !u.device.name.is_empty() {
+                    assert_eq!(conf.unusable_device(&u.device.name), Some(&u.error));
+                    assert!(conf.device(&u.device.name).is_none());
+                }
+            }
+            match gpib::sim::Config::from_gpib_conf("fuzz", &conf) {
+                Err(e) => assert!(!e.to_string().is_empty()),
+                Ok(cfg) => {
+                    let highest = conf.interfaces.iter().map(|i| i.minor).max();
+                    assert_eq!(cfg.boards.len(), highest.map_or(0, |m| usize::from(m) + 1));
+                    assert_eq!(cfg.unusable_devices.len(), conf.unusable.len());
+                }
             }
         }
     }

@@ -72,8 +72,9 @@ pub enum Problem {
     /// The file could not be read.
     #[error("{0}")]
     Unreadable(String),
-    /// A `/*` without its `*/`.
-    #[error("comment opened here is never closed (`*/` missing)")]
+    /// A `/*` without its `*/` that hides the end of a section (a comment that runs to
+    /// the end of the file after the last section is accepted, as linux-gpib does).
+    #[error("comment opened here is never closed (`*/` missing): it runs to the end of the file, and the section before it is not closed")]
     UnterminatedComment,
     /// A `"` without its closing `"`.
     #[error("string opened here is never closed (`\"` missing)")]

@@ -1,7 +1,9 @@
 //! The tokens of a gpib.conf, with the line and column each starts at.
 //!
 //! linux-gpib's lexer (`lib/ibConfLex.l`) knows C comments `/* ... */` (not nested, no
-//! `//` or `#`), double-quoted strings without escapes (they may span lines), the
+//! `//` or `#`; one still open at the end of the file runs to the end, as flex's
+//! comment state does), double-quoted strings without escapes (they may span lines and
+//! may be empty), the
 //! punctuation `{ } = ,`, and words of letters, digits, `_` and `-`. Every keyword,
 //! number, boolean and timeout name is such a word, matched whole (flex takes the
 //! longest match: `pad` is a keyword, `padding` a bare string, `12ab` not a number),
@@ -58,6 +60,8 @@ pub(super) struct Lexer<'a> {
     at: usize,
     line: u32,
     column: u32,
+    /// Where a comment still open at the end of the text starts.
+    open_comment: Option<(u32, u32)>,
 }
 
 fn is_word_char(c: char) -> bool {
@@ -71,7 +75,14 @@ impl<'a> Lexer<'a> {
             at: 0,
             line: 1,
             column: 1,
+            open_comment: None,
         }
+    }
+
+    /// Where the comment that runs to the end of the text starts, once the lexer
+    /// has reached it.
+    pub(super) fn open_comment(&self) -> Option<(u32, u32)> {
+        self.open_comment
     }
 
     fn peek_char(&self) -> Option<char> {
@@ -121,7 +132,11 @@ impl<'a> Lexer<'a> {
                                 self.bump();
                             }
                         }
-                        None => return Err(self.error(line, column, Problem::UnterminatedComment)),
+                        None => {
+                            // linux-gpib's lexer stays in its comment state to the end.
+                            self.open_comment = Some((line, column));
+                            self.at = self.text.len();
+                        }
                     }
                 }
                 '"' => {

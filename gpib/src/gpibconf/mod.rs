@@ -44,7 +44,9 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 pub use error::{ParseError, Problem};
-pub use model::{Device, Entry, GpibConf, InitFlags, Interface, Settings, DEFAULT_TIMEOUT_STEP};
+pub use model::{
+    Device, Entry, GpibConf, InitFlags, Interface, Settings, UnusableDevice, DEFAULT_TIMEOUT_STEP,
+};
 pub use parse::{MAX_BOARDS, MAX_INIT_STRING_BYTES, MAX_NAME_BYTES, MAX_PATH_BYTES, MAX_SECTIONS};
 
 use crate::bus::Bus;
@@ -64,7 +66,7 @@ pub const ENV_VAR: &str = "IB_CONFIG";
 ///
 /// Stricter than linux-gpib's parser where that one accepts a file and then misbehaves
 /// or silently drops a setting: a key given twice, a device section without `name`,
-/// `minor` or `pad`, a device whose `minor` has no interface section, two sections
+/// `minor` or `pad`, two sections
 /// with one name or two interfaces with one minor, a `sad` that is neither 0 nor
 /// 0x60..=0x7e (linux-gpib takes 1..=0x5f as "none"), numbers out of their field's
 /// range (linux-gpib truncates), `08` or `09` (octal without its digits), timeout steps
@@ -72,6 +74,12 @@ pub const ENV_VAR: &str = "IB_CONFIG";
 /// (it cuts them), and more than [`MAX_SECTIONS`] sections. More lenient in two ways:
 /// carriage returns count as white space, and `10s` is 10 s (linux-gpib's lexer makes
 /// it 1 s).
+///
+/// As linux-gpib: a device whose `minor` has no interface section leaves the rest of
+/// the file usable; that device alone cannot be opened ([`GpibConf::unusable`],
+/// [`GpibConf::open_device`] says why). Names may be empty (`name = ""`) and strings
+/// may span lines; a comment still open at the end of the file runs to the end (one
+/// that leaves a section unclosed is an error that names the comment).
 pub fn parse(text: &str) -> Result<GpibConf, ParseError> {
     parse::parse(text)
 }
@@ -137,8 +145,14 @@ impl GpibConf {
     /// The handle always ends writes with EOI and appends its write terminator (NL) to
     /// text: `set-eot = no` and `set-xeos` are linux-gpib descriptor settings that a
     /// [`crate::Device`] does not have. Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind)
-    /// when no device section has that name.
+    /// when no device section has that name, or when that section's board has no
+    /// interface section (the message says where).
     pub fn open_device(&self, bus: &Bus, name: &str) -> Result<crate::Device> {
+        if let Some(why) = self.unusable_device(name) {
+            return Err(Error::InvalidArgument(format!(
+                "the gpib.conf's device {name:?} cannot be opened: {why}"
+            )));
+        }
         let entry = self.device(name).ok_or_else(|| {
             Error::InvalidArgument(format!(
                 "no device section of the gpib.conf is named {name:?} (names: {})",

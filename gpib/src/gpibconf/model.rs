@@ -6,6 +6,8 @@ use crate::abi;
 use crate::address::{Address, PrimaryAddress, SecondaryAddress};
 use crate::backend::Eos;
 
+use super::error::ParseError;
+
 /// linux-gpib's default timeout step, T3s (`lib/ibutil.c`: 3,000,000 µs).
 pub const DEFAULT_TIMEOUT_STEP: u8 = 12;
 
@@ -155,13 +157,26 @@ pub enum Entry<'a> {
     Device(&'a Device),
 }
 
-/// A whole gpib.conf, checked: names unique, every device on a configured board.
+/// A device section that cannot be opened: its board (`minor`) has no interface
+/// section. linux-gpib reads such a file and fails that device alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnusableDevice {
+    /// The section.
+    pub device: Device,
+    /// Why it cannot be opened, and where (the `minor` key).
+    pub error: ParseError,
+}
+
+/// A whole gpib.conf, checked: names unique, every device of `devices` on a
+/// configured board.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GpibConf {
     /// The `interface` sections, in file order.
     pub interfaces: Vec<Interface>,
-    /// The `device` sections, in file order.
+    /// The `device` sections on a configured board, in file order.
     pub devices: Vec<Device>,
+    /// The `device` sections whose board has no interface section, in file order.
+    pub unusable: Vec<UnusableDevice>,
 }
 
 impl GpibConf {
@@ -173,6 +188,15 @@ impl GpibConf {
     /// The device section called `name`.
     pub fn device(&self, name: &str) -> Option<&Device> {
         self.devices.iter().find(|d| d.name == name)
+    }
+
+    /// Why the device section called `name` cannot be opened, when it is one of
+    /// [`GpibConf::unusable`].
+    pub fn unusable_device(&self, name: &str) -> Option<&ParseError> {
+        self.unusable
+            .iter()
+            .find(|u| u.device.name == name)
+            .map(|u| &u.error)
     }
 
     /// The section called `name`, as `ibfind(name)` looks it up.

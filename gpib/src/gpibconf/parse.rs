@@ -11,15 +11,16 @@
 //!
 //! Where this parser is stricter than linux-gpib's (which accepts these and then
 //! misbehaves or ignores them), it says so in an error: a key given twice, a device
-//! without a name, `minor` or `pad`, a device on a board with no interface section,
-//! a duplicate name or minor, a `sad` that is neither 0 nor 0x60..=0x7e, out-of-range
+//! without a name, `minor` or `pad`, a duplicate name or minor, a `sad` that is neither 0 nor 0x60..=0x7e, out-of-range
 //! numbers (linux-gpib truncates them), octal numbers with 8 or 9 in them, a timeout
 //! step above 17 (linux-gpib takes it as `TNONE`), and strings longer than linux-gpib's
-//! fields (it cuts them short).
+//! fields (it cuts them short). A device on a board with no interface section is
+//! kept apart ([`GpibConf::unusable`]): opening it fails, the rest of the file is
+//! usable.
 
 use super::error::{ParseError, Problem};
 use super::lex::{Lexer, Tok, Token};
-use super::model::{Device, GpibConf, InitFlags, Interface, Settings};
+use super::model::{Device, GpibConf, InitFlags, Interface, Settings, UnusableDevice};
 use crate::abi::TIMEOUTS;
 use crate::address::{PrimaryAddress, SecondaryAddress};
 
@@ -430,27 +431,8 @@ impl<'a> Parser<'a> {
                         .0 as u32,
                 )
             }
-            "name" => {
-                let (v, t) = self.string(word, MAX_NAME_BYTES)?;
-                if v.is_empty() {
-                    return Err(bad_value(
-                        t,
-                        word,
-                        "\"\"",
-                        "is empty: a name needs at least one character".into(),
-                    ));
-                }
-                if v.chars().any(char::is_control) {
-                    return Err(bad_value(
-                        t,
-                        word,
-                        &format!("{v:?}"),
-                        "has a control character (a line break, a tab): names are one line of text"
-                            .into(),
-                    ));
-                }
-                s.name = Some(v.to_string());
-            }
+            // Any string, as in linux-gpib: empty, or with line breaks.
+            "name" => s.name = Some(self.string(word, MAX_NAME_BYTES)?.0.to_string()),
             "board_type" => s.board_type = Some(self.string(word, MAX_NAME_BYTES)?.0.to_string()),
             "sysfs_device_path" => {
                 s.sysfs_device_path = Some(self.string(word, MAX_PATH_BYTES)?.0.to_string())
@@ -612,7 +594,8 @@ fn check(sections: Vec<Section>) -> Result<GpibConf, ParseError> {
     let mut device_minors: Vec<(u8, u32, u32)> = Vec::new();
     let mut names: Vec<(String, u32)> = Vec::new();
     for s in &sections {
-        if let Some(name) = &s.name {
+        // Empty names (`name = ""`) name nothing a program would look up: not checked.
+        if let Some(name) = s.name.as_ref().filter(|n| !n.is_empty()) {
             let (line, column) = s.at("name").unwrap_or((s.line, s.column));
             if let Some((_, first_line)) = names.iter().find(|(n, _)| n == name) {
                 return Err(ParseError::new(
@@ -697,14 +680,16 @@ fn check(sections: Vec<Section>) -> Result<GpibConf, ParseError> {
             }
         }
     }
-    for (minor, line, column) in device_minors {
+    // A device whose board has no interface section cannot be opened (linux-gpib
+    // fails that device alone): kept apart, with why.
+    let devices = std::mem::take(&mut conf.devices);
+    for (device, (minor, line, column)) in devices.into_iter().zip(device_minors) {
         if conf.interface(minor).is_none() {
-            return Err(ParseError::new(
-                line,
-                column,
-                Some("minor"),
-                Problem::NoInterface { minor },
-            ));
+            let error =
+                ParseError::new(line, column, Some("minor"), Problem::NoInterface { minor });
+            conf.unusable.push(UnusableDevice { device, error });
+        } else {
+            conf.devices.push(device);
         }
     }
     Ok(conf)
@@ -726,5 +711,15 @@ pub(super) fn parse(text: &str) -> Result<GpibConf, ParseError> {
         lex: Lexer::new(text),
         peeked: None,
     };
-    p.file()
+    p.file().map_err(|e| {
+        // The file ended early because a comment ran to its end: say so.
+        let at_end =
+            matches!(&e.problem, Problem::Expected { found, .. } if *found == Tok::End.describe());
+        match p.lex.open_comment() {
+            Some((line, column)) if at_end => {
+                ParseError::new(line, column, None, Problem::UnterminatedComment)
+            }
+            _ => e,
+        }
+    })
 }

@@ -17,14 +17,18 @@
 //! ```
 //!
 //! Each `interface` becomes a board ([`BoardConfig`]) with the interface's name
-//! (`gpib<minor>` when it has none), primary address, timeout and EOS settings, in
-//! minor order; minors must run 0, 1, 2... with no gap, since the simulator numbers its
-//! boards that way. Each `device` becomes a named device ([`DeviceConfig`] with its
+//! (`gpib<minor>` when it has none or an empty one), primary address, timeout and EOS
+//! settings, as board number `minor` (0..=15, as linux-gpib's `GPIB_MAX_NUM_BOARDS`):
+//! a minor below the highest that has no interface section becomes a plain board
+//! `gpib<minor>` (linux-gpib has no board there), since the simulator numbers its
+//! boards 0, 1, 2... Each `device` becomes a named device ([`DeviceConfig`] with its
 //! `name`) with its section's address, timeout, EOS and EOT settings, and the
 //! instrument its `[[instrument]]` gives, or a plain SCPI instrument when none does.
 //! Hardware settings (`board_type`, `base`, `irq`, `dma`, PCI and sysfs selection),
 //! an interface's `sad` and `master` (a simulated board is always system controller)
 //! and `init-string`/`init-flags` do not apply to the simulator and are not used.
+//! A device whose minor has no interface section is left out, with why
+//! ([`Config::unusable_devices`]); a device with `name = ""` is there without a name.
 
 use std::path::{Path, PathBuf};
 
@@ -40,8 +44,8 @@ use crate::gpibconf::{GpibConf, Settings};
 /// The other fields are [`DeviceConfig`]'s, with the same meaning and limits.
 ///
 /// With `gpib_conf`, each `interface` becomes a board with the interface's name
-/// (`gpib<minor>` when it has none), primary address, timeout and EOS settings, in
-/// minor order (minors 0, 1, 2... with no gap); each `device` becomes a named device
+/// (`gpib<minor>` when it has none), primary address, timeout and EOS settings, as
+/// board number `minor` (a lower minor without a section becomes a plain board); each `device` becomes a named device
 /// with its section's address, timeout, EOS and EOT settings, and the instrument its
 /// `[[instrument]]` gives, or a plain SCPI instrument when none does. Hardware
 /// settings, an interface's `sad` and `master`, and `init-string`/`init-flags` are not
@@ -137,6 +141,7 @@ impl Config {
             gpib_conf: None,
             instruments: Vec::new(),
             base_dir: None,
+            unusable_devices: Vec::new(),
         };
         c.add_gpib_conf(conf)?;
         Ok(c)
@@ -202,24 +207,46 @@ impl Config {
                 "the gpib.conf has no interface section: the host would have no board".into(),
             ));
         }
-        let mut interfaces: Vec<_> = conf.interfaces.iter().collect();
-        interfaces.sort_by_key(|i| i.minor);
-        for (index, i) in interfaces.iter().enumerate() {
-            if usize::from(i.minor) != index {
-                return Err(Error::Config(format!(
-                    "gpib.conf: no interface section has minor = {index}, but one has minor = {}: \
-                     the simulator numbers its boards 0, 1, 2... with no gap",
-                    i.minor
-                )));
-            }
-            let mut board = BoardConfig {
-                name: i.name.clone().unwrap_or_else(|| format!("gpib{}", i.minor)),
-                address: i.settings.pad.get(),
-                ..BoardConfig::default()
+        // Board index = minor; a minor below the highest without an interface
+        // section gets a plain board, so that the others keep their numbers.
+        let highest = conf.interfaces.iter().map(|i| i.minor).max().unwrap_or(0);
+        for minor in 0..=highest {
+            let mut board = match conf.interface(minor) {
+                Some(i) => {
+                    let mut board = BoardConfig {
+                        name: i
+                            .name
+                            .clone()
+                            .filter(|n| !n.is_empty())
+                            .unwrap_or_else(|| format!("gpib{minor}")),
+                        address: i.settings.pad.get(),
+                        ..BoardConfig::default()
+                    };
+                    set_descriptor!(board, &i.settings);
+                    board
+                }
+                None => BoardConfig {
+                    name: format!("gpib{minor}"),
+                    description: format!("no interface section has minor = {minor}"),
+                    ..BoardConfig::default()
+                },
             };
-            set_descriptor!(board, &i.settings);
+            // A filler's name may be an interface's: make it unique.
+            if conf.interface(minor).is_none()
+                && conf
+                    .interfaces
+                    .iter()
+                    .any(|i| i.name.as_deref() == Some(board.name.as_str()))
+            {
+                board.name = format!("gpib{minor}-unconfigured");
+            }
             self.boards.push(board);
         }
+        self.unusable_devices = conf
+            .unusable
+            .iter()
+            .map(|u| (u.device.name.clone(), u.error.to_string()))
+            .collect();
         let mut instruments = std::mem::take(&mut self.instruments);
         for d in &conf.devices {
             let s = &d.settings;
@@ -262,8 +289,12 @@ impl Config {
                 )));
             }
             let mut dev = inst.device(address, secondary);
-            dev.name = Some(d.name.clone());
-            set_descriptor!(dev, s);
+            // `name = ""`: linux-gpib's ibfind("") would find it; the simulator's
+            // names are never empty, so the device is there without a name.
+            dev.name = Some(d.name.clone()).filter(|n| !n.is_empty());
+            if dev.name.is_some() {
+                set_descriptor!(dev, s);
+            }
             self.boards[usize::from(d.minor)].devices.push(dev);
         }
         for inst in instruments {
@@ -430,6 +461,49 @@ mod tests {
     }
 
     #[test]
+    fn interfaces_on_minors_10_to_12_give_those_boards() {
+        let conf = "interface { minor = 10 name = \"ten\" }\ninterface { minor = 11 }\n\
+                    interface { minor = 12 }\ndevice { minor = 11 name = dmm pad = 3 }\n";
+        let host = host_with("minors", conf, "").unwrap();
+        let names = host.board_names();
+        assert_eq!(names.len(), 13, "{names:?}");
+        assert_eq!((names[10].as_str(), names[11].as_str()), ("ten", "gpib11"));
+        assert_eq!(host.named_device("dmm").unwrap().board, 11);
+    }
+
+    #[test]
+    fn a_device_without_its_interface_leaves_the_rest_usable() {
+        let conf = "interface { minor = 0 }\ndevice { minor = 0 name = dmm pad = 3 }\n\
+                    device { minor = 5 name = lost pad = 4 }\n";
+        let dir = std::env::temp_dir().join(format!("gpibconf-sim-lost-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("gpib.conf");
+        std::fs::write(&path, conf).unwrap();
+        let cfg = Config::from_gpib_conf_file(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(cfg.unusable_devices.len(), 1);
+        let (name, why) = &cfg.unusable_devices[0];
+        assert_eq!(name, "lost");
+        assert!(
+            why.contains("line 3") && why.contains("no interface section has minor = 5"),
+            "{why}"
+        );
+        let host = cfg.build().unwrap();
+        assert!(host.named_device("dmm").is_some());
+        assert!(host.named_device("lost").is_none());
+    }
+
+    #[test]
+    fn an_empty_device_name_leaves_the_device_unnamed() {
+        let conf =
+            "interface { minor = 0 name = \"\" }\ndevice { minor = 0 name = \"\" pad = 3 }\n";
+        let host = host_with("empty-name", conf, "").unwrap();
+        assert_eq!(host.board_names(), ["gpib0"]);
+        assert!(host.named_devices().is_empty());
+        assert_eq!(host.devices(0).len(), 1);
+    }
+
+    #[test]
     fn mistakes_are_named() {
         let one = "interface { minor = 0 }\ndevice { minor = 0 name = dmm pad = 4 }\n";
         for (conf, toml, says) in [
@@ -442,7 +516,6 @@ mod tests {
             (one, "[[instrument]]\nname = 'dmm'\nmodel = 'toaster'", "unknown model \"toaster\""),
             (one, "[[instrument]]\nname = 'dmm'\nmodel = 'scpi'\nvolts = 3", "unknown field `volts`"),
             (one, "[[board]]\nname = 'b'", "not both"),
-            ("interface { minor = 1 }", "", "no interface section has minor = 0"),
             ("", "", "no interface section"),
             ("interface { minor = 0 }\ndevice { minor = 0 name = a pad = 4 }\ndevice { minor = 0 name = b pad = 4 }", "", "both at 4"),
             ("interface { minor = 0 pad = 4 }\ndevice { minor = 0 name = a pad = 4 }", "", "the board's own address"),

@@ -95,6 +95,10 @@ pub struct Config {
     /// Instruments attached to the gpib.conf's devices.
     #[serde(rename = "instrument", default)]
     pub instruments: Vec<InstrumentConfig>,
+    /// The gpib.conf's device sections that cannot be opened (their board has no
+    /// interface section), as (name, why): what opens one by name says why.
+    #[serde(skip)]
+    pub unusable_devices: Vec<(String, String)>,
 }
 
 /// Longest cable a configuration may give (`cable_m`): 1000 m.

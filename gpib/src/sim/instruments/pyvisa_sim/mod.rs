@@ -20,6 +20,11 @@
 //! their query arrives), device clear (drops input, answers and pending answers)
 //! and trigger (runs the file's `*TRG` when it has one).
 //!
+//! Numbers in the file (defaults, specs) and values a setter takes from the bus are
+//! converted as Python's `int()` and `float()` convert them, Unicode decimal digits
+//! included (`"٣"` is 3, `"３.５"` is 3.5); a setter's `{:d}` or `{:f}` field takes
+//! ASCII digits only, as stringparser's `[0-9]` does, and a `{}` field any text.
+//!
 //! Where it differs from pyvisa-sim, and why:
 //! - What pyvisa-sim raises on while answering (a getter `"{:d}"` of a `str` value,
 //!   a malformed `RANDOM`, a query that is not UTF-8) is not answered, and the rest
@@ -39,9 +44,15 @@
 //!   `bundled` resources, widths and precisions over 4096.
 //! - Bounded where pyvisa-sim is not: integers fit 128 bits (a larger one fails a
 //!   setter's validation), error queues hold 1000 entries, a channel group keeps
-//!   values for 256 ids, a `RANDOM` answer 10,000 values, input 1 MiB per message.
+//!   values for 256 ids, a `RANDOM` answer 10,000 values, input 1 MiB per message,
+//!   a setter template 8 fields ([`MAX_SETTER_FIELDS`], refused at load time so that
+//!   no write takes long to match), and aliases expand a file to at most
+//!   [`expanded_budget`] bytes (16 times its size plus 1 MiB).
+//! - Unicode decimal digits are those of Unicode 15.0 (Python 3.12's and 3.13's):
+//!   a Python built on a later Unicode reads a few more scripts' digits.
 
 mod device;
+mod digits;
 mod format;
 mod instrument;
 mod load;
@@ -57,8 +68,9 @@ pub use device::{Device, Extra, MAX_CHANNEL_VALUES, MAX_ERROR_QUEUE};
 pub use format::MAX_WIDTH;
 pub use instrument::{PyvisaSimInstrument, MAX_INPUT};
 pub use load::SPEC_VERSION;
+pub use pattern::MAX_SETTER_FIELDS;
 pub use random::MAX_RANDOM_VALUES;
-pub use yaml::{MAX_DEPTH, MAX_NODES};
+pub use yaml::{expanded_budget, MAX_DEPTH, MAX_NODES};
 
 use crate::address::Address;
 use load::{build_device, check_spec, id_list, join, At};
@@ -206,6 +218,12 @@ impl DeviceFile {
         Ok(f)
     }
 
+    /// Bytes of scalars and keys the file holds once its aliases are expanded: at
+    /// most [`expanded_budget`] of the text's length.
+    pub fn expanded_size(&self) -> usize {
+        yaml::count(&self.root).1
+    }
+
     fn devices(&self) -> Result<&[(String, Node)], DeviceFileError> {
         match self.root.get("devices") {
             None => Ok(&[]),
@@ -343,5 +361,7 @@ impl DeviceFile {
     }
 }
 
+#[cfg(test)]
+mod bounds_tests;
 #[cfg(test)]
 mod tests;

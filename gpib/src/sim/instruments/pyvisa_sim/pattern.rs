@@ -3,8 +3,22 @@
 //! both ends, each field a group whose pattern and conversion its type decides
 //! (`{:d}` digits and `int`, `{:f}` `[0-9]+\.?[0-9]+` and `float`, `{}` or `{:s}` any
 //! text), and width, fill and precision play no part.
+//!
+//! A template holds at most [`MAX_SETTER_FIELDS`] fields (pyvisa-sim's own files use
+//! one or two: the value and a channel's `{ch_id}`), refused when the file is loaded:
+//! each field is a repetition the matcher carries along every byte of a write (the
+//! `regex` crate's matching never backtracks: its time is the write's length times
+//! the pattern's states), so with the bound a write of
+//! [`MAX_INPUT`](super::MAX_INPUT) bytes is matched in a few milliseconds per setter
+//! while the simulator is locked, whatever the file says.
 
-use regex::Regex;
+use regex::bytes::Regex;
+
+/// Python's `.*?` (any characters but a newline, as few as can be): one byte class,
+/// so that each field costs the matcher one state, not the dozen of a UTF-8 `.`.
+/// The text matched is UTF-8 (a query is), and every other part of a template
+/// starts on a character boundary, so fields do too.
+const ANY: &str = r"(?-u:[^\n])*?";
 
 use super::format::{parse_template, FormatError, Piece};
 use super::value::{parse_float, parse_int, PyValue};
@@ -27,6 +41,9 @@ pub(crate) struct Parsed {
     /// The `{ch_id}` field's text, when the template has one.
     pub ch_id: Option<String>,
 }
+
+/// Most fields (value, `{ch_id}` and ignored `{_}` fields) one setter template may hold.
+pub const MAX_SETTER_FIELDS: usize = 8;
 
 /// A compiled setter template.
 #[derive(Debug, Clone)]
@@ -85,11 +102,11 @@ fn spec_type(fmt: &str) -> (Option<char>, bool, String) {
 /// A field's regular expression and conversion, as stringparser builds them.
 fn field_regex(fmt: &str) -> Result<(String, Convert), FormatError> {
     if fmt.is_empty() {
-        return Ok((".*?".into(), Convert::Str));
+        return Ok((ANY.into(), Convert::Str));
     }
     let (sign, alternate, ty) = spec_type(fmt);
     let (reg, conv) = match ty.as_str() {
-        "" | "s" => (".*?", Convert::Str),
+        "" | "s" => (ANY, Convert::Str),
         "d" => ("[0-9]+?", Convert::Int(10)),
         "b" => ("[0-1]+?", Convert::Int(2)),
         "o" => ("[0-7]+?", Convert::Int(8)),
@@ -134,7 +151,17 @@ impl SetterPattern {
         let mut value: Option<(Convert, usize)> = None;
         let mut ch_id_group = None;
         let mut groups = 0;
-        for piece in parse_template(template)? {
+        let pieces = parse_template(template)?;
+        let fields = pieces
+            .iter()
+            .filter(|p| matches!(p, Piece::Field(_)))
+            .count();
+        if fields > MAX_SETTER_FIELDS {
+            return Err(FormatError(format!(
+                "the template holds {fields} fields, more than the {MAX_SETTER_FIELDS} fields a setter may hold"
+            )));
+        }
+        for piece in pieces {
             match piece {
                 Piece::Text(t) => pattern.push_str(&regex::escape(&t)),
                 Piece::Field(f) => {
@@ -187,9 +214,16 @@ impl SetterPattern {
 
     /// Parses `text`; `None` when it does not match (stringparser's `ValueError`).
     pub(crate) fn parse(&self, text: &str) -> Option<Parsed> {
-        let caps = self.regex.captures(text)?;
-        let group = |i: usize| caps.get(i).map_or("", |m| m.as_str());
-        let raw = group(self.value_group);
+        let caps = self.regex.captures(text.as_bytes())?;
+        // On a character boundary (see ANY); were one not, the query would not match.
+        let text_of =
+            |i: usize| std::str::from_utf8(caps.get(i).map_or(&b""[..], |m| m.as_bytes()));
+        let (Ok(raw), Ok(ch_id)) = (
+            text_of(self.value_group),
+            self.ch_id_group.map(text_of).transpose(),
+        ) else {
+            return None;
+        };
         let value = match self.value {
             Convert::Str => Some(PyValue::Str(raw.to_string())),
             Convert::Int(radix) => parse_int(raw, radix).map(PyValue::Int),
@@ -201,7 +235,7 @@ impl SetterPattern {
         };
         Some(Parsed {
             value,
-            ch_id: self.ch_id_group.map(|g| group(g).to_string()),
+            ch_id: ch_id.map(str::to_string),
         })
     }
 }

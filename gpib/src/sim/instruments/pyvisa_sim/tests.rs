@@ -331,3 +331,16 @@ fn resource_names_with_multibyte_characters_are_not_gpib() {
     let r = f.resources().unwrap();
     assert_eq!(r[0].gpib, None);
 }
+
+#[test]
+fn defaults_and_set_values_in_unicode_digits_convert_as_python_does() {
+    // Python's int() and float() read every Unicode decimal digit (category Nd).
+    let t = "spec: '1.1'\ndevices:\n  d:\n    eom:\n      GPIB INSTR:\n        q: \"\\n\"\n        r: \"\\n\"\n    properties:\n      n:\n        default: \"٣\"\n        getter:\n          q: \"N?\"\n          r: \"{:d}\"\n        setter:\n          q: \"N {}\"\n        specs:\n          type: int\n      x:\n        default: \"３.５\"\n        getter:\n          q: \"X?\"\n          r: \"{}\"\n        specs:\n          type: float\n";
+    let f = DeviceFile::parse(t).unwrap();
+    let mut d = f.device("d", GPIB_INSTR).unwrap();
+    assert_eq!(one(&mut d, "N?"), "3\n");
+    assert_eq!(one(&mut d, "X?"), "3.5\n");
+    // A value written on the bus: `{}` takes the text, int() converts it.
+    assert_eq!(run(&mut d, "N １_２"), (vec![], None));
+    assert_eq!(one(&mut d, "N?"), "12\n");
+}

@@ -4,6 +4,8 @@
 
 use std::cmp::Ordering;
 
+use super::digits::to_ascii_digits;
+
 /// A property's value: what Python would hold.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum PyValue {
@@ -124,9 +126,11 @@ fn without_underscores(s: &str, is_digit: impl Fn(char) -> bool) -> Option<Strin
     Some(out)
 }
 
-/// `int(s, radix)` for radix 2, 8, 10 or 16: white space around, a sign, the base's
+/// `int(s, radix)` for radix 2, 8, 10 or 16: any Unicode decimal digit read as its
+/// ASCII digit, white space around, a sign, the base's
 /// prefix (`0x`, `0o`, `0b`; not for 10), digits with single underscores between.
 pub(crate) fn parse_int(s: &str, radix: u32) -> Option<i128> {
+    let s = to_ascii_digits(s);
     let t = s.trim_matches(is_py_space);
     let (neg, t) = match t.as_bytes().first() {
         Some(b'-') => (true, &t[1..]),
@@ -158,10 +162,11 @@ pub(crate) fn parse_int(s: &str, radix: u32) -> Option<i128> {
     }
 }
 
-/// `float(s)`: white space around, a sign, decimal digits with an optional point and
+/// `float(s)`: any Unicode decimal digit read as its ASCII digit, white space around, a sign, decimal digits with an optional point and
 /// exponent, or `inf`, `infinity`, `nan` in any case; single underscores between
 /// digits.
 pub(crate) fn parse_float(s: &str) -> Option<f64> {
+    let s = to_ascii_digits(s);
     let t = s.trim_matches(is_py_space);
     let body = t.strip_prefix(['+', '-']).unwrap_or(t);
     let word = body.to_ascii_lowercase();

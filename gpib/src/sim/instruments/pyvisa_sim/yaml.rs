@@ -4,7 +4,11 @@
 //! keeps where it stands (line and column), for errors that say where.
 //!
 //! Bounded: at most [`MAX_NODES`] nodes after aliases are expanded, nested at most
-//! [`MAX_DEPTH`] deep.
+//! [`MAX_DEPTH`] deep, and at most [`expanded_budget`] bytes of scalars and keys
+//! (copies made by aliases and kept for anchors included), so that what a file costs
+//! in memory is proportional to what it holds.
+
+use std::collections::HashMap;
 
 use saphyr_parser::{Event, Parser};
 
@@ -12,6 +16,12 @@ use saphyr_parser::{Event, Parser};
 pub const MAX_NODES: usize = 200_000;
 /// Deepest nesting of sequences and mappings.
 pub const MAX_DEPTH: usize = 64;
+
+/// Bytes of scalars and keys a file of `input_len` bytes may expand to through
+/// aliases: 16 times its size plus 1 MiB.
+pub fn expanded_budget(input_len: usize) -> usize {
+    input_len.saturating_mul(16).saturating_add(1 << 20)
+}
 
 /// A place in the file: line (1-based) and column (1-based).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -82,8 +92,15 @@ pub(crate) struct SyntaxError {
 
 enum Open {
     Seq(Vec<Node>, Mark, usize),
-    /// Entries, a key waiting for its value, where, anchor.
-    Map(Vec<(String, Node)>, Option<(String, Mark)>, Mark, usize),
+    /// Entries, a key waiting for its value, where, anchor, and where each key is
+    /// among the entries (a repeated key is found at once, not by a scan).
+    Map(
+        Vec<(String, Node)>,
+        Option<(String, Mark)>,
+        Mark,
+        usize,
+        HashMap<String, usize>,
+    ),
 }
 
 /// Parses one YAML document. An empty file is `None` (pyvisa-sim then says the file
@@ -91,10 +108,13 @@ enum Open {
 pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
     let mut parser = Parser::new_from_str(text);
     let mut stack: Vec<Open> = Vec::new();
-    let mut anchors: Vec<(usize, Node, usize)> = Vec::new();
+    // (anchor id, node, its nodes, its bytes)
+    let mut anchors: Vec<(usize, Node, usize, usize)> = Vec::new();
     let mut root: Option<Node> = None;
     let mut documents = 0usize;
     let mut nodes = 0usize;
+    let budget = expanded_budget(text.len());
+    let mut bytes = 0usize;
     while let Some(ev) = parser.next_event() {
         let (ev, span) = ev.map_err(|e| SyntaxError {
             mark: Mark {
@@ -111,7 +131,8 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
             mark,
             reason: format!("the file is too large: {what}"),
         };
-        let done: Option<(Node, usize, usize)> = match ev {
+        // (node, anchor, nodes it adds, bytes it adds)
+        let done: Option<(Node, usize, usize, usize)> = match ev {
             Event::DocumentStart(_) => {
                 documents += 1;
                 if documents > 1 {
@@ -122,14 +143,18 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
                 }
                 None
             }
-            Event::Scalar(value, _, anchor, _) => Some((
-                Node {
-                    kind: Kind::Scalar(value.into_owned()),
-                    mark,
-                },
-                anchor,
-                1,
-            )),
+            Event::Scalar(value, _, anchor, _) => {
+                let len = value.len();
+                Some((
+                    Node {
+                        kind: Kind::Scalar(value.into_owned()),
+                        mark,
+                    },
+                    anchor,
+                    1,
+                    len,
+                ))
+            }
             Event::SequenceStart(anchor, _) => {
                 if stack.len() >= MAX_DEPTH {
                     return Err(too_many(&format!("nested deeper than {MAX_DEPTH}")));
@@ -141,7 +166,7 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
                 if stack.len() >= MAX_DEPTH {
                     return Err(too_many(&format!("nested deeper than {MAX_DEPTH}")));
                 }
-                stack.push(Open::Map(Vec::new(), None, mark, anchor));
+                stack.push(Open::Map(Vec::new(), None, mark, anchor, HashMap::new()));
                 None
             }
             Event::SequenceEnd => match stack.pop() {
@@ -152,50 +177,65 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
                     },
                     anchor,
                     1,
+                    0,
                 )),
                 _ => None,
             },
             Event::MappingEnd => match stack.pop() {
-                Some(Open::Map(entries, _, m, anchor)) => Some((
+                Some(Open::Map(entries, _, m, anchor, _)) => Some((
                     Node {
                         kind: Kind::Map(entries),
                         mark: m,
                     },
                     anchor,
                     1,
+                    0,
                 )),
                 _ => None,
             },
             Event::Alias(id) => {
-                let (_, node, size) =
-                    anchors
-                        .iter()
-                        .rev()
-                        .find(|(a, _, _)| *a == id)
-                        .ok_or_else(|| SyntaxError {
-                            mark,
-                            reason: "alias to an unknown anchor".into(),
-                        })?;
-                Some((node.clone(), 0, *size))
+                let (_, node, size, len) = anchors
+                    .iter()
+                    .rev()
+                    .find(|(a, _, _, _)| *a == id)
+                    .ok_or_else(|| SyntaxError {
+                        mark,
+                        reason: "alias to an unknown anchor".into(),
+                    })?;
+                // Checked before the copy is made.
+                if bytes.saturating_add(*len) > budget {
+                    return Err(too_many(&format!(
+                        "its aliases expand to more than {budget} bytes"
+                    )));
+                }
+                Some((node.clone(), 0, *size, *len))
             }
             _ => None,
         };
-        let Some((node, anchor, size)) = done else {
+        let Some((node, anchor, size, len)) = done else {
             continue;
         };
         nodes = nodes.saturating_add(size);
         if nodes > MAX_NODES {
             return Err(too_many(&format!("more than {MAX_NODES} nodes")));
         }
+        bytes = bytes.saturating_add(len);
         if anchor > 0 {
-            // A copy of this node adds all of its nodes.
-            let subtree = count(&node);
-            anchors.push((anchor, node.clone(), subtree));
+            // A copy of this node adds all of its nodes and bytes; the copy kept
+            // for the anchor counts too.
+            let (subtree, subtree_bytes) = count(&node);
+            bytes = bytes.saturating_add(subtree_bytes);
+            anchors.push((anchor, node.clone(), subtree, subtree_bytes));
+        }
+        if bytes > budget {
+            return Err(too_many(&format!(
+                "its aliases expand to more than {budget} bytes"
+            )));
         }
         match stack.last_mut() {
             None => root = Some(node),
             Some(Open::Seq(items, _, _)) => items.push(node),
-            Some(Open::Map(entries, key, _, _)) => match key.take() {
+            Some(Open::Map(entries, key, _, _, index)) => match key.take() {
                 None => match node.kind {
                     Kind::Scalar(k) => *key = Some((k, node.mark)),
                     _ => {
@@ -208,9 +248,13 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
                         })
                     }
                 },
-                Some((k, _)) => match entries.iter_mut().find(|(e, _)| *e == k) {
-                    Some((_, v)) => *v = node,
-                    None => entries.push((k, node)),
+                // The key's bytes were counted when it arrived as a scalar.
+                Some((k, _)) => match index.get(&k) {
+                    Some(&i) => entries[i].1 = node,
+                    None => {
+                        index.insert(k.clone(), entries.len());
+                        entries.push((k, node));
+                    }
                 },
             },
         }
@@ -218,14 +262,17 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, SyntaxError> {
     Ok(root)
 }
 
-fn count(n: &Node) -> usize {
+/// A node's nodes and bytes (scalars and keys).
+pub(crate) fn count(n: &Node) -> (usize, usize) {
+    let add =
+        |(a, b): (usize, usize), (c, d): (usize, usize)| (a.saturating_add(c), b.saturating_add(d));
     match &n.kind {
-        Kind::Scalar(_) => 1,
-        Kind::Seq(items) => items.iter().map(count).fold(1, usize::saturating_add),
+        Kind::Scalar(s) => (1, s.len()),
+        Kind::Seq(items) => items.iter().map(count).fold((1, 0), add),
         Kind::Map(m) => m
             .iter()
-            .map(|(_, v)| count(v).saturating_add(1))
-            .fold(1, usize::saturating_add),
+            .map(|(k, v)| add(count(v), (1, k.len())))
+            .fold((1, 0), add),
     }
 }
 

@@ -1,0 +1,78 @@
+//! Answers that must be linux-gpib's own (checked against its `lib/` sources).
+
+use std::ffi::c_char;
+
+use crate::consts::*;
+use crate::ffi::*;
+use crate::tests::serial_only;
+
+#[test]
+fn ibconfig_dma_off_is_ecap_as_in_linux_gpib() {
+    let _g = serial_only();
+    // linux-gpib's ibconfig: IbcDMA with a value turns DMA on; 0 ("disabling DMA not
+    // supported") is ECAP.
+    assert_eq!(ibconfig(0, OPT_DMA, 0) & ERR, ERR);
+    assert_eq!(ThreadIberr(), ECAP);
+    assert_eq!(ibconfig(0, OPT_DMA, 1) & ERR, 0, "iberr {}", ThreadIberr());
+}
+
+#[test]
+fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
+    let _g = serial_only();
+    // linux-gpib looks the name up in its configuration: not there, EDVR.
+    let name: &[u8] = b"gpib\xff\xfe0\0";
+    // SAFETY: a NUL-terminated string.
+    assert_eq!(unsafe { ibfind(name.as_ptr().cast::<c_char>()) }, -1);
+    assert_eq!(ThreadIberr(), EDVR);
+    assert_eq!(ThreadIbcnt(), 2, "ENOENT, as for any name not configured");
+}
+
+#[test]
+fn ib_config_with_minors_10_to_12_and_a_device_without_its_board() {
+    let conf = std::env::temp_dir().join(format!("gpib-compat-minors-{}.conf", std::process::id()));
+    std::fs::write(
+        &conf,
+        "interface { minor = 10 name = \"ten\" }\ninterface { minor = 11 }\ninterface { minor = 12 }\n\
+         device { minor = 11 name = \"dmm\" pad = 3 }\ndevice { minor = 4 name = \"lost\" pad = 5 }\n",
+    )
+    .unwrap();
+    let out = crate::tests::run_child_with(
+        "fidelity_tests::child_ibfind_on_minors_10_to_12",
+        &[("IB_CONFIG", conf.to_str().unwrap())],
+    );
+    let _ = std::fs::remove_file(&conf);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("1 passed"), "{stdout}");
+    assert!(
+        stderr.contains("ibfind(\"lost\")")
+            && stderr.contains("no interface section has minor = 4"),
+        "the unusable device is explained: {stderr}"
+    );
+    assert!(!stderr.contains("every call fails"), "{stderr}");
+}
+
+#[test]
+#[ignore = "run in a child process by ib_config_with_minors_10_to_12_and_a_device_without_its_board"]
+fn child_ibfind_on_minors_10_to_12() {
+    if !crate::tests::in_child() {
+        return;
+    }
+    // SAFETY: NUL-terminated strings.
+    let b = unsafe { ibfind(c"ten".as_ptr()) };
+    assert!(b >= 16, "ibfind(ten): iberr {}", ThreadIberr());
+    // SAFETY: as above.
+    let ud = unsafe { ibfind(c"dmm".as_ptr()) };
+    assert!(ud >= 16, "ibfind(dmm): iberr {}", ThreadIberr());
+    let mut v = 0;
+    // SAFETY: `v` is a writable int.
+    assert_eq!(unsafe { ibask(ud, OPT_BNA, &mut v) } & ERR, 0);
+    assert_eq!(v, 11);
+    // SAFETY: six readable bytes.
+    let sta = unsafe { ibwrt(ud, b"*IDN?\n".as_ptr().cast(), 6) };
+    assert_eq!(sta & ERR, 0, "iberr {}", ThreadIberr());
+    // SAFETY: as above.
+    let lost = unsafe { ibfind(c"lost".as_ptr()) };
+    assert_eq!((lost, ThreadIberr()), (-1, EDVR));
+}
