@@ -53,6 +53,37 @@ fn concerns(r: &Record<'_>, a: u8) -> bool {
     }
 }
 
+/// The `--from`/`--to` window, ns, both ends included.
+#[derive(Debug, Clone, Copy)]
+struct Range {
+    from: u64,
+    to: u64,
+}
+
+impl Range {
+    fn holds(self, t: u64) -> bool {
+        (self.from..=self.to).contains(&t)
+    }
+}
+
+/// When command byte `i` of `t` went out (its cycle's start), as the listing shows it.
+fn byte_time(t: &Transfer<'_>, i: usize) -> u64 {
+    t.first_ns
+        .saturating_add(t.byte_ns.saturating_mul(i as u64))
+}
+
+/// The times the listing shows for `r`, one per line of it: each command message at
+/// its byte, a data or poll transfer at its first byte, a call at its start.
+fn shown_times<'r>(r: &'r Record<'_>) -> Box<dyn Iterator<Item = u64> + 'r> {
+    match r {
+        Record::Transfer(t) if t.is_command() && !t.bytes.is_empty() => {
+            Box::new((0..t.bytes.len()).map(move |i| byte_time(t, i)))
+        }
+        Record::Transfer(t) => Box::new(std::iter::once(t.first_ns)),
+        other => Box::new(other.start_ns().into_iter()),
+    }
+}
+
 /// Runs the command.
 pub fn run(a: &PrintArgs) -> Result<()> {
     let mut reader = input::open(&a.file)?;
@@ -83,12 +114,17 @@ pub fn run(a: &PrintArgs) -> Result<()> {
         if a.device.is_some_and(|d| !concerns(&r, d)) {
             continue;
         }
-        let t = r.start_ns().unwrap_or(0);
-        if a.from.is_some_and(|f| t < f) || a.to.is_some_and(|to| t > to) {
+        let range = Range {
+            from: a.from.unwrap_or(0),
+            to: a.to.unwrap_or(u64::MAX),
+        };
+        // Filtered by the times the listing shows (a command's messages each at its
+        // own byte), not by when the call began.
+        if !shown_times(&r).any(|t| range.holds(t)) {
             continue;
         }
         match a.format {
-            TraceFormat::Text => text_record(&mut text, &r, a.max_bytes),
+            TraceFormat::Text => text_record(&mut text, &r, a.max_bytes, range),
             TraceFormat::Json => json_records.push(json_record(&r, a.max_bytes)),
         }
         if text.len() > 1 << 20 {
@@ -157,17 +193,20 @@ fn dump(out: &mut String, bytes: &[u8], max: usize, end: bool) {
     }
 }
 
-fn text_record(out: &mut String, r: &Record<'_>, max: usize) {
+fn text_record(out: &mut String, r: &Record<'_>, max: usize, range: Range) {
     match r {
         Record::Transfer(t) if t.is_command() => {
+            let mut first = true;
             for (i, m) in messages(&t.bytes).into_iter().enumerate() {
-                let at = t
-                    .first_ns
-                    .saturating_add(t.byte_ns.saturating_mul(i as u64));
+                let at = byte_time(t, i);
+                if !range.holds(at) {
+                    continue;
+                }
+                // The operation's duration on its first line shown.
                 head(
                     out,
                     at,
-                    (i == 0).then(|| t.end_ns.saturating_sub(t.start_ns)),
+                    std::mem::take(&mut first).then(|| t.end_ns.saturating_sub(t.start_ns)),
                     t.board,
                 );
                 let _ = writeln!(
