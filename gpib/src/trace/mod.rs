@@ -51,4 +51,6 @@ pub use sink::{MemorySink, SharedSink, TraceSink};
 pub use traced::TracedBackend;
 pub use writer::TraceWriter;
 #[cfg(test)]
+mod hostile_tests;
+#[cfg(test)]
 mod tests;
