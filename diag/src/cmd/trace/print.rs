@@ -89,7 +89,20 @@ pub fn run(a: &PrintArgs) -> Result<()> {
     let mut reader = input::open(&a.file)?;
     let header = reader.header().clone();
     let mut text = String::new();
-    let mut json_records = Vec::new();
+    // JSON is written as it goes too: the document's records one at a time.
+    let mut json_count = 0u64;
+    let clock = match header.clock {
+        gpib::trace::Clock::Virtual => "virtual",
+        gpib::trace::Clock::Wall => "wall",
+    };
+    if a.format == TraceFormat::Json {
+        let _ = write!(
+            text,
+            "{{\n  \"clock\": {},\n  \"label\": {},\n  \"records\": [",
+            json!(clock),
+            json!(header.label)
+        );
+    }
     if a.format == TraceFormat::Text {
         let _ = writeln!(
             text,
@@ -125,7 +138,10 @@ pub fn run(a: &PrintArgs) -> Result<()> {
         }
         match a.format {
             TraceFormat::Text => text_record(&mut text, &r, a.max_bytes, range),
-            TraceFormat::Json => json_records.push(json_record(&r, a.max_bytes)),
+            TraceFormat::Json => {
+                json_element(&mut text, &json_record(&r, a.max_bytes), json_count);
+                json_count += 1;
+            }
         }
         if text.len() > 1 << 20 {
             emit(&text)?;
@@ -133,15 +149,27 @@ pub fn run(a: &PrintArgs) -> Result<()> {
         }
     }
     if a.format == TraceFormat::Json {
-        let doc = json!({
-            "label": header.label,
-            "clock": match header.clock { gpib::trace::Clock::Virtual => "virtual", gpib::trace::Clock::Wall => "wall" },
-            "records": json_records,
+        text.push_str(if json_count == 0 {
+            "]\n}\n"
+        } else {
+            "\n  ]\n}\n"
         });
-        text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-        text.push('\n');
     }
     emit(&text)
+}
+
+/// Appends element `index` of the records array, pretty-printed at its depth (as
+/// `serde_json::to_string_pretty` prints the whole document).
+fn json_element(out: &mut String, v: &Value, index: u64) {
+    out.push_str(if index == 0 { "\n" } else { ",\n" });
+    let pretty = serde_json::to_string_pretty(v).unwrap_or_default();
+    for (i, line) in pretty.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str("    ");
+        out.push_str(line);
+    }
 }
 
 fn us(ns: u64) -> f64 {
