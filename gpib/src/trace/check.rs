@@ -97,23 +97,81 @@ fn ns(ps: u64) -> f64 {
 /// Checks a waveform: `changes` are `(time in ps, asserted lines)` with times never
 /// decreasing. At most `max` violations are kept (the count of all is returned).
 pub fn check(changes: &[(u64, u16)], limits: &Limits, max: usize) -> (Vec<Violation>, u64) {
-    let mut out = Vec::new();
-    let mut count = 0u64;
-    let mut report = |v: Violation| {
-        count += 1;
-        if out.len() < max {
-            out.push(v);
-        }
-    };
-    let mut state = 0u16;
-    let mut dio_at = 0u64; // last DIO/EOI change
-    let mut atn_at: Option<u64> = None; // last ATN change, until the first DAV after it
-    let mut atn_deadline: Option<u64> = None;
-    let mut accepted = false; // NDAC released since DAV was asserted
+    let mut c = Checker::new(*limits, max);
     for &(t, new) in changes {
-        if let Some(d) = atn_deadline {
+        c.change(t, new);
+    }
+    c.finish()
+}
+
+/// The check one change at a time, in constant memory: for waveforms too long to hold
+/// (a trace drawn record by record, a VCD read change by change).
+#[derive(Debug, Clone)]
+pub struct Checker {
+    /// The limits in picoseconds (saturated: a limit past `u64::MAX` ps is never met).
+    t1_ps: u64,
+    first_t1_ps: u64,
+    t7_ps: u64,
+    limits: Limits,
+    max: usize,
+    found: Vec<Violation>,
+    count: u64,
+    changes: u64,
+    state: u16,
+    /// Last DIO/EOI change.
+    dio_at: u64,
+    /// Last ATN change, until the first DAV after it.
+    atn_at: Option<u64>,
+    atn_deadline: Option<u64>,
+    /// NDAC released since DAV was asserted.
+    accepted: bool,
+}
+
+impl Checker {
+    /// A check against `limits` keeping at most `max` violations (all are counted).
+    pub fn new(limits: Limits, max: usize) -> Self {
+        Self {
+            t1_ps: limits.t1_ns.saturating_mul(1000),
+            first_t1_ps: limits.first_t1_ns.saturating_mul(1000),
+            t7_ps: limits.t7_ns.saturating_mul(1000),
+            limits,
+            max,
+            found: Vec::new(),
+            count: 0,
+            changes: 0,
+            state: 0,
+            dio_at: 0,
+            atn_at: None,
+            atn_deadline: None,
+            accepted: false,
+        }
+    }
+
+    /// Changes seen so far.
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+
+    /// Violations found so far (all counted).
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    fn report(&mut self, v: Violation) {
+        self.count += 1;
+        if self.found.len() < self.max {
+            self.found.push(v);
+        }
+    }
+
+    /// The lines are `new` from `t` picoseconds on (never before the last change).
+    pub fn change(&mut self, t: u64, new: u16) {
+        self.changes += 1;
+        let state = self.state;
+        let limits = self.limits;
+        if let Some(d) = self.atn_deadline {
             if t > d {
-                report(Violation {
+                self.report(Violation {
                     at_ps: d,
                     rule: Rule::AtnResponse,
                     detail: format!(
@@ -122,31 +180,31 @@ pub fn check(changes: &[(u64, u16)], limits: &Limits, max: usize) -> (Vec<Violat
                     ),
                     lines: state,
                 });
-                atn_deadline = None;
+                self.atn_deadline = None;
             }
         }
         let changed = state ^ new;
         let ifc = (state | new) & lines::IFC != 0;
         if changed & (lines::DIO | lines::EOI) != 0 {
-            dio_at = t;
+            self.dio_at = t;
         }
         if changed & lines::ATN != 0 {
-            atn_at = Some(t);
-            atn_deadline = if new & lines::ATN != 0 && new & lines::NDAC == 0 {
-                Some(t + limits.t7_ns * 1000)
+            self.atn_at = Some(t);
+            self.atn_deadline = if new & lines::ATN != 0 && new & lines::NDAC == 0 {
+                Some(t.saturating_add(self.t7_ps))
             } else {
                 None
             };
         }
         if new & lines::NDAC != 0 {
-            atn_deadline = None;
+            self.atn_deadline = None;
         }
         let dav_on = changed & lines::DAV != 0 && new & lines::DAV != 0;
         let dav_off = changed & lines::DAV != 0 && new & lines::DAV == 0;
         if dav_on {
-            accepted = false;
+            self.accepted = false;
             if state & lines::NRFD != 0 && new & lines::NRFD != 0 {
-                report(Violation {
+                self.report(Violation {
                     at_ps: t,
                     rule: Rule::DavWhileNotReady,
                     detail:
@@ -155,16 +213,16 @@ pub fn check(changes: &[(u64, u16)], limits: &Limits, max: usize) -> (Vec<Violat
                     lines: new,
                 });
             }
-            let settled = t.saturating_sub(dio_at);
+            let settled = t.saturating_sub(self.dio_at);
             if changed & (lines::DIO | lines::EOI) != 0 {
-                report(Violation {
+                self.report(Violation {
                     at_ps: t,
                     rule: Rule::T1,
                     detail: "DIO changed together with DAV (no settling time)".into(),
                     lines: new,
                 });
-            } else if settled < limits.t1_ns * 1000 {
-                report(Violation {
+            } else if settled < self.t1_ps {
+                self.report(Violation {
                     at_ps: t,
                     rule: Rule::T1,
                     detail: format!(
@@ -175,10 +233,10 @@ pub fn check(changes: &[(u64, u16)], limits: &Limits, max: usize) -> (Vec<Violat
                     lines: new,
                 });
             }
-            if let Some(a) = atn_at.take() {
-                let since = t.saturating_sub(a.max(dio_at));
-                if since < limits.first_t1_ns * 1000 {
-                    report(Violation {
+            if let Some(a) = self.atn_at.take() {
+                let since = t.saturating_sub(a.max(self.dio_at));
+                if since < self.first_t1_ps {
+                    self.report(Violation {
                         at_ps: t,
                         rule: Rule::FirstT1,
                         detail: format!(
@@ -193,9 +251,9 @@ pub fn check(changes: &[(u64, u16)], limits: &Limits, max: usize) -> (Vec<Violat
         }
         if changed & lines::NDAC != 0 && new & lines::NDAC == 0 {
             if new & lines::DAV != 0 {
-                accepted = true;
+                self.accepted = true;
             } else if new & lines::ATN != 0 && !ifc {
-                report(Violation {
+                self.report(Violation {
                     at_ps: t,
                     rule: Rule::NdacWithoutDav,
                     detail: "NDAC released while DAV is not asserted, during ATN (a byte accepted that was not sent)"
@@ -204,15 +262,19 @@ pub fn check(changes: &[(u64, u16)], limits: &Limits, max: usize) -> (Vec<Violat
                 });
             }
         }
-        if dav_off && !accepted && !ifc {
-            report(Violation {
+        if dav_off && !self.accepted && !ifc {
+            self.report(Violation {
                 at_ps: t,
                 rule: Rule::DavBeforeAccept,
                 detail: "DAV released before NDAC was released (the byte was not accepted)".into(),
                 lines: new,
             });
         }
-        state = new;
+        self.state = new;
     }
-    (out, count)
+
+    /// The violations kept and the count of all.
+    pub fn finish(self) -> (Vec<Violation>, u64) {
+        (self.found, self.count)
+    }
 }

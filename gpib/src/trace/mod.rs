@@ -35,6 +35,7 @@
 //! ```
 
 pub mod check;
+mod file;
 pub mod format;
 mod reader;
 mod sink;
@@ -43,10 +44,13 @@ pub mod vcd;
 pub mod wave;
 mod writer;
 
+pub use file::{open_file, open_regular};
 pub use format::{BusError, Call, CallOp, Clock, Header, Line, LineChange, Record, Transfer};
 pub use reader::{read_file, TraceError, TraceReader};
 pub use sink::{MemorySink, SharedSink, TraceSink};
 pub use traced::TracedBackend;
 pub use writer::TraceWriter;
+#[cfg(test)]
+mod hostile_tests;
 #[cfg(test)]
 mod tests;

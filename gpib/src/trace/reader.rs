@@ -17,7 +17,7 @@ use crate::trace::format::{
 pub enum TraceError {
     /// The file does not start with [`MAGIC`].
     #[error(
-        "not a GPIB trace file: it starts with {found:02X?}, not {MAGIC:02X?} (\"GPIBTRC\\x1a\")"
+        "not a gpib trace file (bad magic {found:02X?}: a gpib-rs trace, as gpib-diag trace record writes it, starts with {MAGIC:02X?}, \"GPIBTRC\\x1a\")"
     )]
     BadMagic {
         /// The first bytes found.
@@ -45,6 +45,15 @@ pub enum TraceError {
         offset: u64,
         /// What was wrong.
         what: String,
+    },
+    /// A record that reads well but whose times cannot be drawn as a waveform.
+    #[error("at offset {offset}: {source}")]
+    Wave {
+        /// Where the record starts.
+        offset: u64,
+        /// Which field of it, and its value.
+        #[source]
+        source: crate::trace::wave::WaveError,
     },
     /// Reading failed.
     #[error("reading the trace: {0}")]
@@ -176,6 +185,25 @@ impl<R: Read> TraceReader<R> {
     /// Offset of the next record.
     pub fn offset(&self) -> u64 {
         self.offset
+    }
+
+    /// Reads the next record and draws it with `synth` (`out(tick, state)` for each
+    /// line change); `false` at the end of the file. A record that cannot be drawn is a
+    /// [`TraceError::Wave`] with its offset. Nothing is kept: memory stays that of one
+    /// record, however long the file.
+    pub fn draw_next(
+        &mut self,
+        synth: &mut crate::trace::wave::Synth,
+        out: &mut impl FnMut(u64, u16),
+    ) -> Result<bool, TraceError> {
+        let at = self.offset;
+        let Some(r) = self.next_record()? else {
+            return Ok(false);
+        };
+        synth
+            .feed(&r, out)
+            .map_err(|source| TraceError::Wave { offset: at, source })?;
+        Ok(true)
     }
 
     /// The next record, `None` at the end of the file.
@@ -445,10 +473,10 @@ fn address_field(at: u64, v: u8, what: &str) -> Result<Option<u8>, TraceError> {
     }
 }
 
-/// Reads a whole trace file into memory (header and records).
+/// Reads a whole trace file into memory (header and records): a regular file (see
+/// [`crate::trace::open_file`]). To go through a long one, read it record by record.
 pub fn read_file(path: &std::path::Path) -> Result<(Header, Vec<Record<'static>>), TraceError> {
-    let f = std::fs::File::open(path)?;
-    let mut r = TraceReader::new(io::BufReader::new(f))?;
+    let mut r = crate::trace::file::open_file(path)?;
     let mut out = Vec::new();
     while let Some(rec) = r.next_record()? {
         out.push(rec);

@@ -331,7 +331,7 @@ fn in_ps(changes: &[(u64, u16)], tick_ns: u64) -> Vec<(u64, u16)> {
 fn a_healthy_trace_has_no_violation() {
     let recs = bench_session();
     for tick in [1, 10, 50] {
-        let ch = wave::changes(&recs, tick);
+        let ch = wave::changes(&recs, tick).unwrap();
         assert!(ch.windows(2).all(|w| w[0].0 <= w[1].0), "tick {tick}");
         let (v, n) = check::check(&in_ps(&ch, tick), &check::Limits::default(), 10);
         assert_eq!(n, 0, "tick {tick} ns: {v:?}");
@@ -349,7 +349,7 @@ fn the_waveform_carries_every_byte_once_per_dav() {
         })
         .flatten()
         .collect();
-    let ch = wave::changes(&recs, 50);
+    let ch = wave::changes(&recs, 50).unwrap();
     let mut prev = 0u16;
     let mut seen = Vec::new();
     for &(_, s) in &ch {
@@ -392,7 +392,7 @@ fn a_t1_below_the_standard_is_reported() {
         .write(b"*RST;*CLS")
         .unwrap();
     let recs = mem.take();
-    let ch = wave::changes(&recs, 10);
+    let ch = wave::changes(&recs, 10).unwrap();
     let (v, n) = check::check(&in_ps(&ch, 10), &check::Limits::default(), 100);
     // Every command and data byte but the first after each ATN change (settled 2 µs).
     let bytes: usize = recs
@@ -418,7 +418,7 @@ fn a_vcd_reads_back_as_written() {
     let cap = vcd::read_vcd(&vcd[..]).unwrap();
     assert_eq!(cap.tick_ps, 50_000);
     assert_eq!(cap.present, 0xFFFF);
-    let mut ch = wave::changes(&recs, 50);
+    let mut ch = wave::changes(&recs, 50).unwrap();
     // Changes at one tick are one stamp in the VCD.
     ch.dedup_by(|b, a| {
         if a.0 == b.0 {

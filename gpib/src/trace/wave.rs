@@ -10,7 +10,7 @@
 //! 488.1's T1 for that byte): ATN changes and DIO is set that long before DAV.
 //! Devices answer ATN within one tick (T7, 200 ns, when a tick is at most that).
 
-use crate::trace::format::{Line, Record, Transfer};
+use crate::trace::format::{Line, LineChange, Record, Transfer};
 
 /// Line bits of a waveform state: bit set = line asserted (electrically low).
 pub mod lines {
@@ -103,35 +103,90 @@ impl Synth {
     }
 
     /// Draws one record's line changes, calling `out(tick, state)` for each.
-    pub fn feed(&mut self, record: &Record<'_>, out: &mut impl FnMut(u64, u16)) {
+    ///
+    /// A record whose times put a change past the last tick a `u64` holds is refused
+    /// with a [`WaveError`] naming the field, before anything of it is drawn.
+    pub fn feed(
+        &mut self,
+        record: &Record<'_>,
+        out: &mut impl FnMut(u64, u16),
+    ) -> Result<(), WaveError> {
         match record {
             Record::Transfer(t) => self.transfer(t, out),
-            Record::Line(l) => {
-                let bit = match l.line {
-                    Line::Srq => lines::SRQ,
-                    Line::Ren => lines::REN,
-                    Line::Ifc => lines::IFC,
-                };
-                let at = self.ticks(l.at_ns);
-                if l.line == Line::Ifc {
-                    let on = self.set(at, self.state | bit, out);
-                    let end = self.ticks(l.end_ns).max(on + 1);
-                    // IFC unaddresses everyone: no listener holds NDAC afterwards.
-                    self.set(end, self.state & !(bit | lines::NDAC | lines::NRFD), out);
-                } else if l.asserted {
-                    self.set(at, self.state | bit, out);
-                } else {
-                    self.set(at, self.state & !bit, out);
-                }
-            }
-            Record::Error(_) | Record::Call(_) | Record::Unknown { .. } => {}
+            Record::Line(l) => self.line(l, out),
+            Record::Error(_) | Record::Call(_) | Record::Unknown { .. } => Ok(()),
         }
     }
 
-    fn transfer(&mut self, t: &Transfer<'_>, out: &mut impl FnMut(u64, u16)) {
-        if t.bytes.is_empty() || t.byte_ns == 0 {
-            return; // nothing went over the handshake
+    fn line(&mut self, l: &LineChange, out: &mut impl FnMut(u64, u16)) -> Result<(), WaveError> {
+        let bit = match l.line {
+            Line::Srq => lines::SRQ,
+            Line::Ren => lines::REN,
+            Line::Ifc => lines::IFC,
+        };
+        let at = self.ticks(l.at_ns);
+        if l.line == Line::Ifc {
+            // The pulse's end is drawn at least one tick after its start.
+            let end = self.ticks(l.end_ns).max(
+                at.max(self.cursor)
+                    .checked_add(1)
+                    .ok_or(WaveError::new("line", "end_ns", l.end_ns))?,
+            );
+            let on = self.set(at, self.state | bit, out);
+            // IFC unaddresses everyone: no listener holds NDAC afterwards.
+            self.set(
+                end.max(on + 1),
+                self.state & !(bit | lines::NDAC | lines::NRFD),
+                out,
+            );
+        } else if l.asserted {
+            self.set(at, self.state | bit, out);
+        } else {
+            self.set(at, self.state & !bit, out);
         }
+        Ok(())
+    }
+
+    /// The last tick a transfer of `t` can reach from here, or which field puts it past
+    /// a `u64`: every step of every byte is bounded by it.
+    fn transfer_bound(&self, t: &Transfer<'_>) -> Result<u64, WaveError> {
+        let err = |field, value| WaveError::new("transfer", field, value);
+        let per = self.span(t.byte_ns);
+        let t1 = self.span(u64::from(t.t1_ns));
+        let accept = self.span(u64::from(t.accept_ns)).max(2);
+        let settle = self.span(ATN_SETTLE_NS);
+        let n = t.bytes.len() as u64;
+        // One byte: its period, or DIO + T1 + busy + acceptance + release + ready.
+        let fixed = t1 + settle + 8; // both under 2^33: no overflow
+        let step = per
+            .checked_add(accept)
+            .and_then(|s| s.checked_add(fixed))
+            .ok_or_else(|| err("byte_ns", t.byte_ns))?;
+        let body = step
+            .checked_mul(n)
+            .ok_or_else(|| err("byte_ns", t.byte_ns))?;
+        let from = self.ticks(t.first_ns).max(self.cursor);
+        from.checked_add(body)
+            .and_then(|e| e.checked_add(fixed))
+            .ok_or_else(|| {
+                if self.ticks(t.first_ns) >= self.cursor {
+                    err("first_ns", t.first_ns)
+                } else {
+                    err("first_ns (after the records before it)", t.first_ns)
+                }
+            })
+    }
+
+    fn transfer(
+        &mut self,
+        t: &Transfer<'_>,
+        out: &mut impl FnMut(u64, u16),
+    ) -> Result<(), WaveError> {
+        if t.bytes.is_empty() || t.byte_ns == 0 {
+            return Ok(()); // nothing went over the handshake
+        }
+        // Every tick below is at most this bound, so no addition below overflows.
+        self.transfer_bound(t)?;
         let per = self.span(t.byte_ns);
         let t1 = self.span(u64::from(t.t1_ns));
         let accept = self.span(u64::from(t.accept_ns)).max(2);
@@ -188,19 +243,49 @@ impl Synth {
                 c = c.max(dav.saturating_sub(t1) + per);
             }
         }
+        Ok(())
+    }
+}
+
+/// A record whose times cannot be drawn: a change would fall past the last tick a
+/// `u64` holds (a damaged or crafted file: real traces end within centuries).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{record} record: {field} = {value} puts its handshake past the largest time a trace can \
+     hold ({} ns)",
+    u64::MAX
+)]
+pub struct WaveError {
+    /// The record's kind: "transfer", "line".
+    pub record: &'static str,
+    /// The field that carries it past the end of time: "first_ns", "byte_ns", "end_ns".
+    pub field: &'static str,
+    /// The field's value.
+    pub value: u64,
+}
+
+impl WaveError {
+    fn new(record: &'static str, field: &'static str, value: u64) -> Self {
+        Self {
+            record,
+            field,
+            value,
+        }
     }
 }
 
 /// Every line change of `records`, in ticks of `tick_ns`: `(tick, state)` pairs, times
-/// never decreasing.
+/// never decreasing; the first record that cannot be drawn stops it.
+///
+/// This keeps every change in memory: to draw a file, feed a [`Synth`] record by record.
 pub fn changes<'a>(
     records: impl IntoIterator<Item = &'a Record<'a>>,
     tick_ns: u64,
-) -> Vec<(u64, u16)> {
+) -> Result<Vec<(u64, u16)>, WaveError> {
     let mut s = Synth::new(tick_ns);
     let mut v = Vec::new();
     for r in records {
-        s.feed(r, &mut |t, st| v.push((t, st)));
+        s.feed(r, &mut |t, st| v.push((t, st)))?;
     }
-    v
+    Ok(v)
 }

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use gpib::trace::{Header, Record, TraceReader};
+use gpib::trace::TraceReader;
 
 use crate::error::{DiagError, Result};
 
@@ -10,16 +10,6 @@ use crate::error::{DiagError, Result};
 pub fn open(path: &Path) -> Result<TraceReader<std::io::BufReader<std::fs::File>>> {
     let f = std::fs::File::open(path).map_err(|e| input(path, e.to_string()))?;
     TraceReader::new(std::io::BufReader::new(f)).map_err(|e| input(path, e.to_string()))
-}
-
-/// Reads the whole trace at `path`.
-pub fn load(path: &Path) -> Result<(Header, Vec<Record<'static>>)> {
-    let mut r = open(path)?;
-    let mut out = Vec::new();
-    while let Some(rec) = r.next_record().map_err(|e| input(path, e.to_string()))? {
-        out.push(rec);
-    }
-    Ok((r.header().clone(), out))
 }
 
 /// The error for a refused input file.

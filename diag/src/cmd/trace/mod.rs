@@ -4,6 +4,7 @@
 //! module only drives them.
 
 mod check;
+mod counted;
 mod export;
 mod input;
 mod print;
@@ -66,9 +67,10 @@ pub struct RecordArgs {
     /// The trace file to write.
     #[arg(long, short, value_name = "FILE.trace")]
     pub output: PathBuf,
-    /// What to run.
-    #[arg(long, value_enum, default_value_t = TraceWorkload::Query)]
-    pub workload: TraceWorkload,
+    /// What to run. Default: what the device answers: `query` (`*IDN?`, or
+    /// `--command`) on a SCPI instrument, `read` (as io-test) on an HP3565.
+    #[arg(long, value_enum)]
+    pub workload: Option<TraceWorkload>,
     /// The instrument command of `query` and `block`.
     #[arg(long, value_name = "TEXT")]
     pub command: Option<String>,

@@ -53,12 +53,56 @@ fn concerns(r: &Record<'_>, a: u8) -> bool {
     }
 }
 
+/// The `--from`/`--to` window, ns, both ends included.
+#[derive(Debug, Clone, Copy)]
+struct Range {
+    from: u64,
+    to: u64,
+}
+
+impl Range {
+    fn holds(self, t: u64) -> bool {
+        (self.from..=self.to).contains(&t)
+    }
+}
+
+/// When command byte `i` of `t` went out (its cycle's start), as the listing shows it.
+fn byte_time(t: &Transfer<'_>, i: usize) -> u64 {
+    t.first_ns
+        .saturating_add(t.byte_ns.saturating_mul(i as u64))
+}
+
+/// The times the listing shows for `r`, one per line of it: each command message at
+/// its byte, a data or poll transfer at its first byte, a call at its start.
+fn shown_times<'r>(r: &'r Record<'_>) -> Box<dyn Iterator<Item = u64> + 'r> {
+    match r {
+        Record::Transfer(t) if t.is_command() && !t.bytes.is_empty() => {
+            Box::new((0..t.bytes.len()).map(move |i| byte_time(t, i)))
+        }
+        Record::Transfer(t) => Box::new(std::iter::once(t.first_ns)),
+        other => Box::new(other.start_ns().into_iter()),
+    }
+}
+
 /// Runs the command.
 pub fn run(a: &PrintArgs) -> Result<()> {
     let mut reader = input::open(&a.file)?;
     let header = reader.header().clone();
     let mut text = String::new();
-    let mut json_records = Vec::new();
+    // JSON is written as it goes too: the document's records one at a time.
+    let mut json_count = 0u64;
+    let clock = match header.clock {
+        gpib::trace::Clock::Virtual => "virtual",
+        gpib::trace::Clock::Wall => "wall",
+    };
+    if a.format == TraceFormat::Json {
+        let _ = write!(
+            text,
+            "{{\n  \"clock\": {},\n  \"label\": {},\n  \"records\": [",
+            json!(clock),
+            json!(header.label)
+        );
+    }
     if a.format == TraceFormat::Text {
         let _ = writeln!(
             text,
@@ -83,13 +127,21 @@ pub fn run(a: &PrintArgs) -> Result<()> {
         if a.device.is_some_and(|d| !concerns(&r, d)) {
             continue;
         }
-        let t = r.start_ns().unwrap_or(0);
-        if a.from.is_some_and(|f| t < f) || a.to.is_some_and(|to| t > to) {
+        let range = Range {
+            from: a.from.unwrap_or(0),
+            to: a.to.unwrap_or(u64::MAX),
+        };
+        // Filtered by the times the listing shows (a command's messages each at its
+        // own byte), not by when the call began.
+        if !shown_times(&r).any(|t| range.holds(t)) {
             continue;
         }
         match a.format {
-            TraceFormat::Text => text_record(&mut text, &r, a.max_bytes),
-            TraceFormat::Json => json_records.push(json_record(&r, a.max_bytes)),
+            TraceFormat::Text => text_record(&mut text, &r, a.max_bytes, range),
+            TraceFormat::Json => {
+                json_element(&mut text, &json_record(&r, a.max_bytes), json_count);
+                json_count += 1;
+            }
         }
         if text.len() > 1 << 20 {
             emit(&text)?;
@@ -97,15 +149,27 @@ pub fn run(a: &PrintArgs) -> Result<()> {
         }
     }
     if a.format == TraceFormat::Json {
-        let doc = json!({
-            "label": header.label,
-            "clock": match header.clock { gpib::trace::Clock::Virtual => "virtual", gpib::trace::Clock::Wall => "wall" },
-            "records": json_records,
+        text.push_str(if json_count == 0 {
+            "]\n}\n"
+        } else {
+            "\n  ]\n}\n"
         });
-        text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-        text.push('\n');
     }
     emit(&text)
+}
+
+/// Appends element `index` of the records array, pretty-printed at its depth (as
+/// `serde_json::to_string_pretty` prints the whole document).
+fn json_element(out: &mut String, v: &Value, index: u64) {
+    out.push_str(if index == 0 { "\n" } else { ",\n" });
+    let pretty = serde_json::to_string_pretty(v).unwrap_or_default();
+    for (i, line) in pretty.lines().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str("    ");
+        out.push_str(line);
+    }
 }
 
 fn us(ns: u64) -> f64 {
@@ -157,17 +221,20 @@ fn dump(out: &mut String, bytes: &[u8], max: usize, end: bool) {
     }
 }
 
-fn text_record(out: &mut String, r: &Record<'_>, max: usize) {
+fn text_record(out: &mut String, r: &Record<'_>, max: usize, range: Range) {
     match r {
         Record::Transfer(t) if t.is_command() => {
+            let mut first = true;
             for (i, m) in messages(&t.bytes).into_iter().enumerate() {
-                let at = t
-                    .first_ns
-                    .saturating_add(t.byte_ns.saturating_mul(i as u64));
+                let at = byte_time(t, i);
+                if !range.holds(at) {
+                    continue;
+                }
+                // The operation's duration on its first line shown.
                 head(
                     out,
                     at,
-                    (i == 0).then(|| t.end_ns.saturating_sub(t.start_ns)),
+                    std::mem::take(&mut first).then(|| t.end_ns.saturating_sub(t.start_ns)),
                     t.board,
                 );
                 let _ = writeln!(

@@ -7,6 +7,7 @@ use clap::ValueEnum;
 use gpib::trace::{Clock, Header, SharedSink, TraceSink, TraceWriter, TracedBackend};
 use gpib::Address;
 
+use super::counted::Counted;
 use super::input::output;
 use super::{RecordArgs, TraceWorkload};
 use crate::cli::BackendKind;
@@ -47,9 +48,14 @@ pub fn run(a: &RecordArgs) -> Result<()> {
         ),
     };
     let file = std::fs::File::create(&a.output).map_err(|e| output(&a.output, e))?;
-    let writer =
+    let mut writer =
         TraceWriter::new(BufWriter::new(file), &header).map_err(|e| output(&a.output, e))?;
-    let mut sink = SharedSink::new(writer);
+    // The header written out at once: a full disk or a read-only medium is found
+    // before the workload runs, not after.
+    writer.flush().map_err(|e| output(&a.output, e))?;
+    let counted = Counted::new(writer);
+    let tally = counted.tally.clone();
+    let mut sink = SharedSink::new(counted);
     let traced = sink.clone();
     let wrap = move |b: Box<dyn gpib::Backend>| -> Box<dyn gpib::Backend> {
         Box::new(TracedBackend::new(b, traced.clone(), board as u16))
@@ -58,28 +64,64 @@ pub fn run(a: &RecordArgs) -> Result<()> {
     if let Some(h) = &target.host {
         h.trace_to(sink.clone());
     }
+    let dev = device(a, &target)?;
+    let kind = chosen_workload(a, &target, dev);
     let t0 = target.bus.now();
-    let result = (0..a.repeat).try_for_each(|_| workload(a, &target));
+    // Each run's records are pushed to the file before the next: a write error (a
+    // full disk) stops the recording there, not after every run.
+    let result = (0..a.repeat).try_for_each(|_| {
+        workload(a, kind, &target, dev)?;
+        sink.flush().map_err(|e| output(&a.output, e))
+    });
     let elapsed = target.bus.now().saturating_sub(t0);
     if let Some(h) = &target.host {
         h.stop_trace();
     }
-    sink.flush().map_err(|e| output(&a.output, e))?;
+    let flushed = sink.flush().map_err(|e| output(&a.output, e));
     result?;
+    flushed?;
+    let t = tally.get();
     eprintln!(
-        "gpib-diag: traced {} x {} on {} ({:.6} s on the bus's {} clock) into {}",
+        "gpib-diag: traced {} x {} of device {dev} on {} ({:.6} s on the bus's {} clock) into {}: \
+         {} records ({} calls, {} bus transfers moving {} bytes, {} other)",
         a.repeat,
-        workload_name(a),
+        workload_name(a, kind),
         target.label,
         elapsed.as_secs_f64(),
         if simulated { "virtual" } else { "wall" },
-        a.output.display()
+        a.output.display(),
+        t.records,
+        t.calls,
+        t.transfers,
+        t.bytes,
+        t.records - t.calls - t.transfers,
     );
     Ok(())
 }
 
-fn workload_name(a: &RecordArgs) -> String {
-    match a.workload {
+/// The workload asked for; else `query` with `--command`; else what the device
+/// answers: `read` (io-test's) on an HP3565, which knows no `*IDN?`, `query` on the
+/// others.
+fn chosen_workload(a: &RecordArgs, target: &Target, dev: Address) -> TraceWorkload {
+    if let Some(w) = a.workload {
+        return w;
+    }
+    if a.command.is_some() {
+        return TraceWorkload::Query;
+    }
+    let model = target
+        .instruments()
+        .into_iter()
+        .find(|(addr, _)| *addr == dev)
+        .map(|(_, m)| m);
+    match model {
+        Some(m) if m.eq_ignore_ascii_case("HP3565") => TraceWorkload::Read,
+        _ => TraceWorkload::Query,
+    }
+}
+
+fn workload_name(a: &RecordArgs, kind: TraceWorkload) -> String {
+    match kind {
         TraceWorkload::Query => format!("query {:?}", query_text(a)),
         TraceWorkload::Read => format!("read of {} bytes", a.size),
         TraceWorkload::Write => format!("write of {} bytes", a.size),
@@ -114,15 +156,15 @@ fn device(a: &RecordArgs, target: &Target) -> Result<Address> {
         })
 }
 
-fn workload(a: &RecordArgs, target: &Target) -> Result<()> {
-    match a.workload {
+fn workload(a: &RecordArgs, kind: TraceWorkload, target: &Target, dev: Address) -> Result<()> {
+    match kind {
         TraceWorkload::Query => {
-            let dev = target.bus.device(device(a, target)?)?;
+            let dev = target.bus.device(dev)?;
             let answer = dev.query(&query_text(a))?;
             eprintln!("gpib-diag: {} answered {answer:?}", dev.address());
         }
         TraceWorkload::Block => {
-            let dev = target.bus.device(device(a, target)?)?;
+            let dev = target.bus.device(dev)?;
             let block = dev.query_block(&block_text(a))?;
             eprintln!(
                 "gpib-diag: {} sent a block of {} bytes",
@@ -132,16 +174,12 @@ fn workload(a: &RecordArgs, target: &Target) -> Result<()> {
         }
         TraceWorkload::Read | TraceWorkload::Write => {
             let opts = SessionOptions {
-                device: a
-                    .device
-                    .as_ref()
-                    .map(|d| target.resolve_device(d))
-                    .transpose()?,
+                device: Some(dev.primary.get()),
                 protocol: ProtocolChoice::Auto,
                 timeout: None,
             };
             let mut session = Session::open(target, &opts, a.size)?;
-            let sample = if a.workload == TraceWorkload::Read {
+            let sample = if kind == TraceWorkload::Read {
                 session.read(a.size)?
             } else {
                 session.write(a.size)?

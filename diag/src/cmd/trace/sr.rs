@@ -3,10 +3,10 @@
 //! (bit *n* = probe *n*+1, electrical level: asserted = 0), deflated. A long transfer's
 //! handshake repeats, so the file is a small fraction of the VCD's size.
 
-use std::io::{Seek, Write};
+use std::io::{Read, Seek, Write};
 
 use gpib::trace::wave::{Synth, LINE_NAMES};
-use gpib::trace::Record;
+use gpib::trace::TraceReader;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, ZipWriter};
 
@@ -35,6 +35,9 @@ pub enum SrError {
     /// The zip container could not be written.
     #[error("zip: {0}")]
     Zip(#[from] zip::result::ZipError),
+    /// The trace could not be read or drawn.
+    #[error("{0}")]
+    Trace(#[from] gpib::trace::TraceError),
     /// The capture has more samples than [`MAX_SAMPLES`] at this resolution.
     #[error(
         "the trace lasts {ticks} ticks of {tick_ns} ns, more than the {MAX_SAMPLES} samples \
@@ -122,10 +125,35 @@ impl<W: Write + Seek> Chunks<W> {
     }
 }
 
-/// Writes `records` as a sigrok session at `tick_ns` a sample to `out`; `label` goes
-/// into the metadata as a comment.
-pub fn write_sr<'a, W: Write + Seek>(
-    records: impl IntoIterator<Item = &'a Record<'a>>,
+/// Samples an export of the trace `reader` reads at `tick_ns` a sample would write
+/// (the waveform drawn, nothing kept), or why it cannot be drawn: what [`write_sr`]
+/// checks before it writes anything.
+pub fn samples<R: Read>(reader: &mut TraceReader<R>, tick_ns: u64) -> Result<u64, SrError> {
+    let mut synth = Synth::new(tick_ns.max(1));
+    while reader.draw_next(&mut synth, &mut |_, _| {})? {}
+    // The last change's tick, then the few samples of the final state.
+    Ok(synth.cursor().saturating_add(1 + TAIL))
+}
+
+/// Samples of the final state after the last change.
+const TAIL: u64 = 10;
+
+/// Refuses an export of `samples` samples over [`MAX_SAMPLES`].
+pub fn check_length(samples: u64, tick_ns: u64) -> Result<(), SrError> {
+    if samples > MAX_SAMPLES {
+        return Err(SrError::TooLong {
+            ticks: samples,
+            tick_ns,
+        });
+    }
+    Ok(())
+}
+
+/// Writes the trace `reader` reads (record by record) as a sigrok session at
+/// `tick_ns` a sample to `out`; `label` goes into the metadata as a comment. Give it a
+/// trace [`samples`] has measured: a longer one is refused only when it gets there.
+pub fn write_sr<R: Read, W: Write + Seek>(
+    reader: &mut TraceReader<R>,
     tick_ns: u64,
     label: &str,
     out: W,
@@ -144,14 +172,16 @@ pub fn write_sr<'a, W: Write + Seek>(
         error: None,
     };
     let mut synth = Synth::new(tick_ns);
-    for r in records {
-        synth.feed(r, &mut |t, s| c.change(t, s));
+    while reader.draw_next(&mut synth, &mut |t, s| c.change(t, s))? {
         if let Some(e) = c.error.take() {
             return Err(e);
         }
     }
+    if let Some(e) = c.error.take() {
+        return Err(e);
+    }
     // A few samples of the final state, as the VCD export shows it.
-    let end = c.at + 10;
+    let end = c.at + TAIL;
     c.fill_to(end)?;
     c.flush_chunk()?;
     let mut meta = String::new();

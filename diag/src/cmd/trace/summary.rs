@@ -48,6 +48,21 @@ fn span(t: &Transfer<'_>) -> u64 {
     t.end_ns.saturating_sub(t.start_ns)
 }
 
+/// The largest first, then the earliest.
+fn order(x: &Row, y: &Row) -> std::cmp::Ordering {
+    y.bytes.cmp(&x.bytes).then(x.start_ns.cmp(&y.start_ns))
+}
+
+/// Keeps `rows` at most twice `top` long (plus room for the next): the `top` first in
+/// [`order`] are all that is listed, so memory does not grow with the trace.
+fn keep_top(rows: &mut Vec<Row>, top: usize) {
+    let cap = top.saturating_mul(2).max(64);
+    if rows.len() >= cap {
+        rows.sort_by(order);
+        rows.truncate(top);
+    }
+}
+
 /// Runs the command.
 pub fn run(a: &SummaryArgs) -> Result<()> {
     let mut reader = input::open(&a.file)?;
@@ -74,6 +89,7 @@ pub fn run(a: &SummaryArgs) -> Result<()> {
                     polls.add(n, span(t));
                 } else {
                     data.add(n, span(t));
+                    keep_top(&mut rows, a.top);
                     rows.push(Row {
                         start_ns: t.start_ns,
                         talker: t.talker,
@@ -105,7 +121,7 @@ pub fn run(a: &SummaryArgs) -> Result<()> {
         }
     }
     let total = last.saturating_sub(first.min(last));
-    rows.sort_by(|x, y| y.bytes.cmp(&x.bytes).then(x.start_ns.cmp(&y.start_ns)));
+    rows.sort_by(order);
     let shown = &rows[..rows.len().min(a.top)];
     let text = match a.format {
         TraceFormat::Json => {

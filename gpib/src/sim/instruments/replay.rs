@@ -96,20 +96,42 @@ fn show(b: &[u8]) -> String {
     s
 }
 
-impl Replay {
-    /// The device at primary address `address` in `records`.
-    ///
-    /// Fails (a [`crate::ErrorKind::Config`] error) when the recording has nothing sent
-    /// to or answered by that device.
-    pub fn from_records(records: &[Record<'_>], address: u8, label: &str) -> Result<Self> {
-        let has_bus = records.iter().any(|r| matches!(r, Record::Transfer(_)));
-        let mut s = Steps::default();
-        if has_bus {
-            let mut delivered = 0u64;
-            for r in records {
-                let Record::Transfer(t) = r else { continue };
+/// Builds a replay's steps one record at a time (nothing of the recording is kept but
+/// the device's bytes): from the bus records if there are any, else from the calls.
+struct Builder {
+    address: u8,
+    has_bus: bool,
+    bus: Steps,
+    /// When the last message to the device was delivered (bus records).
+    delivered: u64,
+    calls: Steps,
+    talker: Option<u8>,
+    listening: bool,
+    decoder: CommandDecoder,
+}
+
+impl Builder {
+    fn new(address: u8) -> Self {
+        Self {
+            address,
+            has_bus: false,
+            bus: Steps::default(),
+            delivered: 0,
+            calls: Steps::default(),
+            talker: None,
+            listening: false,
+            decoder: CommandDecoder::new(),
+        }
+    }
+
+    fn record(&mut self, r: &Record<'_>) {
+        match r {
+            Record::Transfer(t) => {
+                self.has_bus = true;
+                self.calls = Steps::default(); // the bus records are used
+                let (address, s) = (self.address, &mut self.bus);
                 if t.is_command() || t.bytes.is_empty() {
-                    continue;
+                    return;
                 }
                 if t.is_serial_poll() {
                     if t.talker == address {
@@ -117,23 +139,57 @@ impl Replay {
                     }
                 } else if t.board_talks() && t.listeners & (1 << address) != 0 {
                     s.expect(&t.bytes, t.end());
-                    delivered = t
+                    self.delivered = t
                         .first_ns
                         .saturating_add(t.byte_ns.saturating_mul(t.bytes.len() as u64));
                 } else if !t.board_talks() && t.talker == address {
-                    let latency = Duration::from_nanos(t.ready_ns.saturating_sub(delivered));
+                    let latency = Duration::from_nanos(t.ready_ns.saturating_sub(self.delivered));
                     s.answer(&t.bytes, latency);
                 }
             }
-        } else {
-            from_calls(records, address, &mut s);
+            Record::Call(_) if !self.has_bus => self.call(r),
+            _ => {}
         }
+    }
+
+    /// Steps from call records: device-level calls, or raw writes and reads addressed
+    /// by the command bytes before them.
+    fn call(&mut self, r: &Record<'_>) {
+        let Record::Call(c) = r else { return };
+        let (address, s) = (self.address, &mut self.calls);
+        if c.error.is_some() && c.data.is_empty() {
+            return;
+        }
+        match c.op {
+            CallOp::Command => {
+                for &b in c.data.iter() {
+                    match self.decoder.next_message(b) {
+                        InterfaceMessage::Talk(a) => self.talker = Some(a.get()),
+                        InterfaceMessage::Untalk => self.talker = None,
+                        InterfaceMessage::Listen(a) if a.get() == address => self.listening = true,
+                        InterfaceMessage::Unlisten => self.listening = false,
+                        _ => {}
+                    }
+                }
+            }
+            CallOp::Write if self.listening => s.expect(&c.data, c.eoi),
+            CallOp::Read if self.talker == Some(address) => s.answer(&c.data, Duration::ZERO),
+            CallOp::DeviceWrite if c.device == Some(address) => s.expect(&c.data, c.eoi),
+            CallOp::DeviceRead if c.device == Some(address) => s.answer(&c.data, Duration::ZERO),
+            CallOp::SerialPoll if c.device == Some(address) => s.polls.extend_from_slice(&c.data),
+            _ => {}
+        }
+    }
+
+    fn finish(self, label: &str) -> Result<Replay> {
+        let s = if self.has_bus { self.bus } else { self.calls };
         if s.steps.is_empty() && s.polls.is_empty() {
             return Err(Error::Config(format!(
-                "replay of {label}: the recording has nothing sent to or answered by device {address}"
+                "replay of {label}: the recording has nothing sent to or answered by device {}",
+                self.address
             )));
         }
-        Ok(Self {
+        Ok(Replay {
             label: label.to_string(),
             steps: s.steps,
             polls: s.polls,
@@ -143,12 +199,49 @@ impl Replay {
             mismatch: None,
         })
     }
+}
 
-    /// The device at `address` in the trace file at `path`.
+impl Replay {
+    /// The device at primary address `address` in `records`.
+    ///
+    /// Fails (a [`crate::ErrorKind::Config`] error) when the recording has nothing sent
+    /// to or answered by that device.
+    pub fn from_records(records: &[Record<'_>], address: u8, label: &str) -> Result<Self> {
+        let mut b = Builder::new(address);
+        for r in records {
+            b.record(r);
+        }
+        b.finish(label)
+    }
+
+    /// The device at `address` in the trace file at `path`, read record by record
+    /// (memory: the device's bytes, whatever else the file holds).
+    ///
+    /// Fails (a [`crate::ErrorKind::Config`] error) for a file that is not a regular
+    /// file (a FIFO is refused, not waited on), not a trace, or damaged.
     pub fn open(path: &Path, address: u8) -> Result<Self> {
-        let (_, records) = crate::trace::read_file(path)
-            .map_err(|e| Error::Config(format!("replay file {}: {e}", path.display())))?;
-        Self::from_records(&records, address, &path.display().to_string())
+        let shown = path.display().to_string();
+        let refused =
+            |e: crate::trace::TraceError| Error::Config(format!("replay file {shown}: {e}"));
+        let mut reader = crate::trace::open_file(path).map_err(refused)?;
+        let mut b = Builder::new(address);
+        while let Some(r) = reader.next_record().map_err(refused)? {
+            b.record(&r);
+        }
+        b.finish(&shown)
+    }
+
+    /// The device at `address` in the trace read from `input` (any reader: bytes in
+    /// memory, a socket), record by record.
+    pub fn read_from(input: impl std::io::Read, address: u8, label: &str) -> Result<Self> {
+        let refused =
+            |e: crate::trace::TraceError| Error::Config(format!("replay of {label}: {e}"));
+        let mut reader = crate::trace::TraceReader::new(input).map_err(refused)?;
+        let mut b = Builder::new(address);
+        while let Some(r) = reader.next_record().map_err(refused)? {
+            b.record(&r);
+        }
+        b.finish(label)
     }
 
     /// Why the replay stopped, if the program sent what the recording does not have.
@@ -175,39 +268,6 @@ impl Replay {
     fn answer(&mut self, io: &mut DeviceIo<'_>) {
         if let Some(Step::Answer { latency, .. }) = self.steps.get(self.next) {
             io.wake_after(*latency, self.next as u64);
-        }
-    }
-}
-
-/// Steps from call records: device-level calls, or raw writes and reads addressed by
-/// the command bytes before them.
-fn from_calls(records: &[Record<'_>], address: u8, s: &mut Steps) {
-    let mut talker: Option<u8> = None;
-    let mut listening = false;
-    let mut decoder = CommandDecoder::new();
-    for r in records {
-        let Record::Call(c) = r else { continue };
-        if c.error.is_some() && c.data.is_empty() {
-            continue;
-        }
-        match c.op {
-            CallOp::Command => {
-                for &b in c.data.iter() {
-                    match decoder.next_message(b) {
-                        InterfaceMessage::Talk(a) => talker = Some(a.get()),
-                        InterfaceMessage::Untalk => talker = None,
-                        InterfaceMessage::Listen(a) if a.get() == address => listening = true,
-                        InterfaceMessage::Unlisten => listening = false,
-                        _ => {}
-                    }
-                }
-            }
-            CallOp::Write if listening => s.expect(&c.data, c.eoi),
-            CallOp::Read if talker == Some(address) => s.answer(&c.data, Duration::ZERO),
-            CallOp::DeviceWrite if c.device == Some(address) => s.expect(&c.data, c.eoi),
-            CallOp::DeviceRead if c.device == Some(address) => s.answer(&c.data, Duration::ZERO),
-            CallOp::SerialPoll if c.device == Some(address) => s.polls.extend_from_slice(&c.data),
-            _ => {}
         }
     }
 }
