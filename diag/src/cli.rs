@@ -5,8 +5,6 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::device_arg::DeviceArg;
-use crate::driver::ProtocolKind;
-use crate::measure::ProtocolChoice;
 use crate::size::parse_size;
 
 /// Longest timeout the options take, in seconds (11.6 days): long enough for any
@@ -153,17 +151,6 @@ pub enum Protocol {
     /// No instrument commands; each transfer takes exactly 1 µs a byte (tests).
     #[value(hide = true)]
     Mock,
-}
-
-impl From<Protocol> for ProtocolChoice {
-    fn from(p: Protocol) -> Self {
-        match p {
-            Protocol::Auto => ProtocolChoice::Auto,
-            Protocol::Hp3565 => ProtocolChoice::Given(ProtocolKind::Hp3565),
-            Protocol::Scpi => ProtocolChoice::Given(ProtocolKind::Scpi),
-            Protocol::Mock => ProtocolChoice::Given(ProtocolKind::Mock),
-        }
-    }
 }
 
 /// Output format.
