@@ -410,3 +410,102 @@ fn realtime_failures_take_their_modelled_time() {
         "returned after {wall:?}"
     );
 }
+
+/// A talker that answers each message with `pieces` copies of one shared megabyte
+/// (END after the last only when `end`): an endless answer without its memory.
+struct Streaming {
+    mib: Arc<[u8]>,
+    pieces: usize,
+    end: bool,
+}
+
+impl Instrument for Streaming {
+    fn model(&self) -> &str {
+        "STREAMING"
+    }
+    fn listen(&mut self, _data: &[u8], end: bool, io: &mut DeviceIo<'_>) {
+        if end {
+            for _ in 0..self.pieces {
+                io.output.push_shared(self.mib.clone(), 0..self.mib.len());
+            }
+            if self.end {
+                io.output.finish_message();
+            }
+        }
+    }
+}
+
+fn streaming_host(pieces: usize, end: bool) -> (SimHost, Bus) {
+    let host = SimHost::new("streaming");
+    let b = host.add_board(
+        "gpib0",
+        PrimaryAddress::try_from(0u8).unwrap(),
+        BoardTiming::default(),
+        Duration::from_secs(1000),
+    );
+    let mib: Arc<[u8]> = (0..1usize << 20).map(|i| (i % 251) as u8).collect();
+    let device = Streaming { mib, pieces, end };
+    let at = Address::try_from(5u8).unwrap();
+    host.attach(b, at, Box::new(device), DeviceTiming::default())
+        .unwrap();
+    let bus = Bus::new(host.board(b).unwrap());
+    (host, bus)
+}
+
+// Reads and network item 1: a talker that never sends END made `query` and
+// `read_to_end` grow their buffer until the process died. Past the default maximum
+// read length (64 MiB) they stop, with a typed error that keeps the bytes.
+#[test]
+fn endless_answers_stop_at_the_maximum_read_length() {
+    let (_h, bus) = streaming_host(80, false);
+    let mut dev = bus.device(5).unwrap();
+    dev.set_timeout(Some(Duration::ZERO)); // no timeout: only the length bounds it
+    let e = within(Duration::from_secs(120), move || {
+        dev.query("SEND").unwrap_err()
+    });
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    assert!(e.to_string().contains("maximum read length"), "{e}");
+    assert_eq!(e.transferred(), Some(64 << 20), "{e}");
+    match e {
+        gpib::Error::ResponseTooLong { data, limit, .. } => {
+            assert_eq!(limit, gpib::DEFAULT_MAX_READ);
+            assert_eq!(data.len(), 64 << 20);
+            assert_eq!(&data[..4], &[0, 1, 2, 3]);
+        }
+        other => panic!("{other}"),
+    }
+    // A handle's own limit; `read_to_end_into` keeps the bytes in the caller's Vec.
+    let (_h, bus) = streaming_host(3, true);
+    let mut dev = bus.device(5).unwrap();
+    dev.set_max_read(1 << 20);
+    dev.write_str("SEND").unwrap();
+    let mut v = Vec::new();
+    let e = dev.read_to_end_into(&mut v).unwrap_err();
+    assert_eq!(e.transferred(), Some(1 << 20), "{e}");
+    assert_eq!(v.len(), 1 << 20);
+    dev.clear().unwrap();
+    dev.set_max_read(4 << 20);
+    assert_eq!(dev.query("SEND").unwrap_err().kind(), ErrorKind::Protocol);
+    dev.clear().unwrap();
+    dev.write_str("SEND").unwrap();
+    assert_eq!(dev.read_to_end().unwrap().len(), 3 << 20);
+}
+
+// Reads and network item 1: every backend read got a fresh timeout, so a talker that
+// keeps sending kept a whole-message read going past the device's timeout. The
+// timeout bounds the whole read; the bytes read are kept and counted.
+#[test]
+fn the_timeout_bounds_a_whole_read() {
+    let (_h, bus) = streaming_host(30, true);
+    let mut dev = bus.device(5).unwrap();
+    dev.set_timeout(Some(Duration::from_secs(1)));
+    let t0 = bus.now();
+    dev.write_str("SEND").unwrap();
+    let mut v = Vec::new();
+    let e = dev.read_to_end_into(&mut v).unwrap_err();
+    let took = bus.now() - t0;
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    assert_eq!(e.transferred(), Some(v.len()), "{e}");
+    assert!(!v.is_empty() && v.len() < 30 << 20, "{}", v.len());
+    assert!(took < Duration::from_secs(3), "{took:?}");
+}
