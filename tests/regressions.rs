@@ -509,3 +509,40 @@ fn the_timeout_bounds_a_whole_read() {
     assert!(!v.is_empty() && v.len() < 30 << 20, "{}", v.len());
     assert!(took < Duration::from_secs(3), "{took:?}");
 }
+
+// Reads and network item 2: `#45000`, 5000 bytes, NL, then more bytes with END on
+// them was read as a good block (the body's NL came without END and was taken for
+// the end). The bytes after the NL make it a malformed block.
+#[test]
+fn bytes_after_a_blocks_nl_are_malformed() {
+    for (size, junk) in [
+        (5000usize, &b"junk"[..]),
+        (5000, b"j"),
+        (300, b"junk"),
+        (4096 + 4, b"j"),
+    ] {
+        let mut answer = format!("#{}{size}", size.to_string().len()).into_bytes();
+        answer.extend((0..size).map(|i| (i % 251) as u8));
+        answer.push(b'\n');
+        let good = answer.clone();
+        answer.extend_from_slice(junk);
+        let (_h, bus) = scripted_host(answer, true);
+        let dev = bus.device(5).unwrap();
+        let e = match dev.query_block("SEND") {
+            Ok(body) => panic!("{size} {junk:?}: accepted, {} bytes", body.len()),
+            Err(e) => e,
+        };
+        assert_eq!(e.kind(), ErrorKind::MalformedBlock, "{size} {junk:?}: {e}");
+        let mut buf = vec![0u8; size + 100];
+        dev.clear().unwrap();
+        let e = dev.query_block_into("SEND", &mut buf).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::MalformedBlock, "{size} {junk:?}: {e}");
+        // Without the junk it is a good block, with END or without.
+        for end in [true, false] {
+            let (_h, bus) = scripted_host(good.clone(), end);
+            let mut dev = bus.device(5).unwrap();
+            dev.set_timeout(Some(Duration::from_millis(50)));
+            assert_eq!(dev.query_block("SEND").unwrap().len(), size, "{size} {end}");
+        }
+    }
+}

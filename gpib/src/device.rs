@@ -648,7 +648,9 @@ fn read_head_into_sink(
                 // (some devices drop EOI there).
                 let hl = h.header_len;
                 sink.move_to_start(hl, got);
-                return Ok(Ok(Head::in_sink(h, got - hl, false, sink)));
+                // Nothing follows it (the read timed out): as good as END for what
+                // comes after the NL.
+                return Ok(Ok(Head::in_sink(h, got - hl, true, sink)));
             }
             let n = got.min(MAX_HEADER_LEN);
             let e = header_read_failed(e, &bytes[..n], 0);
@@ -696,8 +698,9 @@ fn read_head_apart(
                     let got = have + e.transferred().unwrap_or(0).min(want - have);
                     if let Some(h) = whole_definite_block(&head[..got]) {
                         // A short block and its NL, without END: accepted, as longer
-                        // ones are (some devices drop EOI there).
+                        // ones are (some devices drop EOI there). Nothing follows it.
                         have = got;
+                        ended = true;
                         break h;
                     }
                     return Err(header_read_failed(e, &head[..got], have));
@@ -779,6 +782,9 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                         read: have,
                     });
                 }
+                if !ended {
+                    nothing_after_nl(tx, have)?;
+                }
                 return Ok(BlockInfo {
                     format: header.format,
                     len,
@@ -827,6 +833,7 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                     }
                 })?;
                 terminator = (st.count == 1).then_some(t[0]);
+                last_had_end = st.end == ReadEnd::Eoi;
             }
             if let Some(t) = terminator.filter(|&t| t != b'\n') {
                 return Err(Error::MalformedBlock {
@@ -839,6 +846,9 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                     reason: "expected NL+END after the block body, got nothing".into(),
                     read: hl + len,
                 });
+            }
+            if terminator.is_some() && !last_had_end {
+                nothing_after_nl(tx, hl + len + 1)?;
             }
             Ok(BlockInfo {
                 format: header.format,
@@ -882,6 +892,30 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                 len,
             })
         }
+    }
+}
+
+/// The NL after a block's body came without END (and the read stopped with it, its
+/// buffer full): END must have been dropped (accepted, as some devices drop EOI
+/// there), or more bytes follow, which is a malformed block. `read`: bytes read so far.
+fn nothing_after_nl(tx: &mut Link<'_, '_>, read: usize) -> Result<()> {
+    let mut t = [0u8; 1];
+    match tx.read(&mut t, None) {
+        Ok(st) if st.count == 0 => Ok(()),
+        Ok(st) => Err(Error::MalformedBlock {
+            reason: format!(
+                "byte 0x{:02X}{} after the NL that ends the block",
+                t[0],
+                if st.end == ReadEnd::Eoi {
+                    ""
+                } else {
+                    " and more"
+                }
+            ),
+            read: read + 1,
+        }),
+        Err(e) if e.kind() == crate::ErrorKind::Timeout && e.transferred() == Some(0) => Ok(()),
+        Err(e) => Err(e.offset_transferred(read)),
     }
 }
 
