@@ -34,7 +34,7 @@ mod address;
 pub mod backend;
 pub mod block;
 mod bus;
-
+mod deadline;
 mod device;
 mod error;
 pub mod gpibconf;
