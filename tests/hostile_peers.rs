@@ -284,3 +284,66 @@ fn prologix_an_endless_answer_is_bounded() {
     assert!(got > 0 && got <= gpib::DEFAULT_MAX_READ, "{got}: {e}");
     assert!(took < Duration::from_secs(3), "{took:?}: {e}");
 }
+
+/// A server over the simulated bench with a 1 s idle timeout.
+fn server() -> gpib::serve::Server {
+    let bus = Bus::new(gpib::sim::bench().board(0).unwrap());
+    let opts = gpib::serve::ServeOptions {
+        idle_timeout: Duration::from_secs(1),
+        ..gpib::serve::ServeOptions::ephemeral()
+    };
+    gpib::serve::Server::start(bus, opts).unwrap()
+}
+
+/// Sends `bytes` to `at` one every 300 ms; returns how long after the first the
+/// server closed the connection (`None`: it never did, the bytes ran out first).
+fn trickle(at: SocketAddr, bytes: &[u8]) -> Option<Duration> {
+    let mut s = TcpStream::connect(at).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(10))).unwrap();
+    let t0 = Instant::now();
+    for &b in bytes {
+        if s.write_all(&[b]).is_err() {
+            return Some(t0.elapsed());
+        }
+        let step = Instant::now();
+        while step.elapsed() < Duration::from_millis(300) {
+            let mut x = [0u8; 64];
+            match s.read(&mut x) {
+                Ok(0) => return Some(t0.elapsed()),
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                    return Some(t0.elapsed())
+                }
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+// Reads and network item 4: a client that sent one byte every few hundred ms kept its
+// Prologix connection (and its thread) for ever: the idle timer restarted on each
+// byte. A line must arrive whole within the idle timeout of its first byte.
+#[test]
+fn server_prologix_a_trickled_line_is_cut_off() {
+    let srv = server();
+    let at = srv.prologix_addr().unwrap();
+    let closed = within(Duration::from_secs(20), move || trickle(at, &[b'x'; 20]));
+    let closed = closed.expect("the connection outlived 20 trickled bytes (6 s)");
+    assert!(closed < Duration::from_secs(3), "{closed:?}");
+    srv.stop();
+}
+
+// Reads and network item 4: the same on the VXI-11 core channel: a record must
+// arrive whole within the idle timeout of its first byte.
+#[test]
+fn server_vxi11_a_trickled_record_is_cut_off() {
+    let srv = server();
+    let at = srv.vxi11_addr().unwrap();
+    // A record header announcing 64 bytes, then the bytes, one at a time.
+    let mut rec = (0x8000_0000u32 | 64).to_be_bytes().to_vec();
+    rec.extend_from_slice(&[0u8; 16]);
+    let closed = within(Duration::from_secs(20), move || trickle(at, &rec));
+    let closed = closed.expect("the connection outlived 20 trickled bytes (6 s)");
+    assert!(closed < Duration::from_secs(3), "{closed:?}");
+    srv.stop();
+}

@@ -11,6 +11,7 @@ use crate::address::{Address, PrimaryAddress, SecondaryAddress};
 use crate::backend::prologix::{ESC, MAX_ADAPTER_TIMEOUT_MS};
 use crate::backend::{Eos, ReadEnd};
 use crate::bus::Bus;
+use crate::deadline::{Deadline, TimedReader};
 
 /// What `++ver` answers.
 pub(crate) const VERSION: &str =
@@ -49,7 +50,7 @@ struct Conn {
     cmd_too_long: bool,
 }
 
-pub(crate) fn serve(bus: Bus, s: TcpStream, _slot: Slot, default: Option<Address>, trace: bool) {
+pub(crate) fn serve(bus: Bus, s: TcpStream, slot: Slot, default: Option<Address>, trace: bool) {
     let Ok(out) = s.try_clone() else { return };
     let peer = trace.then(|| s.peer_addr().map_or("?".to_string(), |p| p.to_string()));
     let mut c = Conn {
@@ -69,25 +70,38 @@ pub(crate) fn serve(bus: Bus, s: TcpStream, _slot: Slot, default: Option<Address
         cmd: Vec::new(),
         cmd_too_long: false,
     };
-    let mut input = s;
+    // Reads of `buf`'s size bypass the reader's small buffer.
+    let mut input = TimedReader::new(s, 4096);
     let mut buf = vec![0u8; 64 * 1024];
+    // Set at a line's first byte: the whole line must arrive by it.
+    let mut line_deadline: Option<Deadline> = None;
     loop {
+        let idle = Deadline::after(Some(slot.idle));
+        input.set_deadline(line_deadline.unwrap_or(idle));
         let n = match input.read(&mut buf) {
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
         // pyvisa-py writes the command and `++read` as two segments: ACK the first at
         // once, or its Nagle holds the second for a delayed ACK (about 40 ms).
-        super::quick_ack(&input);
+        super::quick_ack(input.get_ref());
         for &b in &buf[..n] {
             if c.byte(b).is_err() {
                 return;
             }
         }
+        line_deadline = c
+            .in_line()
+            .then(|| line_deadline.unwrap_or_else(|| Deadline::after(Some(slot.idle))));
     }
 }
 
 impl Conn {
+    /// Whether a line has started and not ended.
+    fn in_line(&self) -> bool {
+        self.line != Line::Start || self.escaped
+    }
+
     /// One byte from the client; an error ends the connection (the socket failed).
     fn byte(&mut self, b: u8) -> std::io::Result<()> {
         if self.escaped {

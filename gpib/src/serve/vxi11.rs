@@ -591,6 +591,7 @@ pub(crate) fn serve_core(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
     let conn = slot.id;
     serve_records(
         s,
+        slot.idle,
         limits,
         proto::DEVICE_CORE,
         proto::VERSION,
@@ -601,13 +602,14 @@ pub(crate) fn serve_core(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
 }
 
 /// Serves the abort channel: `device_abort` ends a lock wait on the link.
-pub(crate) fn serve_abort(gw: &Arc<Gateway>, s: TcpStream, _slot: Slot) {
+pub(crate) fn serve_abort(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
     let limits = Limits {
         max_record: 1024,
         max_fragments: 16,
     };
     serve_records(
         s,
+        slot.idle,
         limits,
         proto::DEVICE_ASYNC,
         proto::VERSION,
