@@ -347,3 +347,65 @@ fn server_vxi11_a_trickled_record_is_cut_off() {
     assert!(closed < Duration::from_secs(3), "{closed:?}");
     srv.stop();
 }
+
+/// What the bench's SCPI instrument holds on to (its input and shared buffers).
+fn scpi_held(host: &gpib::sim::SimHost) -> usize {
+    let at = gpib::Address::try_from(22u8).unwrap();
+    host.with_instrument_as::<gpib::sim::instruments::ScpiInstrument, _>(0, at, |i| i.held_bytes())
+        .unwrap()
+        .unwrap()
+}
+
+/// Polls `f` for up to 3 s until it is at most `max`; returns its last value.
+fn settles_to(max: usize, f: impl Fn() -> usize) -> usize {
+    let t0 = Instant::now();
+    loop {
+        let v = f();
+        if v <= max || t0.elapsed() > Duration::from_secs(3) {
+            return v;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+// Reads and network item 4: after an attack the server's memory stayed hundreds of
+// MiB up: a device kept the capacity of an over-long input, and the ramp of a
+// `BLOCK?` whose reader went away. Both are given back.
+#[test]
+fn server_memory_is_given_back_after_an_attack() {
+    let host = gpib::sim::bench();
+    let bus = Bus::new(host.board(0).unwrap());
+    let srv = gpib::serve::Server::start(bus, gpib::serve::ServeOptions::ephemeral()).unwrap();
+    let base = scpi_held(&host);
+    // A long message held while it arrives (an indefinite block in pieces).
+    let at = srv.prologix_addr().unwrap().to_string();
+    within(Duration::from_secs(60), move || {
+        let board = PrologixBoard::connect_tcp(&at).unwrap();
+        let dev = Bus::new(board).device(22).unwrap();
+        dev.write_partial(b"DATA #0").unwrap();
+        let piece = vec![b'x'; 1 << 20];
+        for _ in 0..8 {
+            dev.write_partial(&piece).unwrap();
+        }
+        dev.write(b"\n").unwrap();
+        assert_eq!(dev.query("DATA:LEN?").unwrap(), (8 << 20).to_string());
+    });
+    let after_input = scpi_held(&host);
+    assert!(after_input <= base + 64 * 1024, "{base} -> {after_input}");
+    // A 16 MiB `BLOCK?` whose reader reads 1 KiB and goes away.
+    let at = srv.vxi11_addr().unwrap().to_string();
+    within(Duration::from_secs(60), move || {
+        let opts = Vxi11Options {
+            interrupts: false,
+            ..Vxi11Options::default()
+        };
+        let board = Vxi11Board::connect(&at, opts).unwrap();
+        let dev = Bus::new(board).device(22).unwrap();
+        dev.write_str("BLOCK? 16000000").unwrap();
+        let mut buf = [0u8; 1024];
+        assert_eq!(dev.read(&mut buf).unwrap().count, 1024);
+    });
+    let after_ramp = settles_to(base + 64 * 1024, || scpi_held(&host));
+    assert!(after_ramp <= base + 64 * 1024, "{base} -> {after_ramp}");
+    srv.stop();
+}

@@ -393,6 +393,14 @@ impl Drop for Server {
     }
 }
 
+/// Feeds `input` to one Prologix connection's line parser over `bus`, as if a client
+/// had sent it, and appends what the connection answers to `out`: the server side of
+/// a Prologix session without a socket (for fuzzing and tests). `default` is the
+/// `++addr` at connection, as [`ServeOptions::default_address`].
+pub fn prologix_session(bus: Bus, input: &[u8], out: &mut Vec<u8>, default: Option<Address>) {
+    prologix::session(bus, input, out, default);
+}
+
 /// Asks the kernel to acknowledge what arrived on `s` at once rather than delay the
 /// ACK (Linux `TCP_QUICKACK`, which the kernel clears again: call it after each read).
 ///
