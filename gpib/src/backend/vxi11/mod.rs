@@ -40,7 +40,9 @@ pub struct Vxi11Options {
     pub port: Option<u16>,
     /// The portmapper's port (111).
     pub portmapper_port: u16,
-    /// How long an operation waits for a lock held by another link.
+    /// How long an operation waits for a lock held by another link ([`Vxi11Board::lock`]
+    /// this long; an I/O operation no longer than its own timeout, which bounds the
+    /// whole operation).
     pub lock_timeout: Duration,
     /// Time to wait for connections.
     pub open_timeout: Duration,
