@@ -410,3 +410,139 @@ fn realtime_failures_take_their_modelled_time() {
         "returned after {wall:?}"
     );
 }
+
+/// A talker that answers each message with `pieces` copies of one shared megabyte
+/// (END after the last only when `end`): an endless answer without its memory.
+struct Streaming {
+    mib: Arc<[u8]>,
+    pieces: usize,
+    end: bool,
+}
+
+impl Instrument for Streaming {
+    fn model(&self) -> &str {
+        "STREAMING"
+    }
+    fn listen(&mut self, _data: &[u8], end: bool, io: &mut DeviceIo<'_>) {
+        if end {
+            for _ in 0..self.pieces {
+                io.output.push_shared(self.mib.clone(), 0..self.mib.len());
+            }
+            if self.end {
+                io.output.finish_message();
+            }
+        }
+    }
+}
+
+fn streaming_host(pieces: usize, end: bool) -> (SimHost, Bus) {
+    let host = SimHost::new("streaming");
+    let b = host.add_board(
+        "gpib0",
+        PrimaryAddress::try_from(0u8).unwrap(),
+        BoardTiming::default(),
+        Duration::from_secs(1000),
+    );
+    let mib: Arc<[u8]> = (0..1usize << 20).map(|i| (i % 251) as u8).collect();
+    let device = Streaming { mib, pieces, end };
+    let at = Address::try_from(5u8).unwrap();
+    host.attach(b, at, Box::new(device), DeviceTiming::default())
+        .unwrap();
+    let bus = Bus::new(host.board(b).unwrap());
+    (host, bus)
+}
+
+// Reads and network item 1: a talker that never sends END made `query` and
+// `read_to_end` grow their buffer until the process died. Past the default maximum
+// read length (64 MiB) they stop, with a typed error that keeps the bytes.
+#[test]
+fn endless_answers_stop_at_the_maximum_read_length() {
+    let (_h, bus) = streaming_host(80, false);
+    let mut dev = bus.device(5).unwrap();
+    dev.set_timeout(Some(Duration::ZERO)); // no timeout: only the length bounds it
+    let e = within(Duration::from_secs(120), move || {
+        dev.query("SEND").unwrap_err()
+    });
+    assert_eq!(e.kind(), ErrorKind::Protocol, "{e}");
+    assert!(e.to_string().contains("maximum read length"), "{e}");
+    assert_eq!(e.transferred(), Some(64 << 20), "{e}");
+    match e {
+        gpib::Error::ResponseTooLong { data, limit, .. } => {
+            assert_eq!(limit, gpib::DEFAULT_MAX_READ);
+            assert_eq!(data.len(), 64 << 20);
+            assert_eq!(&data[..4], &[0, 1, 2, 3]);
+        }
+        other => panic!("{other}"),
+    }
+    // A handle's own limit; `read_to_end_into` keeps the bytes in the caller's Vec.
+    let (_h, bus) = streaming_host(3, true);
+    let mut dev = bus.device(5).unwrap();
+    dev.set_max_read(1 << 20);
+    dev.write_str("SEND").unwrap();
+    let mut v = Vec::new();
+    let e = dev.read_to_end_into(&mut v).unwrap_err();
+    assert_eq!(e.transferred(), Some(1 << 20), "{e}");
+    assert_eq!(v.len(), 1 << 20);
+    dev.clear().unwrap();
+    dev.set_max_read(4 << 20);
+    assert_eq!(dev.query("SEND").unwrap_err().kind(), ErrorKind::Protocol);
+    dev.clear().unwrap();
+    dev.write_str("SEND").unwrap();
+    assert_eq!(dev.read_to_end().unwrap().len(), 3 << 20);
+}
+
+// Reads and network item 1: every backend read got a fresh timeout, so a talker that
+// keeps sending kept a whole-message read going past the device's timeout. The
+// timeout bounds the whole read; the bytes read are kept and counted.
+#[test]
+fn the_timeout_bounds_a_whole_read() {
+    let (_h, bus) = streaming_host(30, true);
+    let mut dev = bus.device(5).unwrap();
+    dev.set_timeout(Some(Duration::from_secs(1)));
+    let t0 = bus.now();
+    dev.write_str("SEND").unwrap();
+    let mut v = Vec::new();
+    let e = dev.read_to_end_into(&mut v).unwrap_err();
+    let took = bus.now() - t0;
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    assert_eq!(e.transferred(), Some(v.len()), "{e}");
+    assert!(!v.is_empty() && v.len() < 30 << 20, "{}", v.len());
+    assert!(took < Duration::from_secs(3), "{took:?}");
+}
+
+// Reads and network item 2: `#45000`, 5000 bytes, NL, then more bytes with END on
+// them was read as a good block (the body's NL came without END and was taken for
+// the end). The bytes after the NL make it a malformed block.
+#[test]
+fn bytes_after_a_blocks_nl_are_malformed() {
+    for (size, junk) in [
+        (5000usize, &b"junk"[..]),
+        (5000, b"j"),
+        (300, b"junk"),
+        (4096 + 4, b"j"),
+    ] {
+        let mut answer = format!("#{}{size}", size.to_string().len()).into_bytes();
+        answer.extend((0..size).map(|i| (i % 251) as u8));
+        answer.push(b'\n');
+        let good = answer.clone();
+        answer.extend_from_slice(junk);
+        let (_h, bus) = scripted_host(answer, true);
+        let dev = bus.device(5).unwrap();
+        let e = match dev.query_block("SEND") {
+            Ok(body) => panic!("{size} {junk:?}: accepted, {} bytes", body.len()),
+            Err(e) => e,
+        };
+        assert_eq!(e.kind(), ErrorKind::MalformedBlock, "{size} {junk:?}: {e}");
+        let mut buf = vec![0u8; size + 100];
+        dev.clear().unwrap();
+        let e = dev.query_block_into("SEND", &mut buf).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::MalformedBlock, "{size} {junk:?}: {e}");
+        // Without the junk it is a good block, with END or without.
+        for end in [true, false] {
+            let (_h, bus) = scripted_host(good.clone(), end);
+            let mut dev = bus.device(5).unwrap();
+            dev.set_timeout(Some(Duration::from_millis(50)));
+            assert_eq!(dev.query_block("SEND").unwrap().len(), size, "{size} {end}");
+        }
+    }
+}

@@ -6,6 +6,7 @@ mod blocks;
 mod clock;
 mod faults;
 mod gpib_conf;
+mod hostile_peers;
 mod hp9000_350_1988;
 mod pyvisa_sim;
 mod queries;

@@ -461,7 +461,8 @@ pub struct ServeArgs {
     /// Most connections at once (more are refused).
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65_536))]
     pub max_connections: u64,
-    /// Close a connection silent for this many seconds.
+    /// Close a connection silent for this many seconds, or whose request (a Prologix
+    /// line, an RPC record) takes longer than this from its first byte.
     #[arg(long, default_value_t = 60.0, value_parser = parse_seconds)]
     pub idle_timeout: f64,
     /// The device `inst0` names, and the Prologix address at connection.

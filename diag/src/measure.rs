@@ -370,11 +370,16 @@ fn check_size(size: u64, protocol: ProtocolKind, model: Option<&str>) -> Result<
     Ok(())
 }
 
+/// The longest `*IDN?` answer the protocol probe reads.
+const PROBE_MAX_ANSWER: usize = 4096;
+
 /// An instrument that answers `*IDN?` within a second speaks IEEE 488.2 (SCPI);
 /// one that does not is taken for the 1988 measurement's HP3565 (cleared after the probe).
 fn probe_protocol(bus: &Bus, address: Address) -> Result<ProtocolKind> {
     let mut dev = bus.device(address)?;
     dev.set_timeout(Some(Duration::from_secs(1)));
+    // An identification is a line: a talker that goes on past this is not answering.
+    dev.set_max_read(PROBE_MAX_ANSWER);
     match dev.query("*IDN?") {
         Ok(idn) => {
             log::info!("device {address} answers *IDN? with {idn:?}: SCPI");

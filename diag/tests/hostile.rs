@@ -196,3 +196,72 @@ name = "gpib0"
     );
     assert!(text.contains("GPIB0::22::INSTR"), "{text}");
 }
+
+// Reads and network item 1: `io-test` without `--protocol` probes with `*IDN?`, and a
+// device that answers without END made the probe read until the process died. The
+// probe is bounded (4 KiB, 1 s); the run ends with an error, not a runaway read.
+#[test]
+fn io_test_probe_of_an_endless_talker_is_bounded() {
+    let at = common::peers::streaming_adapter().to_string();
+    let t0 = std::time::Instant::now();
+    let out = common::gpib_diag()
+        .env("RUST_LOG", "info")
+        .args([
+            "io-test",
+            "--backend",
+            "prologix",
+            "--host",
+            &at,
+            "--device",
+            "5",
+            "--timeout",
+            "1",
+            "1K",
+        ])
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    let took = t0.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code().is_some(), "killed: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // The probe stopped at its 4 KiB, not at what the talker could send.
+    let probe = err
+        .lines()
+        .find(|l| l.contains("does not answer *IDN?"))
+        .unwrap_or_else(|| panic!("no probe result: {err}"));
+    assert!(probe.contains("4096-byte maximum read length"), "{probe}");
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}: {err}");
+}
+
+// Reads and network item 3: with `--timeout 1`, `io-test --backend vxi11` hung past
+// 30 s against a gateway that drips its replies (the socket timeout restarted on
+// every byte). It fails with a timeout within a few seconds.
+#[test]
+fn io_test_against_a_dripping_gateway_times_out() {
+    let at = common::peers::dripping_gateway().to_string();
+    let t0 = std::time::Instant::now();
+    let out = common::diag_within(
+        &[
+            "io-test",
+            "--backend",
+            "vxi11",
+            "--host",
+            &at,
+            "--device",
+            "5",
+            "--timeout",
+            "1",
+            "--protocol",
+            "scpi",
+            "1K",
+        ],
+        30,
+    );
+    let took = t0.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("timed out"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}: {err}");
+}

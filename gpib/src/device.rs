@@ -24,6 +24,12 @@ const GROW_STEP: usize = 64 * 1024;
 /// Largest single allocation made ahead of data that has not arrived yet.
 const MAX_AHEAD: usize = 1 << 20;
 
+/// The longest response [`Device::query`], [`Device::read_to_end`] and the calls like
+/// them read by default: 64 MiB (change it per handle with [`Device::set_max_read`]).
+/// A talker that goes on past it without END or EOS gets
+/// [`Error::ResponseTooLong`] instead of all the memory.
+pub const DEFAULT_MAX_READ: usize = 64 << 20;
+
 impl Bus {
     /// A handle to the device at `address` (a number, a [`PrimaryAddress`](crate::PrimaryAddress) or an [`Address`]).
     pub fn device<A>(&self, address: A) -> Result<Device>
@@ -46,6 +52,7 @@ pub struct Device {
     timeout: Option<Duration>,
     eos: Option<Eos>,
     write_terminator: Option<u8>,
+    max_read: usize,
 }
 
 /// What [`Device::read_block_into`] found.
@@ -65,6 +72,7 @@ impl Device {
             timeout: None,
             eos: None,
             write_terminator: Some(b'\n'),
+            max_read: DEFAULT_MAX_READ,
         }
     }
 
@@ -87,6 +95,19 @@ impl Device {
     /// Block reads always turn EOS off while the body is read.
     pub fn set_eos(&mut self, eos: Option<Eos>) {
         self.eos = eos;
+    }
+
+    /// Sets the longest response the whole-message reads take ([`Device::query`],
+    /// [`Device::read_to_end`], [`Device::read_to_end_into`], [`Device::read_string`];
+    /// default [`DEFAULT_MAX_READ`], at least 1). A longer one is
+    /// [`Error::ResponseTooLong`], with the bytes read.
+    pub fn set_max_read(&mut self, max: usize) {
+        self.max_read = max.max(1);
+    }
+
+    /// The longest response the whole-message reads take (see [`Device::set_max_read`]).
+    pub fn max_read(&self) -> usize {
+        self.max_read
     }
 
     /// Sets the byte [`Device::write_str`] and the queries append (`None`: nothing; default NL).
@@ -152,24 +173,48 @@ impl Device {
         // read's count of bytes kept.
         tx.address_from_device(self.address)?;
         let start = out.len();
-        self.read_on(tx, out, start, start)
+        let began = tx.now();
+        self.read_on(tx, out, start, start, began)
     }
 
     /// Reads on until the end of the message into `out`, which holds this message's
     /// bytes from `start` and is filled up to `filled`; keeps what arrived on an error.
+    /// The read began at `began` on the backend's clock: no backend read starts once
+    /// the timeout has passed since, and none goes past [`Device::max_read`] bytes.
     fn read_on(
         &self,
         tx: &mut Link<'_, '_>,
         out: &mut Vec<u8>,
         start: usize,
         mut filled: usize,
+        began: Duration,
     ) -> Result<()> {
+        let timeout = tx.timeout();
         loop {
+            let got = filled - start;
+            if got >= self.max_read {
+                out.truncate(filled);
+                return Err(Error::ResponseTooLong {
+                    limit: self.max_read,
+                    transferred: got,
+                    data: Vec::new(),
+                });
+            }
+            if !timeout.is_zero() && tx.now().saturating_sub(began) >= timeout {
+                out.truncate(filled);
+                return Err(Error::Timeout {
+                    operation: "read",
+                    timeout,
+                    transferred: got,
+                });
+            }
+            let left = self.max_read - got;
             if out.len() == filled {
-                let step = (out.len() - start).clamp(256, GROW_STEP);
+                let step = got.clamp(256, GROW_STEP).min(left);
                 out.resize(filled + step, 0);
             }
-            let st = tx.read(&mut out[filled..], self.eos);
+            let room = out.len().min(filled + left);
+            let st = tx.read(&mut out[filled..room], self.eos);
             match st {
                 Ok(st) => {
                     filled += st.count;
@@ -211,17 +256,19 @@ impl Device {
         self.run(|tx| self.receive(tx, buf))
     }
 
-    /// Reads a whole message (until END or EOS) into a new `Vec`.
+    /// Reads a whole message (until END or EOS) into a new `Vec`, of at most
+    /// [`Device::max_read`] bytes (past it: [`Error::ResponseTooLong`] with the bytes).
     ///
     /// On a timeout the bytes that arrived are lost with the `Vec`; use
     /// [`Device::read_to_end_into`] to keep them.
     pub fn read_to_end(&self) -> Result<Vec<u8>> {
         let mut v = Vec::new();
-        self.read_to_end_into(&mut v)?;
-        Ok(v)
+        let r = self.read_to_end_into(&mut v);
+        with_data(r, v)
     }
 
-    /// Appends a whole message to `out`; on error `out` still holds what arrived.
+    /// Appends a whole message of at most [`Device::max_read`] bytes to `out`; the
+    /// device's timeout bounds the whole read. On error `out` still holds what arrived.
     pub fn read_to_end_into(&self, out: &mut Vec<u8>) -> Result<()> {
         self.run(|tx| self.receive_to_end(tx, out))
     }
@@ -232,14 +279,18 @@ impl Device {
         to_text(v)
     }
 
-    /// Sends `command` (plus terminator) and reads the answer as text, in one transaction.
+    /// Sends `command` (plus terminator) and reads the answer as text, in one
+    /// transaction. The answer is at most [`Device::max_read`] bytes (past it:
+    /// [`Error::ResponseTooLong`] with the bytes), and the device's timeout bounds the
+    /// whole read.
     pub fn query(&self, command: &str) -> Result<String> {
         let mut v = Vec::new();
-        self.run(|tx| {
+        let r = self.run(|tx| {
             if tx.device_level() {
                 // The write and the first read in one backend call (a network adapter
                 // overlaps them), the rest of a long answer after it.
-                v.resize(FIRST_ANSWER, 0);
+                let began = tx.now();
+                v.resize(FIRST_ANSWER.min(self.max_read), 0);
                 let eos = self.eos;
                 let first = self.with_message(command.as_bytes(), |m| {
                     tx.write_read(self.address, m, &mut v, eos)
@@ -249,7 +300,7 @@ impl Device {
                         v.truncate(st.count);
                         return Ok(());
                     }
-                    Some(Ok(st)) => return self.read_on(tx, &mut v, 0, st.count),
+                    Some(Ok(st)) => return self.read_on(tx, &mut v, 0, st.count, began),
                     Some(Err(WriteReadError::Write(e))) => {
                         v.clear();
                         return Err(e);
@@ -263,8 +314,8 @@ impl Device {
             }
             self.send(tx, command.as_bytes(), true)?;
             self.receive_to_end(tx, &mut v)
-        })?;
-        to_text(v)
+        });
+        to_text(with_data(r, v)?)
     }
 
     /// Sends `command` (plus terminator) and reads the answer into `buf`, with no
@@ -436,6 +487,21 @@ fn terminated<const N: usize, T>(data: &[u8], t: u8, f: impl FnOnce(&[u8]) -> T)
     f(&buf[..=data.len()])
 }
 
+/// `v` when `r` is `Ok`; a [`Error::ResponseTooLong`] gets `v`, the bytes read, as its data.
+fn with_data(r: Result<()>, v: Vec<u8>) -> Result<Vec<u8>> {
+    match r {
+        Ok(()) => Ok(v),
+        Err(Error::ResponseTooLong {
+            limit, transferred, ..
+        }) => Err(Error::ResponseTooLong {
+            limit,
+            transferred,
+            data: v,
+        }),
+        Err(e) => Err(e),
+    }
+}
+
 fn to_text(mut v: Vec<u8>) -> Result<String> {
     while matches!(v.last(), Some(b'\n' | b'\r')) {
         v.pop();
@@ -582,7 +648,9 @@ fn read_head_into_sink(
                 // (some devices drop EOI there).
                 let hl = h.header_len;
                 sink.move_to_start(hl, got);
-                return Ok(Ok(Head::in_sink(h, got - hl, false, sink)));
+                // Nothing follows it (the read timed out): as good as END for what
+                // comes after the NL.
+                return Ok(Ok(Head::in_sink(h, got - hl, true, sink)));
             }
             let n = got.min(MAX_HEADER_LEN);
             let e = header_read_failed(e, &bytes[..n], 0);
@@ -630,8 +698,9 @@ fn read_head_apart(
                     let got = have + e.transferred().unwrap_or(0).min(want - have);
                     if let Some(h) = whole_definite_block(&head[..got]) {
                         // A short block and its NL, without END: accepted, as longer
-                        // ones are (some devices drop EOI there).
+                        // ones are (some devices drop EOI there). Nothing follows it.
                         have = got;
+                        ended = true;
                         break h;
                     }
                     return Err(header_read_failed(e, &head[..got], have));
@@ -713,6 +782,9 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                         read: have,
                     });
                 }
+                if !ended {
+                    nothing_after_nl(tx, have)?;
+                }
                 return Ok(BlockInfo {
                     format: header.format,
                     len,
@@ -761,6 +833,7 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                     }
                 })?;
                 terminator = (st.count == 1).then_some(t[0]);
+                last_had_end = st.end == ReadEnd::Eoi;
             }
             if let Some(t) = terminator.filter(|&t| t != b'\n') {
                 return Err(Error::MalformedBlock {
@@ -773,6 +846,9 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                     reason: "expected NL+END after the block body, got nothing".into(),
                     read: hl + len,
                 });
+            }
+            if terminator.is_some() && !last_had_end {
+                nothing_after_nl(tx, hl + len + 1)?;
             }
             Ok(BlockInfo {
                 format: header.format,
@@ -816,6 +892,30 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                 len,
             })
         }
+    }
+}
+
+/// The NL after a block's body came without END (and the read stopped with it, its
+/// buffer full): END must have been dropped (accepted, as some devices drop EOI
+/// there), or more bytes follow, which is a malformed block. `read`: bytes read so far.
+fn nothing_after_nl(tx: &mut Link<'_, '_>, read: usize) -> Result<()> {
+    let mut t = [0u8; 1];
+    match tx.read(&mut t, None) {
+        Ok(st) if st.count == 0 => Ok(()),
+        Ok(st) => Err(Error::MalformedBlock {
+            reason: format!(
+                "byte 0x{:02X}{} after the NL that ends the block",
+                t[0],
+                if st.end == ReadEnd::Eoi {
+                    ""
+                } else {
+                    " and more"
+                }
+            ),
+            read: read + 1,
+        }),
+        Err(e) if e.kind() == crate::ErrorKind::Timeout && e.transferred() == Some(0) => Ok(()),
+        Err(e) => Err(e.offset_transferred(read)),
     }
 }
 

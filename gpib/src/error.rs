@@ -146,6 +146,22 @@ pub enum Error {
     /// A device's answer could not be understood.
     #[error("unexpected answer from the device: {0}")]
     Protocol(String),
+    /// A response went on past the device handle's maximum read length without END
+    /// or EOS (see [`crate::Device::set_max_read`]). Its kind is [`ErrorKind::Protocol`].
+    ///
+    /// No byte is lost: the bytes read are in `data`, or, for the calls that read into
+    /// the caller's `Vec` ([`crate::Device::read_to_end_into`]), in that `Vec` (and
+    /// `data` is empty). The rest of the response is still unread: clear the device
+    /// before its next use.
+    #[error("response longer than the {limit}-byte maximum read length: {transferred} byte(s) read without END (raise it with Device::set_max_read, or clear the device)")]
+    ResponseTooLong {
+        /// The maximum read length in force.
+        limit: usize,
+        /// Bytes read.
+        transferred: usize,
+        /// Those bytes, when the call had no buffer of the caller's to keep them in.
+        data: Vec<u8>,
+    },
     /// A simulator configuration that is invalid.
     #[error("simulator configuration: {0}")]
     Config(String),
@@ -203,7 +219,7 @@ impl Error {
             Error::Unsupported { .. } => ErrorKind::Unsupported,
             Error::BackendUnavailable { .. } => ErrorKind::BackendUnavailable,
             Error::BusConflict { .. } => ErrorKind::BusConflict,
-            Error::Protocol(_) => ErrorKind::Protocol,
+            Error::Protocol(_) | Error::ResponseTooLong { .. } => ErrorKind::Protocol,
             Error::Config(_) | Error::GpibConf(_) => ErrorKind::Config,
             Error::Io(_) => ErrorKind::Io,
             Error::Backend { kind, .. } => *kind,
@@ -217,6 +233,7 @@ impl Error {
             | Error::NoListener { transferred }
             | Error::CommandTimeout { transferred, .. }
             | Error::BusConflict { transferred, .. }
+            | Error::ResponseTooLong { transferred, .. }
             | Error::MalformedBlock {
                 read: transferred, ..
             } => Some(*transferred),
@@ -231,6 +248,7 @@ impl Error {
             Error::Timeout { transferred, .. }
             | Error::NoListener { transferred }
             | Error::BusConflict { transferred, .. }
+            | Error::ResponseTooLong { transferred, .. }
             | Error::MalformedBlock {
                 read: transferred, ..
             } => *transferred = transferred.saturating_add(offset),

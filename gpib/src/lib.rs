@@ -34,6 +34,7 @@ mod address;
 pub mod backend;
 pub mod block;
 mod bus;
+mod deadline;
 mod device;
 mod error;
 pub mod gpibconf;
@@ -52,7 +53,7 @@ pub use backend::{
     Backend, BoardId, ClockKind, Eos, ReadEnd, ReadStatus, Turns, WireStats, WriteReadError,
 };
 pub use bus::{Bus, Transaction};
-pub use device::{BlockInfo, Device};
+pub use device::{BlockInfo, Device, DEFAULT_MAX_READ};
 pub use error::{Error, ErrorKind, Result};
 pub use message::{addressing, codes, CommandBuf, CommandDecoder, InterfaceMessage};
 pub use resource::{NetworkResource, PrologixLink, Resource};

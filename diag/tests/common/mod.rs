@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test binary uses some of these
 
+pub mod peers;
+
 use std::process::Output;
 use std::time::Duration;
 

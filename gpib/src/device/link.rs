@@ -127,6 +127,16 @@ impl<'t, 'a> Link<'t, 'a> {
         self.tx.addressed_command(device, m)
     }
 
+    /// The backend's clock.
+    pub(crate) fn now(&mut self) -> std::time::Duration {
+        self.tx.backend().now()
+    }
+
+    /// The timeout in force (zero: none).
+    pub(crate) fn timeout(&self) -> std::time::Duration {
+        self.tx.timeout()
+    }
+
     /// Whether the backend is device-level.
     pub(crate) fn device_level(&self) -> bool {
         self.device_level

@@ -8,8 +8,10 @@
 
 pub mod msg;
 pub mod record;
+pub mod reply;
 pub mod xdr;
 
 pub use msg::{AcceptStat, CallHeader, RpcError};
 pub use record::{Limits, RecordError};
+pub use reply::{await_reply, Reply, ReplyError};
 pub use xdr::{XdrError, XdrReader, XdrWriter};

@@ -16,7 +16,9 @@
 //! Every connection runs on a thread of its own, up to
 //! [`ServeOptions::max_connections`] at once; beyond that a connection is closed as
 //! soon as it is accepted. A connection that sends nothing for
-//! [`ServeOptions::idle_timeout`] is closed. Every length read from the network is
+//! [`ServeOptions::idle_timeout`] is closed, and so is one whose message (an RPC
+//! record, a Prologix line) does not arrive whole within that time of its first byte:
+//! a client that trickles a byte at a time cannot hold a connection. Every length read from the network is
 //! bounded; a client that sends garbage loses its own connection and nothing else.
 //! Transactions of different clients never interleave inside one bus transaction
 //! (the [`Bus`] lock); VXI-11 locks are honoured, and a dropped connection releases
@@ -54,7 +56,8 @@ pub struct ServeOptions {
     pub portmap_port: Option<u16>,
     /// Most connections open at once, all services together.
     pub max_connections: usize,
-    /// A connection silent for this long is closed.
+    /// A connection silent for this long is closed, and so is one whose message (an
+    /// RPC record, a Prologix line) takes longer than this from its first byte.
     pub idle_timeout: Duration,
     /// The `maxRecvSize` the VXI-11 gateway advertises (and the most data one
     /// `device_write` may carry; one `device_read` answers at most this much too).
@@ -109,6 +112,9 @@ pub(crate) struct Registry {
 pub(crate) struct Slot {
     reg: Arc<Registry>,
     pub(crate) id: u64,
+    /// How long the connection may wait for a message to start, and then for it to
+    /// arrive whole ([`ServeOptions::idle_timeout`]).
+    pub(crate) idle: Duration,
 }
 
 impl Drop for Slot {
@@ -124,7 +130,7 @@ impl Drop for Slot {
 
 impl Registry {
     /// Takes a slot for `s`, or refuses when `max` are open.
-    fn admit(self: &Arc<Self>, s: &TcpStream, max: usize) -> Option<Slot> {
+    fn admit(self: &Arc<Self>, s: &TcpStream, max: usize, idle: Duration) -> Option<Slot> {
         if self.count.fetch_add(1, Ordering::SeqCst) >= max {
             self.count.fetch_sub(1, Ordering::SeqCst);
             self.refused.fetch_add(1, Ordering::Relaxed);
@@ -141,6 +147,7 @@ impl Registry {
         Some(Slot {
             reg: self.clone(),
             id,
+            idle,
         })
     }
 
@@ -201,7 +208,7 @@ fn listen(
                 match l.accept() {
                     Ok((s, peer)) => {
                         let _ = s.set_nonblocking(false);
-                        let Some(slot) = registry.admit(&s, max) else {
+                        let Some(slot) = registry.admit(&s, max, idle) else {
                             log::debug!("refused {peer}: {max} connections open");
                             let _ = s.shutdown(Shutdown::Both);
                             continue;
@@ -384,6 +391,14 @@ impl Drop for Server {
     fn drop(&mut self) {
         self.shutdown();
     }
+}
+
+/// Feeds `input` to one Prologix connection's line parser over `bus`, as if a client
+/// had sent it, and appends what the connection answers to `out`: the server side of
+/// a Prologix session without a socket (for fuzzing and tests). `default` is the
+/// `++addr` at connection, as [`ServeOptions::default_address`].
+pub fn prologix_session(bus: Bus, input: &[u8], out: &mut Vec<u8>, default: Option<Address>) {
+    prologix::session(bus, input, out, default);
 }
 
 /// Asks the kernel to acknowledge what arrived on `s` at once rather than delay the

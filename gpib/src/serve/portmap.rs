@@ -7,13 +7,14 @@ use super::Slot;
 use crate::backend::vxi11::proto::{self, portmap};
 use crate::rpc::{Limits, XdrReader, XdrWriter};
 
-pub(crate) fn serve(s: TcpStream, _slot: Slot, core_port: u16) {
+pub(crate) fn serve(s: TcpStream, slot: Slot, core_port: u16) {
     let limits = Limits {
         max_record: 4096,
         max_fragments: 64,
     };
     serve_records(
         s,
+        slot.idle,
         limits,
         portmap::PROG,
         portmap::VERS,

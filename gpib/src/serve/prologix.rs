@@ -11,6 +11,7 @@ use crate::address::{Address, PrimaryAddress, SecondaryAddress};
 use crate::backend::prologix::{ESC, MAX_ADAPTER_TIMEOUT_MS};
 use crate::backend::{Eos, ReadEnd};
 use crate::bus::Bus;
+use crate::deadline::{Deadline, TimedReader};
 
 /// What `++ver` answers.
 pub(crate) const VERSION: &str =
@@ -30,11 +31,12 @@ enum Line {
     Data,
 }
 
-struct Conn {
+/// One connection's state; `W` is where its answers go (the client's socket).
+struct Conn<W: Write> {
     bus: Bus,
     /// The client, when requests are traced.
     peer: Option<String>,
-    out: TcpStream,
+    out: W,
     addr: Address,
     auto: bool,
     eoi: bool,
@@ -49,45 +51,73 @@ struct Conn {
     cmd_too_long: bool,
 }
 
-pub(crate) fn serve(bus: Bus, s: TcpStream, _slot: Slot, default: Option<Address>, trace: bool) {
+pub(crate) fn serve(bus: Bus, s: TcpStream, slot: Slot, default: Option<Address>, trace: bool) {
     let Ok(out) = s.try_clone() else { return };
     let peer = trace.then(|| s.peer_addr().map_or("?".to_string(), |p| p.to_string()));
-    let mut c = Conn {
-        bus,
-        peer,
-        out,
-        addr: default.unwrap_or_else(|| Address::try_from(1u8).expect("valid")),
-        auto: false,
-        eoi: true,
-        eos: 0,
-        eot_enable: false,
-        eot_char: b'\n',
-        read_tmo: Duration::from_millis(500),
-        line: Line::Start,
-        escaped: false,
-        data: Vec::new(),
-        cmd: Vec::new(),
-        cmd_too_long: false,
-    };
-    let mut input = s;
+    let mut c = Conn::new(bus, out, peer, default);
+    // Reads of `buf`'s size bypass the reader's small buffer.
+    let mut input = TimedReader::new(s, 4096);
     let mut buf = vec![0u8; 64 * 1024];
+    // Set at a line's first byte: the whole line must arrive by it.
+    let mut line_deadline: Option<Deadline> = None;
     loop {
+        let idle = Deadline::after(Some(slot.idle));
+        input.set_deadline(line_deadline.unwrap_or(idle));
         let n = match input.read(&mut buf) {
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
         // pyvisa-py writes the command and `++read` as two segments: ACK the first at
         // once, or its Nagle holds the second for a delayed ACK (about 40 ms).
-        super::quick_ack(&input);
+        super::quick_ack(input.get_ref());
         for &b in &buf[..n] {
             if c.byte(b).is_err() {
                 return;
             }
         }
+        line_deadline = c
+            .in_line()
+            .then(|| line_deadline.unwrap_or_else(|| Deadline::after(Some(slot.idle))));
     }
 }
 
-impl Conn {
+/// Feeds `input` to a connection's parser as if a client had sent it, over `bus`,
+/// its answers into `out`; stops at the first answer `out` refuses.
+pub(crate) fn session(bus: Bus, input: &[u8], out: &mut Vec<u8>, default: Option<Address>) {
+    let mut c = Conn::new(bus, out, None, default);
+    for &b in input {
+        if c.byte(b).is_err() {
+            return;
+        }
+    }
+}
+
+impl<W: Write> Conn<W> {
+    fn new(bus: Bus, out: W, peer: Option<String>, default: Option<Address>) -> Self {
+        Conn {
+            bus,
+            peer,
+            out,
+            addr: default.unwrap_or_else(|| Address::try_from(1u8).expect("valid")),
+            auto: false,
+            eoi: true,
+            eos: 0,
+            eot_enable: false,
+            eot_char: b'\n',
+            read_tmo: Duration::from_millis(500),
+            line: Line::Start,
+            escaped: false,
+            data: Vec::new(),
+            cmd: Vec::new(),
+            cmd_too_long: false,
+        }
+    }
+
+    /// Whether a line has started and not ended.
+    fn in_line(&self) -> bool {
+        self.line != Line::Start || self.escaped
+    }
+
     /// One byte from the client; an error ends the connection (the socket failed).
     fn byte(&mut self, b: u8) -> std::io::Result<()> {
         if self.escaped {
@@ -365,7 +395,7 @@ impl Conn {
         }
     }
 
-    fn flag(&mut self, args: &[&str], field: fn(&mut Conn) -> &mut bool) -> std::io::Result<()> {
+    fn flag(&mut self, args: &[&str], field: fn(&mut Self) -> &mut bool) -> std::io::Result<()> {
         match args.first().map(|a| a.trim()) {
             None => {
                 let v = *field(self);
@@ -395,6 +425,17 @@ impl Conn {
             byte,
             eight_bit: true,
         }));
+        let r = self.stream(&d);
+        if r.is_err() {
+            // The client went away in the middle of the answer: nobody is left to
+            // read the rest (a `BLOCK?` ramp, say), so its memory goes.
+            let _ = d.clear();
+        }
+        r
+    }
+
+    /// Streams the answer of `d` to the client (see [`Conn::read`]).
+    fn stream(&mut self, d: &crate::Device) -> std::io::Result<()> {
         let mut buf = vec![0u8; READ_PIECE + 1];
         let mut held = 0usize;
         loop {

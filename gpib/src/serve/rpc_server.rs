@@ -2,9 +2,11 @@
 //! replies out. A broken record ends the connection (its framing is lost); a bad
 //! call gets the RPC error reply that says what was wrong.
 
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::net::TcpStream;
+use std::time::Duration;
 
+use crate::deadline::{Deadline, TimedReader};
 use crate::rpc::msg::{self, AcceptStat, RpcError};
 use crate::rpc::record::{self, Limits, RecordError};
 
@@ -18,10 +20,16 @@ pub(crate) enum Outcome {
     ProcUnavail,
 }
 
+/// A record buffer larger than this after a call is given back (a long call's
+/// capacity is not kept for the life of the connection).
+const KEEP_RECORD: usize = 64 * 1024;
+
 /// Serves calls to `prog`/`vers` on `s` until the peer closes, times out or breaks
-/// the framing.
+/// the framing. A call may take `idle` to start and `idle` from its first byte to
+/// arrive whole.
 pub(crate) fn serve_records(
     s: TcpStream,
+    idle: Duration,
     limits: Limits,
     prog: u32,
     vers: u32,
@@ -30,10 +38,22 @@ pub(crate) fn serve_records(
 ) {
     let peer = s.peer_addr().map(|a| a.to_string()).unwrap_or_default();
     let Ok(w) = s.try_clone() else { return };
-    let mut reader = BufReader::with_capacity(64 * 1024, s);
+    let mut reader = TimedReader::new(s, 64 * 1024);
     let mut writer = BufWriter::with_capacity(64 * 1024, w);
     let mut rec = Vec::new();
     loop {
+        rec.shrink_to(KEEP_RECORD);
+        // The next call's first byte within `idle`, then all of it within `idle`.
+        reader.set_deadline(Deadline::after(Some(idle)));
+        match reader.wait_for_data() {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                log::debug!("{what} {peer}: {e}; closing the connection");
+                return;
+            }
+        }
+        reader.set_deadline(Deadline::after(Some(idle)));
         match record::read_record(&mut reader, limits, &mut rec) {
             Ok(()) => {}
             Err(RecordError::Closed) => return,

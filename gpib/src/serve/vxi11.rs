@@ -29,6 +29,8 @@ struct LinkInfo {
     target: DeviceName,
     srq: Option<Vec<u8>>,
     aborted: bool,
+    /// The last `device_read` stopped before the end of the device's answer.
+    mid_read: bool,
 }
 
 #[derive(Default)]
@@ -39,6 +41,14 @@ struct State {
     locks: HashMap<Target, u32>,
     /// Interrupt channels, by connection.
     intr: HashMap<u64, IntrChannel>,
+}
+
+/// The device of a link that goes away in the middle of reading its answer.
+fn abandoned_device(l: LinkInfo) -> Option<Address> {
+    match (l.mid_read, l.target) {
+        (true, DeviceName::Device(a)) => Some(a),
+        _ => None,
+    }
 }
 
 /// A connection to a client's interrupt server.
@@ -154,6 +164,8 @@ impl Gateway {
     }
 
     /// Destroys every link of `conn`, releasing its locks, and its interrupt channel.
+    /// A device whose answer the connection was reading is cleared: nobody is left to
+    /// read the rest (a `BLOCK?` ramp, say), so its memory goes.
     fn drop_conn(&self, conn: u64) {
         let mut st = self.state();
         let mine: Vec<u32> = st
@@ -162,14 +174,25 @@ impl Gateway {
             .filter(|(_, l)| l.conn == conn)
             .map(|(&id, _)| id)
             .collect();
+        let mut abandoned = Vec::new();
         for id in mine {
-            st.links.remove(&id);
+            abandoned.extend(st.links.remove(&id).and_then(abandoned_device));
         }
         let State { links, locks, .. } = &mut *st;
         locks.retain(|_, holder| links.contains_key(holder));
         st.intr.remove(&conn);
         drop(st);
         self.changed.notify_all();
+        self.clear_abandoned(abandoned);
+    }
+
+    /// Clears the devices whose answers were left half read by links that are gone.
+    fn clear_abandoned(&self, devices: impl IntoIterator<Item = Address>) {
+        for a in devices {
+            if let Ok(d) = self.bus.device(a) {
+                let _ = d.clear();
+            }
+        }
     }
 
     /// After an operation: when SRQ has just been asserted, tells every link that
@@ -308,8 +331,9 @@ impl Gateway {
                     return Outcome::Garbage;
                 };
                 let mut st = self.state();
+                let mut abandoned = None;
                 let code = if st.links.get(&lid).is_some_and(|l| l.conn == conn) {
-                    st.links.remove(&lid);
+                    abandoned = st.links.remove(&lid).and_then(abandoned_device);
                     st.locks.retain(|_, h| *h != lid);
                     err::NONE
                 } else {
@@ -317,6 +341,7 @@ impl Gateway {
                 };
                 drop(st);
                 self.changed.notify_all();
+                self.clear_abandoned(abandoned);
                 only_error(code)
             }
             procs::CREATE_INTR_CHAN => {
@@ -373,6 +398,7 @@ impl Gateway {
                 target: t,
                 srq: None,
                 aborted: false,
+                mid_read: false,
             },
         );
         drop(st);
@@ -509,6 +535,10 @@ impl Gateway {
         if code == err::NONE && data.len() == p.request_size as usize {
             why |= reason::REQCNT;
         }
+        let mid_read = code == err::NONE && why & (reason::END | reason::CHR) == 0;
+        if let Some(l) = self.state().links.get_mut(&p.lid) {
+            l.mid_read = mid_read;
+        }
         Outcome::Reply(proto::encode_read_resp(code, why, &data))
     }
 
@@ -591,6 +621,7 @@ pub(crate) fn serve_core(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
     let conn = slot.id;
     serve_records(
         s,
+        slot.idle,
         limits,
         proto::DEVICE_CORE,
         proto::VERSION,
@@ -601,13 +632,14 @@ pub(crate) fn serve_core(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
 }
 
 /// Serves the abort channel: `device_abort` ends a lock wait on the link.
-pub(crate) fn serve_abort(gw: &Arc<Gateway>, s: TcpStream, _slot: Slot) {
+pub(crate) fn serve_abort(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
     let limits = Limits {
         max_record: 1024,
         max_fragments: 16,
     };
     serve_records(
         s,
+        slot.idle,
         limits,
         proto::DEVICE_ASYNC,
         proto::VERSION,

@@ -31,6 +31,7 @@ pub use port::{Port, TcpPort};
 
 use crate::address::{Address, PrimaryAddress};
 use crate::backend::{Backend, ClockKind, Eos, ReadEnd, ReadStatus, WireStats, WriteReadError};
+use crate::deadline::Deadline;
 use crate::error::{Error, ErrorKind, Result};
 use crate::status::StatusByte;
 
@@ -300,10 +301,18 @@ impl PrologixBoard {
         }
         self.rx.clear();
         self.rx_pos = 0;
-        // Whatever has already arrived is stale too.
+        // Whatever has already arrived is stale too; an adapter that keeps sending
+        // unasked cannot hold the client past one adapter timeout.
+        let deadline = Deadline::after(Some(self.adapter_wait()));
         while self.fill(Duration::ZERO)? {
             self.rx.clear();
             self.rx_pos = 0;
+            if deadline.passed() {
+                return Err(Error::Protocol(format!(
+                    "Prologix adapter: it keeps sending unasked data (stale bytes for more than {:?})",
+                    self.adapter_wait()
+                )));
+            }
         }
         self.fresh = true;
         Ok(())

@@ -1,36 +1,34 @@
 //! One RPC client connection over TCP: calls with record marking, replies matched by
 //! xid, every length bounded.
 
-use std::io::{self, BufReader, BufWriter, Write};
+use std::io::{self, BufWriter, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use crate::backend::WireStats;
+use crate::deadline::{self, Deadline, TimedReader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::rpc::msg::{self, CallHeader};
 use crate::rpc::record::{self, Limits};
+use crate::rpc::reply::{self, ReplyError};
 
 /// Largest fragment this client sends (libtirpc's is 4000 bytes; larger is fine).
 pub(crate) const MAX_FRAGMENT: usize = 1 << 20;
 
 pub(crate) struct Channel {
-    reader: BufReader<TcpStream>,
+    reader: TimedReader,
     writer: BufWriter<TcpStream>,
     prog: u32,
     vers: u32,
     xid: u32,
     limits: Limits,
-    read_timeout: Option<Duration>,
     reply: Vec<u8>,
     pub(crate) stats: WireStats,
     what: &'static str,
 }
 
 pub(crate) fn io_err(what: &str, e: io::Error) -> Error {
-    let kind = if matches!(
-        e.kind(),
-        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-    ) {
+    let kind = if deadline::is_timeout(&e) {
         ErrorKind::Timeout
     } else {
         ErrorKind::Io
@@ -69,13 +67,12 @@ impl Channel {
             .map_err(|e| io_err("socket options", e))?;
         let r = s.try_clone().map_err(|e| io_err("socket", e))?;
         Ok(Self {
-            reader: BufReader::with_capacity(64 * 1024, r),
+            reader: TimedReader::new(r, 64 * 1024),
             writer: BufWriter::with_capacity(64 * 1024, s),
             prog,
             vers,
             xid: std::process::id().wrapping_mul(2_654_435_761),
             limits,
-            read_timeout: None,
             reply: Vec::new(),
             stats: WireStats::default(),
             what,
@@ -128,35 +125,35 @@ impl Channel {
 
     /// Waits up to `wait` (`None`: for ever) for the reply to call `xid` and returns its
     /// result bytes; replies to earlier calls (one that timed out, one whose answer
-    /// was not wanted) are skipped.
+    /// was not wanted) are skipped. `wait` bounds the whole reply and the skipping: a
+    /// peer that sends a byte at a time, or stale replies without end, gets
+    /// [`Error::Timeout`] when it is over.
     pub(crate) fn await_reply(&mut self, xid: u32, wait: Option<Duration>) -> Result<&[u8]> {
-        if self.read_timeout != wait {
-            self.reader
-                .get_ref()
-                .set_read_timeout(wait)
-                .map_err(|e| io_err("socket options", e))?;
-            self.read_timeout = wait;
-        }
         let t0 = Instant::now();
-        // A reply to an earlier call that timed out may come first: skip it.
-        loop {
-            let got = record::read_record(&mut self.reader, self.limits, &mut self.reply);
-            self.stats.waiting += t0.elapsed();
-            match got {
-                Ok(()) => {}
-                Err(record::RecordError::Io(e)) => {
-                    return Err(io_err(&format!("waiting for the {}", self.what), e))
-                }
-                Err(e) => return Err(rpc_err(&format!("reply from the {}", self.what), e)),
+        let deadline = Deadline::after(wait);
+        self.reader.set_deadline(deadline);
+        let got = reply::await_reply(&mut self.reader, self.limits, xid, &mut self.reply, || {
+            deadline.passed()
+        });
+        self.stats.waiting += t0.elapsed();
+        let timed_out = || Error::Timeout {
+            operation: self.what,
+            timeout: wait.unwrap_or_default(),
+            transferred: 0,
+        };
+        match got {
+            Ok(r) => {
+                self.stats.bytes_received += r.bytes;
+                Ok(&self.reply[r.results..])
             }
-            self.stats.bytes_received += self.reply.len() as u64 + 4;
-            match msg::peek_xid(&self.reply) {
-                Some(x) if x != xid && x.wrapping_sub(xid) > u32::MAX / 2 => continue,
-                _ => break,
+            Err(ReplyError::Expired { .. }) => Err(timed_out()),
+            Err(ReplyError::Record(e)) if e.is_timeout() => Err(timed_out()),
+            Err(ReplyError::Record(record::RecordError::Io(e))) => {
+                Err(io_err(&format!("waiting for the {}", self.what), e))
             }
+            Err(ReplyError::Record(e)) => Err(rpc_err(&format!("reply from the {}", self.what), e)),
+            Err(ReplyError::Rpc(e)) => Err(rpc_err(&format!("reply from the {}", self.what), e)),
         }
-        msg::decode_reply(&self.reply, xid)
-            .map_err(|e| rpc_err(&format!("reply from the {}", self.what), e))
     }
 
     /// A call that expects no reply (the interrupt channel's `device_intr_srq`).

@@ -40,7 +40,9 @@ pub struct Vxi11Options {
     pub port: Option<u16>,
     /// The portmapper's port (111).
     pub portmapper_port: u16,
-    /// How long an operation waits for a lock held by another link.
+    /// How long an operation waits for a lock held by another link ([`Vxi11Board::lock`]
+    /// this long; an I/O operation no longer than its own timeout, which bounds the
+    /// whole operation).
     pub lock_timeout: Duration,
     /// Time to wait for connections.
     pub open_timeout: Duration,
@@ -65,8 +67,11 @@ impl Default for Vxi11Options {
 const MAX_REPLY: usize = 16 << 20;
 /// Largest single `device_read` asked for.
 const MAX_READ: usize = 8 << 20;
-/// Network latency allowed on top of an operation's own timeouts.
+/// Network latency allowed on top of an operation's own timeouts, at most (a quarter
+/// of the I/O timeout when that is shorter, at least [`MIN_MARGIN`]).
 const MARGIN: Duration = Duration::from_secs(5);
+/// The least network latency allowed on top of an operation's own timeouts.
+const MIN_MARGIN: Duration = Duration::from_millis(50);
 
 /// A VXI-11 LAN/GPIB gateway.
 pub struct Vxi11Board {
@@ -90,6 +95,12 @@ impl std::fmt::Debug for Vxi11Board {
             .field("links", &self.links)
             .finish_non_exhaustive()
     }
+}
+
+/// The network margin for an I/O timeout `t`: a quarter of it, within
+/// [`MIN_MARGIN`]..=[`MARGIN`].
+fn margin(t: Duration) -> Duration {
+    (t / 4).clamp(MIN_MARGIN, MARGIN)
 }
 
 fn ms(d: Duration) -> u32 {
@@ -239,7 +250,7 @@ impl Vxi11Board {
         };
         let res = self
             .core
-            .call(procs::CREATE_INTR_CHAN, &f.encode(), Some(MARGIN))?;
+            .call(procs::CREATE_INTR_CHAN, &f.encode(), self.short_wait())?;
         let code = decode("create_intr_chan", proto::decode_error(res))?;
         if code != err::NONE {
             return Err(device_error("create_intr_chan", code, self.timeout, 0));
@@ -255,9 +266,8 @@ impl Vxi11Board {
             lock_timeout: 0,
             device: name.as_bytes().to_vec(),
         };
-        let res = self
-            .core
-            .call(procs::CREATE_LINK, &p.encode(), Some(MARGIN))?;
+        let wait = self.short_wait();
+        let res = self.core.call(procs::CREATE_LINK, &p.encode(), wait)?;
         let r = decode("create_link", proto::CreateLinkResp::decode(res))?;
         if r.error != err::NONE {
             return Err(Error::Backend {
@@ -284,9 +294,8 @@ impl Vxi11Board {
         self.links.insert(device, lid);
         if self.intr.is_some() {
             let args = proto::encode_enable_srq(lid, true, intr::HANDLE);
-            let res = self
-                .core
-                .call(procs::DEVICE_ENABLE_SRQ, &args, Some(MARGIN))?;
+            let wait = self.short_wait();
+            let res = self.core.call(procs::DEVICE_ENABLE_SRQ, &args, wait)?;
             let code = decode("device_enable_srq", proto::decode_error(res))?;
             if code != err::NONE {
                 log::debug!("VXI-11: device_enable_srq: {}", err::describe(code));
@@ -310,13 +319,36 @@ impl Vxi11Board {
         }
     }
 
-    /// How long to wait on the socket for an operation with the I/O timeout (and
-    /// possibly a lock wait) on the gateway's side.
+    /// How long to wait for the reply to an operation with the I/O timeout and a lock
+    /// wait of at most [`Vxi11Board::lock_wait`] on the gateway's side: both, and a
+    /// margin for the network of a quarter of the timeout (at most [`MARGIN`]). With
+    /// no timeout, for ever.
     fn wait(&self) -> Option<Duration> {
         if self.timeout.is_zero() {
             None
         } else {
-            Some(self.timeout + self.lock_timeout + MARGIN)
+            Some(self.timeout + self.lock_wait() + margin(self.timeout))
+        }
+    }
+
+    /// How long to wait for the reply to a call the gateway answers at once (link
+    /// and channel set-up): the timeout and its margin, at most [`MARGIN`].
+    fn short_wait(&self) -> Option<Duration> {
+        if self.timeout.is_zero() {
+            Some(MARGIN)
+        } else {
+            Some((self.timeout + margin(self.timeout)).min(MARGIN))
+        }
+    }
+
+    /// How long an I/O operation lets the gateway wait for another link's lock: the
+    /// lock timeout, but no longer than the I/O timeout (the user's timeout bounds
+    /// the whole operation).
+    fn lock_wait(&self) -> Duration {
+        if self.timeout.is_zero() {
+            self.lock_timeout
+        } else {
+            self.lock_timeout.min(self.timeout)
         }
     }
 
@@ -340,7 +372,7 @@ impl Vxi11Board {
             lid,
             request_size: want as u32,
             io_timeout: left,
-            lock_timeout: ms(self.lock_timeout),
+            lock_timeout: ms(self.lock_wait()),
             flags: flags::WAITLOCK | if eos.is_some() { flags::TERMCHRSET } else { 0 },
             term_char: eos.map_or(0, |e| e.byte),
         }
@@ -367,7 +399,10 @@ impl Vxi11Board {
             let p = self.read_args(lid, want, eos, start);
             let wait = self.wait();
             let timeout = self.timeout;
-            let res = self.core.call(procs::DEVICE_READ, &p.encode(), wait)?;
+            let res = self
+                .core
+                .call(procs::DEVICE_READ, &p.encode(), wait)
+                .map_err(|e| e.offset_transferred(count))?;
             match read_reply(res, want, buf, count, timeout)? {
                 (_, Some(status)) => return Ok(status),
                 (n, None) => count = n,
@@ -379,7 +414,7 @@ impl Vxi11Board {
         let p = proto::Generic {
             lid,
             flags: flags::WAITLOCK,
-            lock_timeout: ms(self.lock_timeout),
+            lock_timeout: ms(self.lock_wait()),
             io_timeout: self.io_timeout_ms(),
         };
         let wait = self.wait();
@@ -421,9 +456,8 @@ impl Vxi11Board {
         let lid = self.link(device)?;
         let mut w = crate::rpc::XdrWriter::new();
         w.u32(lid);
-        let res = self
-            .core
-            .call(procs::DEVICE_UNLOCK, w.as_bytes(), Some(MARGIN))?;
+        let wait = self.short_wait();
+        let res = self.core.call(procs::DEVICE_UNLOCK, w.as_bytes(), wait)?;
         let code = decode("device_unlock", proto::decode_error(res))?;
         if code != err::NONE {
             return Err(device_error("device_unlock", code, self.timeout, 0));
@@ -467,7 +501,7 @@ impl Vxi11Board {
             lid,
             flags: flags::WAITLOCK,
             io_timeout: self.io_timeout_ms(),
-            lock_timeout: ms(self.lock_timeout),
+            lock_timeout: ms(self.lock_wait()),
             cmd,
             network_order: true,
             datasize: 2,
@@ -584,13 +618,16 @@ impl Backend for Vxi11Board {
             let p = proto::Write {
                 lid,
                 io_timeout: self.io_timeout_ms(),
-                lock_timeout: ms(self.lock_timeout),
+                lock_timeout: ms(self.lock_wait()),
                 flags: flags::WAITLOCK | if last && eoi { flags::END } else { 0 },
                 data: c,
             };
             let wait = self.wait();
             let timeout = self.timeout;
-            let res = self.core.call(procs::DEVICE_WRITE, &p.encode(), wait)?;
+            let res = self
+                .core
+                .call(procs::DEVICE_WRITE, &p.encode(), wait)
+                .map_err(|e| e.offset_transferred(sent))?;
             let (code, size) = decode("device_write", proto::decode_error_value(res))?;
             let size = (size as usize).min(c.len());
             if code != err::NONE {
@@ -641,7 +678,7 @@ impl Backend for Vxi11Board {
         let write = proto::Write {
             lid,
             io_timeout: self.io_timeout_ms(),
-            lock_timeout: ms(self.lock_timeout),
+            lock_timeout: ms(self.lock_wait()),
             flags: flags::WAITLOCK | flags::END,
             data,
         };

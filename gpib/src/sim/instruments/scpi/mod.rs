@@ -55,6 +55,11 @@ pub const MAX_BLOCK: usize = 64 << 20;
 /// of the message, up to its END.
 pub const MAX_INPUT: usize = MAX_BLOCK + 4096;
 const ERROR_QUEUE: usize = 10;
+/// Input capacity kept once a message has run (a longer message's is given back).
+const KEEP_INPUT: usize = 4096;
+/// Largest waveform or ramp kept between queries; a larger one lives only as long as
+/// an answer holds it (a reader that goes away takes its memory with it).
+const KEEP_SHARED: usize = 1 << 20;
 
 const ESR_OPC: u8 = 0x01;
 const ESR_QYE: u8 = 0x04;
@@ -143,8 +148,8 @@ pub struct ScpiInstrument {
     registers: Status488,
     errors: VecDeque<(i32, &'static str)>,
     points: usize,
-    wave: Option<Arc<[u8]>>,
-    ramp: Option<Arc<[u8]>>,
+    wave: Shared,
+    ramp: Shared,
     data: Vec<u8>,
     readings: u64,
     triggers: u64,
@@ -182,8 +187,8 @@ impl ScpiInstrument {
             registers: Status488::default(),
             errors: VecDeque::new(),
             points: 1000,
-            wave: None,
-            ramp: None,
+            wave: Shared::default(),
+            ramp: Shared::default(),
             data: Vec::new(),
             readings: 0,
             triggers: 0,
@@ -281,30 +286,36 @@ impl ScpiInstrument {
     }
 
     fn waveform(&mut self) -> Arc<[u8]> {
-        match &self.wave {
-            Some(w) if w.len() == self.points * 4 => w.clone(),
-            _ => {
-                let n = self.points;
-                let w: Arc<[u8]> = (0..n)
+        let n = self.points;
+        self.wave.get(
+            |len| len == n * 4,
+            || {
+                (0..n)
                     .flat_map(|i| {
                         let x = i as f32 / n.max(1) as f32 * std::f32::consts::TAU;
                         x.sin().to_be_bytes()
                     })
-                    .collect();
-                self.wave = Some(w.clone());
-                w
-            }
-        }
+                    .collect()
+            },
+        )
     }
 
     fn ramp(&mut self, n: usize) -> Arc<[u8]> {
-        match &self.ramp {
-            Some(r) if r.len() >= n => r.clone(),
-            _ => {
-                let r: Arc<[u8]> = (0..n).map(|i| i as u8).collect();
-                self.ramp = Some(r.clone());
-                r
-            }
+        self.ramp
+            .get(|len| len >= n, || (0..n).map(|i| i as u8).collect())
+    }
+
+    /// Bytes this instrument holds on to between messages: its input's capacity and
+    /// the waveform and ramp it keeps or still shares with a queued answer (not
+    /// `DATA`'s block, which `DATA?` must give back).
+    pub fn held_bytes(&self) -> usize {
+        self.input.capacity() + self.wave.held() + self.ramp.held()
+    }
+
+    /// Gives back the input's capacity past [`KEEP_INPUT`] when what it holds fits.
+    fn release_input(&mut self) {
+        if self.input.capacity() > KEEP_INPUT && self.input.len() <= KEEP_INPUT {
+            self.input.shrink_to(KEEP_INPUT);
         }
     }
 
@@ -537,12 +548,14 @@ impl Instrument for ScpiInstrument {
             self.input = input;
             self.input.drain(..start);
         }
+        self.release_input();
         self.registers.after(before, self.pending(io));
     }
 
     fn clear(&mut self, io: &mut DeviceIo<'_>) {
         io.output.clear();
         self.input.clear();
+        self.release_input();
         self.abort_measurement();
         self.scanned = 0;
         self.discarding = false;
@@ -571,6 +584,42 @@ impl Instrument for ScpiInstrument {
 
     fn serial_poll(&mut self, io: &DeviceIo<'_>) -> StatusByte {
         self.registers.serial_poll(self.pending(io))
+    }
+}
+
+/// A waveform or ramp shared with the answers that carry it: kept between queries up
+/// to [`KEEP_SHARED`] bytes; a larger one only while an answer still holds it.
+#[derive(Debug, Default)]
+struct Shared {
+    kept: Option<Arc<[u8]>>,
+    large: Option<std::sync::Weak<[u8]>>,
+}
+
+impl Shared {
+    /// The buffer held when its length passes `fits`, else a new one from `make`.
+    fn get(&mut self, fits: impl Fn(usize) -> bool, make: impl FnOnce() -> Arc<[u8]>) -> Arc<[u8]> {
+        let held = self
+            .kept
+            .clone()
+            .or_else(|| self.large.as_ref().and_then(std::sync::Weak::upgrade));
+        if let Some(b) = held.filter(|b| fits(b.len())) {
+            return b;
+        }
+        let b = make();
+        if b.len() <= KEEP_SHARED {
+            self.kept = Some(b.clone());
+            self.large = None;
+        } else {
+            self.kept = None;
+            self.large = Some(Arc::downgrade(&b));
+        }
+        b
+    }
+
+    /// Bytes held: the kept buffer, or a large one while answers still hold it.
+    fn held(&self) -> usize {
+        let large = self.large.as_ref().and_then(std::sync::Weak::upgrade);
+        self.kept.as_ref().or(large.as_ref()).map_or(0, |b| b.len())
     }
 }
 
