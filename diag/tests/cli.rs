@@ -320,7 +320,14 @@ fn bad_arguments_say_what_is_wrong() {
         "no instrument at address 5",
     );
     fails(
-        &["compare", "--bus", "hp9000-350", "400000"],
+        &[
+            "compare",
+            "--backend",
+            "linux-gpib",
+            "--bus",
+            "hp9000-350",
+            "400000",
+        ],
         2,
         "at least two",
     );
