@@ -6,7 +6,7 @@
 //! read from the socket, so a trickle cannot extend the wait. The network clients
 //! (VXI-11's RPC channel, the Prologix adapter) and the server's connections use it.
 
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufReader, Read};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
@@ -76,19 +76,23 @@ impl TimedReader {
         self.deadline = deadline;
     }
 
+    #[cfg(feature = "serve")]
     /// The socket.
     pub(crate) fn get_ref(&self) -> &TcpStream {
         self.inner.get_ref()
     }
 
+    #[cfg(feature = "serve")]
     /// Bytes received and not read yet.
     pub(crate) fn buffer(&self) -> &[u8] {
         self.inner.buffer()
     }
 
+    #[cfg(feature = "serve")]
     /// Waits (until the deadline) for at least one byte: `Ok(false)` at the end of
     /// the stream.
     pub(crate) fn wait_for_data(&mut self) -> io::Result<bool> {
+        use std::io::BufRead as _;
         loop {
             if !self.inner.buffer().is_empty() {
                 return Ok(true);

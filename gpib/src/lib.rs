@@ -38,12 +38,17 @@ mod deadline;
 mod device;
 mod error;
 pub mod gpibconf;
+pub mod ieee488;
 mod message;
+mod regular_file;
 mod resource;
 pub mod rpc;
+#[cfg(feature = "serve")]
 pub mod serve;
+#[cfg(feature = "sim")]
 pub mod sim;
 mod status;
+#[cfg(feature = "trace")]
 pub mod trace;
 
 pub use address::{Address, PrimaryAddress, SecondaryAddress, MAX_ADDRESS};

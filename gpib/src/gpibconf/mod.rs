@@ -116,19 +116,8 @@ impl GpibConf {
         if !path.exists() {
             return Err(unreadable("no such file".into()));
         }
-        let text = crate::sim::config::read_text_file(path, MAX_GPIB_CONF_BYTES).map_err(|e| {
-            let why = match e {
-                Error::Config(why) => why,
-                other => other.to_string(),
-            };
-            // The reader's message names the file already; keep only why.
-            let shown = path.display().to_string();
-            let why = why
-                .strip_prefix(&shown)
-                .map(|w| w.trim_start_matches([':', ' ']).to_string())
-                .unwrap_or(why);
-            unreadable(why)
-        })?;
+        let text = crate::regular_file::read_text(path, MAX_GPIB_CONF_BYTES)
+            .map_err(|e| unreadable(e.to_string()))?;
         Self::parse(&text).map_err(|e| e.in_file(path))
     }
 

@@ -352,6 +352,7 @@ fn what_linux_gpibs_lexer_accepts_is_accepted() {
 }
 
 #[test]
+#[cfg(feature = "sim")]
 fn a_device_on_a_board_without_an_interface_is_unusable_alone() {
     let c = parse(&with_board(
         "device {\n name = lost\n minor = 3\n pad = 1 }\ndevice { minor = 0 name = dmm pad = 2 }",
@@ -534,6 +535,7 @@ fn files_are_read_capped_and_named_in_errors() {
 }
 
 #[test]
+#[cfg(feature = "sim")]
 fn open_device_gives_a_handle_with_the_sections_settings() {
     let host = crate::sim::builtin("bench").unwrap();
     let bus = crate::Bus::new(host.board(0).unwrap());

@@ -26,12 +26,7 @@ use std::time::Duration;
 
 use crate::sim::schedule::nanos;
 
-/// The IEEE 488.1 handshake ceiling: 1 MB/s, 1000 ns a byte.
-pub const IEEE488_MIN_BYTE_NS: u64 = 1000;
-/// The HS488 ceiling: 8 MB/s, 125 ns a byte.
-pub const HS488_MIN_BYTE_NS: u64 = 125;
-/// The shortest T1 settling time IEEE 488.1 allows (350 ns, cable ≤ 15 m, all devices on).
-pub const MIN_T1_NS: u64 = 350;
+pub use crate::ieee488::{HS488_MIN_BYTE_NS, IEEE488_MIN_BYTE_NS, MIN_T1_NS};
 
 /// How an interface board moves data bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize, serde::Serialize)]

@@ -28,7 +28,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Self {
-            t1_ns: crate::sim::timing::MIN_T1_NS,
+            t1_ns: crate::ieee488::MIN_T1_NS,
             first_t1_ns: 2000,
             t7_ns: 200,
         }

@@ -12,27 +12,19 @@ use crate::trace::reader::{TraceError, TraceReader};
 /// with no writer answers at once) and the opened handle is checked, so that nothing
 /// can be swapped in between.
 pub fn open_regular(path: &Path) -> io::Result<File> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    let kind = file.metadata()?.file_type();
-    if !kind.is_file() {
-        let what = if kind.is_dir() {
-            "a directory"
+    crate::regular_file::open_regular(path).map_err(|e| {
+        if e.kind() == io::ErrorKind::InvalidInput {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is {e}: traces are read from regular files",
+                    path.display()
+                ),
+            )
         } else {
-            "a FIFO, device or socket"
-        };
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "{} is not a regular file ({what}): traces are read from regular files",
-                path.display()
-            ),
-        ));
-    }
-    Ok(file)
+            e
+        }
+    })
 }
 
 /// Opens the trace file at `path` (a regular file, see [`open_regular`]) and reads its

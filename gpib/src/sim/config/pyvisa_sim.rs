@@ -13,17 +13,25 @@
 //!   response_time_us = 500      # answers come 500 us after their query
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+#[cfg(feature = "pyvisa-sim")]
+use std::path::PathBuf;
+#[cfg(feature = "pyvisa-sim")]
 use std::time::Duration;
 
 use serde::Deserialize;
 
+#[cfg(feature = "pyvisa-sim")]
 use super::fields::{us_field, MAX_RESPONSE_LATENCY_US};
 use super::DeviceConfig;
+#[cfg(feature = "pyvisa-sim")]
 use crate::address::Address;
 use crate::error::{Error, Result};
+#[cfg(feature = "pyvisa-sim")]
 use crate::sim::instrument::Instrument;
+#[cfg(feature = "pyvisa-sim")]
 use crate::sim::instruments::pyvisa_sim::{DeviceFile, GPIB_INSTR};
+#[cfg(feature = "pyvisa-sim")]
 use crate::sim::instruments::PyvisaSimInstrument;
 
 /// A board populated from a pyvisa-sim file: each resource `GPIB<interface>::<pad>
@@ -41,6 +49,7 @@ pub struct PyvisaSimBoard {
     pub response_time_us: Option<f64>,
 }
 
+#[cfg(feature = "pyvisa-sim")]
 /// `file` relative to the configuration's folder (absolute paths stay as they are).
 fn resolve(file: &str, base: Option<&Path>) -> PathBuf {
     match base {
@@ -49,11 +58,13 @@ fn resolve(file: &str, base: Option<&Path>) -> PathBuf {
     }
 }
 
+#[cfg(feature = "pyvisa-sim")]
 fn read(file: &str, base: Option<&Path>, on: &str) -> Result<DeviceFile> {
     let path = resolve(file, base);
     DeviceFile::read(&path).map_err(|e| Error::Config(format!("{on}: {}: {e}", path.display())))
 }
 
+#[cfg(feature = "pyvisa-sim")]
 fn response_time(v: Option<f64>, on: &str) -> Result<Duration> {
     us_field(
         v,
@@ -89,6 +100,7 @@ pub(super) fn check_fields(dev: &DeviceConfig, on: &str) -> Result<()> {
     Ok(())
 }
 
+#[cfg(feature = "pyvisa-sim")]
 /// The instrument of a `model = "pyvisa-sim"` device entry.
 pub(super) fn device_instrument(
     dev: &DeviceConfig,
@@ -131,6 +143,7 @@ pub(super) fn device_instrument(
     ))
 }
 
+#[cfg(feature = "pyvisa-sim")]
 /// The devices of a board populated from a file's GPIB resources.
 pub(super) fn board_devices(
     cfg: &PyvisaSimBoard,
@@ -255,4 +268,39 @@ mod tests {
         std::fs::create_dir_all(&d).unwrap();
         d
     }
+}
+
+/// What a configuration asks of pyvisa-sim files in a build without them.
+#[cfg(not(feature = "pyvisa-sim"))]
+fn not_in_this_build(on: &str) -> Error {
+    Error::Config(format!(
+        "{on}: pyvisa-sim device files are not in this build: enable the gpib crate's \
+         `pyvisa-sim` feature"
+    ))
+}
+
+/// The instrument of a `model = "pyvisa-sim"` device entry: refused in this build.
+#[cfg(not(feature = "pyvisa-sim"))]
+pub(super) fn device_instrument(
+    _dev: &DeviceConfig,
+    _base: Option<&Path>,
+    on: &str,
+) -> Result<Box<dyn crate::sim::instrument::Instrument>> {
+    Err(not_in_this_build(on))
+}
+
+/// The devices of a board populated from a pyvisa-sim file: refused in this build.
+#[cfg(not(feature = "pyvisa-sim"))]
+pub(super) fn board_devices(
+    _cfg: &PyvisaSimBoard,
+    _board_index: usize,
+    _base: Option<&Path>,
+    on: &str,
+) -> Result<
+    Vec<(
+        crate::address::Address,
+        Box<dyn crate::sim::instrument::Instrument>,
+    )>,
+> {
+    Err(not_in_this_build(on))
 }

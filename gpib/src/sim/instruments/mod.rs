@@ -2,6 +2,7 @@
 
 mod disc;
 pub mod hp3565;
+#[cfg(feature = "pyvisa-sim")]
 pub mod pyvisa_sim;
 mod replay;
 pub mod scpi;
@@ -10,6 +11,7 @@ mod terminal;
 
 pub use disc::Disc;
 pub use hp3565::Hp3565;
+#[cfg(feature = "pyvisa-sim")]
 pub use pyvisa_sim::PyvisaSimInstrument;
 pub use replay::Replay;
 pub use scpi::ScpiInstrument;
