@@ -16,6 +16,8 @@ mod measure;
 mod plot;
 mod record;
 mod run;
+mod sample;
+mod session_options;
 mod size;
 #[allow(dead_code)]
 mod stats;

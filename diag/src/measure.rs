@@ -7,70 +7,16 @@ use std::time::{Duration, Instant};
 
 use gpib::{Address, Bus, ClockKind, Device};
 
-use crate::cpu::{self, CpuSnapshot, MachineModes};
+use crate::cpu::{self, CpuSnapshot};
 use crate::driver::{Driver, ProtocolKind};
 use crate::error::{DiagError, Result};
+pub use crate::sample::{Direction, Sample, Wire};
+pub use crate::session_options::{ProtocolChoice, SessionOptions};
 use crate::target::Target;
 
 /// Like the 1988 io_test program's idle loop: wait this long after the command before timing, so the
 /// instrument's own response latency is not counted.
 pub const SETTLE: Duration = Duration::from_millis(22);
-
-/// Read (device talks) or write (device listens).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Direction {
-    /// Device to controller.
-    Read,
-    /// Controller to device.
-    Write,
-}
-
-impl Direction {
-    /// "read" or "write".
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Direction::Read => "read",
-            Direction::Write => "write",
-        }
-    }
-}
-
-/// One timed transfer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Sample {
-    /// Seconds on the backend's clock.
-    pub seconds: f64,
-    /// Bytes moved.
-    pub bytes: u64,
-    /// Host CPU seconds: modelled (simulator) or measured (user + system).
-    pub cpu_seconds: f64,
-    /// Whether `cpu_seconds` is modelled.
-    pub cpu_modelled: bool,
-    /// This process's measured user CPU seconds.
-    pub process_user_s: f64,
-    /// This process's measured system CPU seconds.
-    pub process_system_s: f64,
-    /// Wall seconds the call took on this machine.
-    pub wall_seconds: f64,
-    /// The machine's CPU modes over the call (wall-clock backends).
-    pub machine: Option<MachineModes>,
-    /// What the call cost on the network (network backends).
-    pub wire: Option<Wire>,
-}
-
-/// A call's cost on the network.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Wire {
-    /// Requests sent (Prologix lines and `++` commands; VXI-11 RPC calls).
-    pub requests: u64,
-    /// Requests that waited for an answer.
-    pub round_trips: u64,
-    /// Bytes sent and received.
-    pub bytes: u64,
-    /// Wall seconds spent waiting for answers.
-    pub waiting_s: f64,
-}
 
 fn wire_between(a: Option<gpib::WireStats>, b: Option<gpib::WireStats>) -> Option<Wire> {
     let (a, b) = (a?, b?);
@@ -80,37 +26,6 @@ fn wire_between(a: Option<gpib::WireStats>, b: Option<gpib::WireStats>) -> Optio
         bytes: (b.bytes_sent + b.bytes_received).saturating_sub(a.bytes_sent + a.bytes_received),
         waiting_s: b.waiting.saturating_sub(a.waiting).as_secs_f64(),
     })
-}
-
-/// Which protocol to drive the instrument with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProtocolChoice {
-    /// The HP3565's when the device is one, else SCPI (probed on hardware).
-    Auto,
-    /// This one.
-    Given(ProtocolKind),
-}
-
-impl From<crate::cli::Protocol> for ProtocolChoice {
-    fn from(p: crate::cli::Protocol) -> Self {
-        match p {
-            crate::cli::Protocol::Auto => ProtocolChoice::Auto,
-            crate::cli::Protocol::Hp3565 => ProtocolChoice::Given(ProtocolKind::Hp3565),
-            crate::cli::Protocol::Scpi => ProtocolChoice::Given(ProtocolKind::Scpi),
-            crate::cli::Protocol::Mock => ProtocolChoice::Given(ProtocolKind::Mock),
-        }
-    }
-}
-
-/// What a session is opened with.
-#[derive(Debug, Clone, Copy)]
-pub struct SessionOptions {
-    /// The instrument's primary address (default: the first instrument or listener).
-    pub device: Option<u8>,
-    /// How to drive it.
-    pub protocol: ProtocolChoice,
-    /// Timeout per I/O call in seconds (0: none; default: sized to the transfer).
-    pub timeout: Option<f64>,
 }
 
 /// An instrument set up for timed transfers.

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::cpu::{service_demand_us_per_kib, MachineModes};
 use crate::driver::ProtocolKind;
-use crate::measure::{Direction, Sample};
+use crate::sample::{Direction, Sample};
 use crate::stats::{self, Summary};
 
 /// Declares a record field's enum: its serde name and its text are one string.
@@ -135,7 +135,7 @@ fn network(size: u64, samples: &[Sample]) -> Option<Network> {
     if w.is_empty() {
         return None;
     }
-    let m = |f: &dyn Fn(&crate::measure::Wire) -> f64| median(&w.iter().map(f).collect::<Vec<_>>());
+    let m = |f: &dyn Fn(&crate::sample::Wire) -> f64| median(&w.iter().map(f).collect::<Vec<_>>());
     let bytes = m(&|x| x.bytes as f64);
     let trips = m(&|x| x.round_trips as f64);
     Some(Network {

@@ -7,8 +7,8 @@ use gpib::{Address, Bus};
 use crate::cli::{BackendKind, BusArgs, RunArgs};
 pub use crate::device_arg::DeviceArg;
 use crate::error::{DiagError, Result};
-use crate::measure::SessionOptions;
 use crate::record::Backend;
+use crate::session_options::SessionOptions;
 
 /// A configuration to measure: `NAME|FILE[:key=value,...]`.
 #[derive(Debug, Clone, PartialEq, Eq)]

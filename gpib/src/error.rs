@@ -168,7 +168,7 @@ pub enum Error {
     /// A linux-gpib configuration file (gpib.conf) that does not parse or does not
     /// make sense; the error names the line, column and key.
     #[error("{0}")]
-    GpibConf(Box<crate::gpibconf::ParseError>),
+    GpibConf(Box<crate::gpibconf::error::ParseError>),
     /// An operating-system I/O error.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),

@@ -34,7 +34,7 @@
 //! ([`crate::sim::Config`]'s `gpib_conf`), and the compatibility library honours
 //! `IB_CONFIG`.
 
-mod error;
+pub(crate) mod error;
 mod lex;
 mod model;
 mod parse;

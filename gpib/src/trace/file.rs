@@ -32,3 +32,16 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
 pub fn open_file(path: &Path) -> Result<TraceReader<BufReader<File>>, TraceError> {
     TraceReader::new(BufReader::new(open_regular(path)?))
 }
+
+/// Reads a whole trace file into memory (header and records): a regular file (see
+/// [`open_file`]). To go through a long one, read it record by record.
+pub fn read_file(
+    path: &std::path::Path,
+) -> Result<(crate::trace::Header, Vec<crate::trace::Record<'static>>), TraceError> {
+    let mut r = open_file(path)?;
+    let mut out = Vec::new();
+    while let Some(rec) = r.next_record()? {
+        out.push(rec);
+    }
+    Ok((r.header().clone(), out))
+}

@@ -44,9 +44,9 @@ pub mod vcd;
 pub mod wave;
 mod writer;
 
-pub use file::{open_file, open_regular};
+pub use file::{open_file, open_regular, read_file};
 pub use format::{BusError, Call, CallOp, Clock, Header, Line, LineChange, Record, Transfer};
-pub use reader::{read_file, TraceError, TraceReader};
+pub use reader::{TraceError, TraceReader};
 pub use sink::{MemorySink, SharedSink, TraceSink};
 pub use traced::TracedBackend;
 pub use writer::TraceWriter;

@@ -472,14 +472,3 @@ fn address_field(at: u64, v: u8, what: &str) -> Result<Option<u8>, TraceError> {
         )),
     }
 }
-
-/// Reads a whole trace file into memory (header and records): a regular file (see
-/// [`crate::trace::open_file`]). To go through a long one, read it record by record.
-pub fn read_file(path: &std::path::Path) -> Result<(Header, Vec<Record<'static>>), TraceError> {
-    let mut r = crate::trace::file::open_file(path)?;
-    let mut out = Vec::new();
-    while let Some(rec) = r.next_record()? {
-        out.push(rec);
-    }
-    Ok((r.header().clone(), out))
-}

@@ -1,7 +1,7 @@
 //! VXI-11 (VXIbus TCP/IP Instrument Protocol, VXI-11 rev 1.0, and VXI-11.2 for
 //! LAN/GPIB gateways): program numbers, procedures, flags, error codes and the XDR
 //! structures, encoded and decoded both ways (the client here, the server in
-//! [`crate::serve`]).
+//! `gpib::serve`, feature `serve`).
 
 use crate::rpc::{XdrError, XdrReader, XdrWriter};
 

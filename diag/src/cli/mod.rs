@@ -7,6 +7,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::device_arg::DeviceArg;
 use crate::size::parse_size;
 
+pub mod trace;
+
 /// Longest timeout the options take, in seconds (11.6 days): long enough for any
 /// transfer an instrument holds at 10 B/s, short enough to stay far from overflow.
 pub const MAX_TIMEOUT_S: f64 = 1e6;
@@ -70,7 +72,7 @@ pub enum Command {
     Contention(ContentionArgs),
     /// Bus traces: record a workload, print it like a bus analyzer, summarise it, export
     /// it as a waveform (VCD, sigrok), check its handshake.
-    Trace(crate::cmd::trace::TraceArgs),
+    Trace(trace::TraceArgs),
     /// Probe a board and name what slows it down: listeners, line states, stuck SRQ,
     /// small and large transfers each way against the board's baseline, addressing
     /// overhead and CPU cost per call, and (simulator) A/B runs with each contention
