@@ -1,31 +1,26 @@
 //! Ask an instrument who it is: the first thing every instrument app does.
 //!
-//! `cargo run --example idn` (on the simulated bench; pass a configuration name or
-//! TOML file and an address to use another: `cargo run --example idn -- bench 22`).
+//! `cargo run --example idn -- RESOURCE` on any backend: `GPIB0::22::INSTR` (linux-gpib,
+//! or the simulator with `GPIB_SIM_CONFIG=bench`), `TCPIP0::10.0.0.5::gpib0,22::INSTR`
+//! (a VXI-11 gateway), `TCPIP0::10.0.0.6::inst0::INSTR` (a LAN instrument), or a
+//! gpib.conf device name. With no argument: the SCPI instrument of the simulated bench.
 
-use gpib::{sim, Bus, Resource};
+use gpib::ResourceManager;
 
 fn main() -> Result<(), gpib::Error> {
     env_logger::init();
-    let mut args = std::env::args().skip(1);
-    let config = args.next().unwrap_or_else(|| "bench".into());
-    let resource: Resource = format!(
-        "GPIB0::{}::INSTR",
-        args.next().unwrap_or_else(|| "22".into())
-    )
-    .parse()?;
-
-    let host = sim::load(&config)?;
-    let bus = Bus::new(host.board(usize::from(resource.board()))?);
-    let address = resource
-        .address()
-        .expect("an INSTR resource has an address");
-    let dmm = bus.device(address)?;
+    let (mut rm, resource) = match std::env::args().nth(1) {
+        Some(r) => (ResourceManager::from_env()?, r),
+        None => (
+            ResourceManager::simulated("bench")?,
+            "GPIB0::22::INSTR".into(),
+        ),
+    };
+    let dmm = rm.open(&resource)?;
 
     dmm.clear()?; // SDC: start from a known state
     println!("{resource}: {}", dmm.query("*IDN?")?);
     println!("reading: {} V", dmm.query("MEAS:VOLT?")?);
     println!("errors:  {}", dmm.query("SYST:ERR?")?);
-    println!("bus time used: {:?} (virtual)", bus.now());
     Ok(())
 }

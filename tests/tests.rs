@@ -8,6 +8,7 @@ mod faults;
 mod gpib_conf;
 mod hostile_peers;
 mod hp9000_350_1988;
+mod open;
 mod pyvisa_sim;
 mod queries;
 mod regressions;

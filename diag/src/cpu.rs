@@ -29,6 +29,20 @@ impl ProcessCpu {
     }
 }
 
+/// CPU time consumed so far by the calling thread (`getrusage(RUSAGE_THREAD)` on
+/// Linux): a transfer's own cost, which cannot exceed its wall time, where the process's
+/// total also counts its other threads (a VXI-11 client's interrupt channel, a server
+/// in the same process). `None` where the call is missing or fails.
+pub fn thread_cpu() -> Option<Duration> {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let usage = getrusage(UsageWho::RUSAGE_THREAD).ok()?;
+        Some(timeval_to_duration(usage.user_time()) + timeval_to_duration(usage.system_time()))
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    None
+}
+
 /// Converts a `timeval` to a `Duration`, treating negative parts as zero.
 fn timeval_to_duration(tv: TimeVal) -> Duration {
     let secs = u64::try_from(tv.tv_sec()).unwrap_or(0);

@@ -316,9 +316,11 @@ fn timed(bus: &Bus, f: impl FnOnce() -> Result<u64>) -> Result<Sample> {
     // The process's CPU counters right around the transfer (`take_before` reads
     // /proc/stat first), so the CPU is charged over the same window as the time.
     let c0 = CpuSnapshot::take_before();
+    let th0 = cpu::thread_cpu();
     let (t0, w0) = (bus.now(), Instant::now());
     let bytes = f()?;
     let (t1, wall) = (bus.now(), w0.elapsed());
+    let th1 = cpu::thread_cpu();
     let c1 = CpuSnapshot::take();
     let n1 = bus.wire_stats();
     let m1 = bus.modelled_host_cpu();
@@ -327,7 +329,12 @@ fn timed(bus: &Bus, f: impl FnOnce() -> Result<u64>) -> Result<Sample> {
     let seconds = (t1 - t0).as_secs_f64();
     let (cpu_seconds, cpu_modelled) = match (m0, m1) {
         (Some(a), Some(b)) => ((b - a).as_secs_f64(), true),
-        _ => (usage.process_user_s + usage.process_system_s, false),
+        // Measured: the calling thread's CPU over the transfer (a share of one core),
+        // else the process's.
+        _ => match (th0, th1) {
+            (Some(a), Some(b)) => (b.saturating_sub(a).as_secs_f64(), false),
+            _ => (usage.process_user_s + usage.process_system_s, false),
+        },
     };
     Ok(Sample {
         seconds,

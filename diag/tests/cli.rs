@@ -840,3 +840,51 @@ fn devices_are_named_as_in_gpib_conf() {
         "31 is not a primary address (0 to 30)",
     );
 }
+
+// Everyday instrument work on any resource string: query, write, read, list, through
+// the library's one entry point. On the simulator each command is a fresh bench.
+#[test]
+fn query_write_read_and_list_take_resource_strings() {
+    assert_eq!(
+        ok(&["query", "GPIB0::22::INSTR", "*IDN?"]),
+        "SIMULATED,SCPI-DMM,0,1.0\n"
+    );
+    assert_eq!(ok(&["write", "GPIB0::22::INSTR", "*CLS"]), "");
+    assert_eq!(
+        ok(&["list"]),
+        "GPIB0::INTFC\nGPIB0::11::INSTR\nGPIB0::22::INSTR\n"
+    );
+    assert_eq!(
+        ok(&["list", "?*::INSTR", "--bus", "vax-780-terminals"])
+            .lines()
+            .count(),
+        8
+    );
+    let dir = std::env::temp_dir().join(format!("gpib-diag-query-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let wave = dir.join("wave.bin");
+    let out = diag(&[
+        "query",
+        "GPIB0::22::INSTR",
+        "WAV:DATA?",
+        "--block",
+        wave.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    // The bench's default waveform: 1000 points of f32.
+    assert_eq!(std::fs::metadata(&wave).unwrap().len(), 4000);
+    std::fs::remove_dir_all(&dir).ok();
+    // An instrument that does not answer: a timeout that says how much it got.
+    fails(
+        &["query", "GPIB0::11::INSTR", "*IDN?", "--timeout", "1"],
+        1,
+        "timed out after 1s with 0 byte(s)",
+    );
+    fails(&["query", "GPIB9::22::INSTR", "*IDN?"], 1, "no board GPIB9");
+    fails(&["list", "GPIB[0"], 1, "not closed");
+    fails(
+        &["query", "nonsense::", "x", "--timeout", "forever"],
+        2,
+        "is not a timeout",
+    );
+}

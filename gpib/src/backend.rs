@@ -102,7 +102,7 @@ pub enum ClockKind {
 }
 
 /// Which board a backend drives, for backends of which several handles can drive the
-/// same board (a simulated board handed out twice by [`crate::sim::SimHost::board`]).
+/// same board (a simulated board handed out twice by `gpib::sim::SimHost::board`).
 ///
 /// A board has one addressing state and carries one transaction at a time, whoever
 /// holds a handle to it: every [`crate::Bus`] made on backends with equal ids shares
@@ -146,7 +146,7 @@ impl WriteReadError {
 }
 
 /// Turn-taking among the threads that share a backend's clock (the simulator's
-/// participants, [`crate::sim::Participant`]): [`crate::Bus`] takes the turn before
+/// participants, `gpib::sim::Participant`): [`crate::Bus`] takes the turn before
 /// it locks the board and gives it back after, so that a whole transaction runs in
 /// one turn and never waits for a turn while it holds the board.
 pub trait Turns: Send + Sync {

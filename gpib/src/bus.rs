@@ -80,10 +80,12 @@ const SRQ_WAIT_SLICE: Duration = Duration::from_millis(5);
 /// A GPIB board used as system controller, shared by device handles and threads.
 ///
 /// ```
+/// # #[cfg(feature = "sim")] {
 /// use gpib::{Bus, sim};
 /// let bus = Bus::new(sim::bench().board(0).unwrap());
 /// let dmm = bus.device(22).unwrap();
 /// assert!(dmm.query("*IDN?").unwrap().contains("SIMULATED"));
+/// # }
 /// ```
 #[derive(Clone)]
 pub struct Bus {

@@ -110,6 +110,24 @@ impl Device {
         self.max_read
     }
 
+    /// Applies `settings`: each field that is set replaces this handle's
+    /// ([`crate::Timeout::Never`] is no timeout at all).
+    pub fn apply(&mut self, settings: &crate::settings::DeviceSettings) {
+        if let Some(t) = settings.timeout {
+            // The backends' own word for "no timeout" is zero.
+            self.set_timeout(Some(t.duration().unwrap_or(Duration::ZERO)));
+        }
+        if let Some(eos) = settings.eos {
+            self.set_eos(Some(eos));
+        }
+        if let Some(t) = settings.write_terminator {
+            self.set_write_terminator(t);
+        }
+        if let Some(m) = settings.max_read {
+            self.set_max_read(m);
+        }
+    }
+
     /// Sets the byte [`Device::write_str`] and the queries append (`None`: nothing; default NL).
     pub fn set_write_terminator(&mut self, terminator: Option<u8>) {
         self.write_terminator = terminator;
@@ -384,12 +402,14 @@ impl Device {
     /// Sends `command`, reads the block it answers and decodes it as values of `T`.
     ///
     /// ```
+    /// # #[cfg(feature = "sim")] {
     /// use gpib::{Bus, sim, block::Endian};
     /// let bus = Bus::new(sim::bench().board(0).unwrap());
     /// let scope = bus.device(22).unwrap();
     /// scope.write_str("WAV:POIN 100").unwrap();
     /// let wave: Vec<f32> = scope.query_values("WAV:DATA?", Endian::Big).unwrap();
     /// assert_eq!(wave.len(), 100);
+    /// # }
     /// ```
     pub fn query_values<T: BlockValue>(&self, command: &str, endian: Endian) -> Result<Vec<T>> {
         let body = self.query_block(command)?;

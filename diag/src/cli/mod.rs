@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::device_arg::DeviceArg;
 use crate::size::parse_size;
 
+pub mod instrument;
 pub mod trace;
 
 /// Longest timeout the options take, in seconds (11.6 days): long enough for any
@@ -84,6 +85,14 @@ pub enum Command {
     /// Serve a simulated configuration on the network, as a Prologix GPIB-ETHERNET
     /// adapter and as a VXI-11 LAN/GPIB gateway, until Ctrl-C.
     Serve(ServeArgs),
+    /// Send TEXT to an instrument and print its answer (any resource string).
+    Query(instrument::QueryArgs),
+    /// Send TEXT to an instrument.
+    Write(instrument::WriteArgs),
+    /// Read an answer from an instrument: text, or a block into a file.
+    Read(instrument::ReadArgs),
+    /// The resources reachable: every board's instruments, as VISA names them.
+    List(instrument::ListArgs),
     /// Print a shell completion script to standard output.
     ///
     /// E.g. `gpib-diag completions bash > ~/.local/share/bash-completion/completions/gpib-diag`.

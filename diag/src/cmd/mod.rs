@@ -4,6 +4,7 @@ pub mod compare;
 pub mod completions;
 pub mod contention;
 pub mod doctor;
+pub mod instrument;
 pub mod io_test;
 pub mod manpage;
 pub mod scan;

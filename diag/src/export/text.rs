@@ -48,7 +48,7 @@ pub fn details(records: &[Record]) -> String {
         }
         let _ = writeln!(
             out,
-            "  cpu       {:.6} s {} ({:.1}% of the transfer), service demand {} us/KiB",
+            "  cpu       {:.6} s {} ({:.1}% of one core over the transfer), service demand {} us/KiB",
             r.cpu_seconds,
             r.cpu_source,
             r.cpu_utilisation * 100.0,

@@ -31,7 +31,7 @@
 //!
 //! [`GpibConf::open_device`] opens a device section on any [`crate::Bus`] with
 //! its address, timeout and EOS settings; the simulator builds hosts from a gpib.conf
-//! ([`crate::sim::Config`]'s `gpib_conf`), and the compatibility library honours
+//! (`gpib::sim::Config`'s `gpib_conf`), and the compatibility library honours
 //! `IB_CONFIG`.
 
 pub(crate) mod error;

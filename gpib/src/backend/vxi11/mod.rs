@@ -78,6 +78,8 @@ pub struct Vxi11Board {
     core: Channel,
     max_recv_size: usize,
     links: HashMap<Address, u32>,
+    /// Link names given by [`Vxi11Board::name_link`] (else `gpib0,N[,S]`).
+    link_names: HashMap<Address, String>,
     /// The `gpib0` interface link: `None` not tried yet, `Some(None)` refused.
     interface: Option<Option<u32>>,
     timeout: Duration,
@@ -202,6 +204,7 @@ impl Vxi11Board {
             core,
             max_recv_size: 1024,
             links: HashMap::new(),
+            link_names: HashMap::new(),
             interface: None,
             timeout: Duration::from_secs(10),
             lock_timeout: opts.lock_timeout,
@@ -290,7 +293,11 @@ impl Vxi11Board {
         if let Some(&l) = self.links.get(&device) {
             return Ok(l);
         }
-        let lid = self.create_link(&proto::device_name(device))?;
+        let name = match self.link_names.get(&device) {
+            Some(n) => n.clone(),
+            None => proto::device_name(device),
+        };
+        let lid = self.create_link(&name)?;
         self.links.insert(device, lid);
         if self.intr.is_some() {
             let args = proto::encode_enable_srq(lid, true, intr::HANDLE);
@@ -431,6 +438,14 @@ impl Vxi11Board {
             return Err(device_error(op, code, timeout, 0));
         }
         Ok(())
+    }
+
+    /// Makes the device at `address` the gateway's device `name` (`inst0`, a LAN
+    /// instrument that has no GPIB address, or any name the gateway serves) instead of
+    /// `gpib0,N`: [`crate::Device`] at that address then talks to it. Takes effect when
+    /// the link is first created.
+    pub fn name_link(&mut self, address: Address, name: &str) {
+        self.link_names.insert(address, name.to_string());
     }
 
     /// Locks `device` for this connection (`device_lock`), waiting up to the lock

@@ -1,0 +1,310 @@
+//! One way to open an instrument on every backend: a resource string in, a
+//! [`Device`] out, as PyVISA's `ResourceManager().open_resource(name)`.
+//!
+//! | resource | opens |
+//! |---|---|
+//! | `GPIB0::22::INSTR`, `GPIB1::5::3::INSTR` | device 22 (secondary 3) of board 0: a board [attached](ResourceManager::attach) to the manager (a simulated host's boards, a Prologix adapter opened as `GPIB<n>`), else linux-gpib's board (feature `linux-gpib`) |
+//! | `TCPIP0::host::gpib0,22::INSTR`, `TCPIP::host,1024::gpib0,22::INSTR` | device 22 behind a VXI-11 LAN/GPIB gateway |
+//! | `TCPIP0::host::inst0::INSTR` | a VXI-11 instrument on the LAN (no GPIB address) |
+//! | `PRLGX-TCPIP::host::1234::INTFC`, `PRLGX-ASRL::/dev/ttyUSB0::INTFC` | a Prologix adapter, as pyvisa-py names it: [`ResourceManager::open_interface`] attaches it as `GPIB<n>`, then `GPIB<n>::22::INSTR` is a device on it |
+//! | `voltmeter` | the gpib.conf device section of that name (`$IB_CONFIG` or `/etc/gpib.conf`): its board, address, timeout and EOS |
+//!
+//! With the `sim` feature, `ResourceManager::simulated` attaches every board of a
+//! simulated host, and [`ResourceManager::from_env`] does so when `GPIB_SIM_CONFIG`
+//! names a configuration (as the compatibility library does), so a program that opens
+//! `GPIB0::22::INSTR` runs unchanged on the simulator.
+//!
+//! ```
+//! # #[cfg(feature = "sim")] {
+//! let mut rm = gpib::ResourceManager::simulated("bench")?;
+//! let dmm = rm.open("GPIB0::22::INSTR")?;
+//! assert_eq!(dmm.query("*IDN?")?, "SIMULATED,SCPI-DMM,0,1.0");
+//! assert_eq!(rm.list_resources("?*::INSTR")?, ["GPIB0::11::INSTR", "GPIB0::22::INSTR"]);
+//! # }
+//! # Ok::<(), gpib::Error>(())
+//! ```
+
+mod pattern;
+
+use std::collections::BTreeMap;
+
+pub use pattern::Pattern;
+
+use crate::address::Address;
+use crate::bus::Bus;
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::resource::{NetworkResource, Resource};
+use crate::settings::{DeviceSettings, Timeout};
+
+/// The boards a program's resource strings name, and the settings its devices open with.
+#[derive(Default)]
+pub struct ResourceManager {
+    /// Boards by their `GPIB<n>` number.
+    boards: BTreeMap<u16, Bus>,
+    /// What every device opens with, unless its resource says otherwise.
+    settings: DeviceSettings,
+    /// The gpib.conf device names are looked up in (`None`: read the default file when
+    /// a name is opened).
+    gpib_conf: Option<crate::gpibconf::GpibConf>,
+    /// Keeps a simulated host alive while its boards are attached.
+    #[cfg(feature = "sim")]
+    _host: Option<crate::sim::SimHost>,
+}
+
+impl std::fmt::Debug for ResourceManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResourceManager")
+            .field("boards", &self.boards.keys().collect::<Vec<_>>())
+            .field("settings", &self.settings)
+            .finish()
+    }
+}
+
+/// Opens `resource` with a [`ResourceManager::from_env`]: see the [module](crate::manager)
+/// for the strings it takes.
+pub fn open(resource: &str) -> Result<Device> {
+    ResourceManager::from_env()?.open(resource)
+}
+
+impl ResourceManager {
+    /// A manager with no board attached: `GPIB<n>` resources go to linux-gpib's boards
+    /// (feature `linux-gpib`), network resources to their adapters.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// [`ResourceManager::new`], or, with the `sim` feature and `GPIB_SIM_CONFIG` set
+    /// (a built-in name such as `bench` or a TOML file), the simulated host it names.
+    pub fn from_env() -> Result<Self> {
+        #[cfg(feature = "sim")]
+        if let Ok(name) = std::env::var("GPIB_SIM_CONFIG") {
+            if !name.is_empty() {
+                return Self::simulated(&name);
+            }
+        }
+        Ok(Self::new())
+    }
+
+    /// A manager with every board of the simulated host `config` (a built-in name or a
+    /// TOML file) attached as `GPIB0`, `GPIB1`, ...
+    #[cfg(feature = "sim")]
+    pub fn simulated(config: &str) -> Result<Self> {
+        let host = crate::sim::config::load(config)?;
+        let mut rm = Self::new();
+        for i in 0..host.board_names().len() {
+            let board = u16::try_from(i).map_err(|_| Error::Config("too many boards".into()))?;
+            rm.attach(board, Bus::new(host.board(i)?));
+        }
+        rm._host = Some(host);
+        Ok(rm)
+    }
+
+    /// Makes `bus` board `GPIB<board>` of this manager (replacing one attached before).
+    pub fn attach(&mut self, board: u16, bus: Bus) {
+        self.boards.insert(board, bus);
+    }
+
+    /// The attached boards' numbers.
+    pub fn boards(&self) -> Vec<u16> {
+        self.boards.keys().copied().collect()
+    }
+
+    /// Sets what every device opens with ([`DeviceSettings`]; a gpib.conf section's own
+    /// timeout and EOS win over these).
+    pub fn set_default_settings(&mut self, settings: DeviceSettings) {
+        self.settings = settings;
+    }
+
+    /// Looks gpib.conf device names up in `conf` instead of the default file
+    /// (`$IB_CONFIG` or `/etc/gpib.conf`).
+    pub fn set_gpib_conf(&mut self, conf: crate::gpibconf::GpibConf) {
+        self.gpib_conf = Some(conf);
+    }
+
+    /// Sets the timeout every device opens with.
+    pub fn set_timeout(&mut self, timeout: Timeout) {
+        self.settings.timeout = Some(timeout);
+    }
+
+    /// Opens the device `resource` names (see the [module](crate::manager)).
+    ///
+    /// Errors: [`Error::InvalidArgument`] for a string that names nothing openable (the
+    /// message says what was expected), the backend's errors when it cannot be reached.
+    pub fn open(&mut self, resource: &str) -> Result<Device> {
+        let text = resource.trim();
+        if let Ok(r) = text.parse::<Resource>() {
+            return match r {
+                Resource::Instrument { board, address } => {
+                    let bus = self.board(board)?;
+                    self.device_on(&bus, address, DeviceSettings::default())
+                }
+                Resource::Interface { .. } => Err(Error::InvalidArgument(format!(
+                    "{text} is an interface: open_interface opens it; open takes a device \
+                     (GPIB<n>::<address>::INSTR)"
+                ))),
+            };
+        }
+        if let Ok(r) = text.parse::<NetworkResource>() {
+            return self.open_network(text, &r);
+        }
+        if !text.contains("::") && !text.is_empty() {
+            return self.open_named(text);
+        }
+        Err(Error::InvalidArgument(format!(
+            "{text:?} is not a resource: expected GPIB<n>::<address>[::<secondary>]::INSTR, \
+             TCPIP[n]::<host>::gpib0,<address>::INSTR, TCPIP[n]::<host>::inst0::INSTR, or a \
+             gpib.conf device name"
+        )))
+    }
+
+    /// Opens the interface `resource` names and attaches it: `GPIB<n>::INTFC` (the board
+    /// itself), `PRLGX-TCPIP<n>::host::port::INTFC` or `PRLGX-ASRL<n>::path::INTFC` (a
+    /// Prologix adapter, then board `GPIB<n>`), `TCPIP<n>::host::gpib0::INSTR` (a VXI-11
+    /// gateway's bus, then board `GPIB<n>`).
+    pub fn open_interface(&mut self, resource: &str) -> Result<Bus> {
+        let text = resource.trim();
+        if let Ok(Resource::Interface { board }) = text.parse::<Resource>() {
+            return self.board(board);
+        }
+        match text.parse::<NetworkResource>() {
+            Ok(r @ NetworkResource::Prologix { board, .. }) => {
+                let bus = Bus::from_box(r.open()?);
+                self.attach(board, bus.clone());
+                Ok(bus)
+            }
+            Ok(r @ NetworkResource::Vxi11 { board, .. }) if r.address().is_none() => {
+                let bus = Bus::from_box(r.open()?);
+                self.attach(board, bus.clone());
+                Ok(bus)
+            }
+            _ => Err(Error::InvalidArgument(format!(
+                "{text:?} is not an interface: expected GPIB<n>::INTFC, \
+                 PRLGX-TCPIP::<host>::<port>::INTFC or PRLGX-ASRL::<path>::INTFC"
+            ))),
+        }
+    }
+
+    /// The resources this manager can reach whose names match the VISA expression
+    /// `pattern` ([`Pattern`]: `?*::INSTR` for every instrument): each attached board's
+    /// listeners (found by addressing each address to listen, where the board can) and
+    /// the board itself; with `linux-gpib`, the boards of the machine too.
+    pub fn list_resources(&mut self, pattern: &str) -> Result<Vec<String>> {
+        let pattern = Pattern::parse(pattern).map_err(Error::InvalidArgument)?;
+        #[cfg(feature = "linux-gpib")]
+        for board in 0..16u16 {
+            if !self.boards.contains_key(&board) {
+                if let Ok(b) = crate::backend::linux_gpib::LinuxGpibBoard::open_index(board.into())
+                {
+                    self.attach(board, Bus::new(b));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for (board, bus) in &self.boards {
+            out.push(format!("GPIB{board}::INTFC"));
+            // A device-level backend (a gateway, an adapter) cannot look for listeners.
+            if let Ok(listeners) = bus.find_listeners() {
+                for a in listeners {
+                    out.push(
+                        Resource::Instrument {
+                            board: *board,
+                            address: a,
+                        }
+                        .to_string(),
+                    );
+                }
+            }
+        }
+        out.retain(|name| pattern.matches(name));
+        Ok(out)
+    }
+
+    /// Board `GPIB<board>`: attached, else linux-gpib's (opened and attached).
+    fn board(&mut self, board: u16) -> Result<Bus> {
+        if let Some(b) = self.boards.get(&board) {
+            return Ok(b.clone());
+        }
+        #[cfg(feature = "linux-gpib")]
+        {
+            let b = Bus::new(crate::backend::linux_gpib::LinuxGpibBoard::open_index(
+                board.into(),
+            )?);
+            self.attach(board, b.clone());
+            Ok(b)
+        }
+        #[cfg(not(feature = "linux-gpib"))]
+        Err(Error::InvalidArgument(format!(
+            "no board GPIB{board}: attached are {:?}, and linux-gpib boards are not in this \
+             build (the gpib crate's `linux-gpib` feature)",
+            self.boards()
+        )))
+    }
+
+    fn device_on(&self, bus: &Bus, address: Address, own: DeviceSettings) -> Result<Device> {
+        let mut d = bus.device(address)?;
+        d.apply(&own.or(self.settings));
+        Ok(d)
+    }
+
+    fn open_network(&mut self, text: &str, r: &NetworkResource) -> Result<Device> {
+        match r {
+            NetworkResource::Prologix { board, .. } => Err(Error::InvalidArgument(format!(
+                "{text} is a Prologix adapter (an interface): open_interface attaches it, \
+                 then GPIB{board}::<address>::INSTR opens a device on it"
+            ))),
+            NetworkResource::Vxi11 {
+                host, port, device, ..
+            } => {
+                let opts = crate::backend::vxi11::Vxi11Options {
+                    port: *port,
+                    ..Default::default()
+                };
+                let mut gateway = crate::backend::vxi11::Vxi11Board::connect(host, opts)?;
+                let address = match r.address() {
+                    Some(a) => a,
+                    None => {
+                        // A LAN instrument (inst0, ...): its link stands where a GPIB
+                        // address would.
+                        let a = Address::try_from(0u8).expect("0 is an address");
+                        gateway.name_link(a, device);
+                        a
+                    }
+                };
+                self.device_on(&Bus::new(gateway), address, DeviceSettings::default())
+            }
+        }
+    }
+
+    fn open_named(&mut self, name: &str) -> Result<Device> {
+        let conf = match self.gpib_conf.take() {
+            Some(c) => c,
+            None => crate::gpibconf::GpibConf::read_default()?,
+        };
+        let opened = self.open_in(&conf, name);
+        self.gpib_conf = Some(conf);
+        opened
+    }
+
+    fn open_in(&mut self, conf: &crate::gpibconf::GpibConf, name: &str) -> Result<Device> {
+        if let Some(why) = conf.unusable_device(name) {
+            return Err(Error::InvalidArgument(format!(
+                "the gpib.conf's device {name:?} cannot be opened: {why}"
+            )));
+        }
+        let entry = conf.device(name).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "{name:?} is no resource and no device section of {} (names: {})",
+                crate::gpibconf::default_path().display(),
+                conf.names().join(", ")
+            ))
+        })?;
+        let bus = self.board(u16::from(entry.minor))?;
+        let own = DeviceSettings {
+            timeout: Some(Timeout::from(entry.settings.timeout())),
+            eos: entry.settings.read_eos(),
+            ..DeviceSettings::default()
+        };
+        self.device_on(&bus, entry.settings.address(), own)
+    }
+}

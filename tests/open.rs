@@ -1,0 +1,105 @@
+//! `gpib::open` / `ResourceManager`: one resource string per backend, the same device
+//! behind each (the simulated bench, served in-process for the network backends).
+
+use gpib::sim;
+use gpib::{ResourceManager, Timeout};
+
+const IDN: &str = "SIMULATED,SCPI-DMM,0,1.0";
+
+fn served() -> (sim::SimHost, gpib::serve::Server) {
+    let host = sim::bench();
+    let opts = gpib::serve::ServeOptions {
+        default_address: Some(gpib::Address::try_from(22u8).unwrap()),
+        ..gpib::serve::ServeOptions::ephemeral()
+    };
+    let server = gpib::serve::Server::start(gpib::Bus::new(host.board(0).unwrap()), opts).unwrap();
+    (host, server)
+}
+
+#[test]
+fn a_simulated_resource_opens_by_its_visa_name() {
+    let mut rm = ResourceManager::simulated("bench").unwrap();
+    assert_eq!(
+        rm.open("GPIB0::22::INSTR").unwrap().query("*IDN?").unwrap(),
+        IDN
+    );
+    assert_eq!(rm.boards(), [0]);
+    let e = rm.open("GPIB3::22::INSTR").unwrap_err();
+    assert!(e.to_string().contains("no board GPIB3"), "{e}");
+}
+
+#[test]
+fn vxi11_resources_open_on_the_gateway_gpib0_and_inst0() {
+    let (_host, server) = served();
+    let port = server.vxi11_addr().unwrap().port();
+    let d = gpib::open(&format!("TCPIP0::127.0.0.1,{port}::gpib0,22::INSTR")).unwrap();
+    assert_eq!(d.query("*IDN?").unwrap(), IDN);
+    // inst0: the gateway's own instrument (the server's default device, 22).
+    let d = gpib::open(&format!("TCPIP::127.0.0.1,{port}::inst0::INSTR")).unwrap();
+    assert_eq!(d.query("*IDN?").unwrap(), IDN);
+}
+
+#[test]
+fn a_prologix_adapter_opens_as_an_interface_then_its_devices() {
+    let (_host, server) = served();
+    let port = server.prologix_addr().unwrap().port();
+    let mut rm = ResourceManager::new();
+    rm.set_timeout(Timeout::from(std::time::Duration::from_secs(2)));
+    let e = rm
+        .open(&format!("PRLGX-TCPIP::127.0.0.1::{port}::INTFC"))
+        .unwrap_err();
+    assert!(e.to_string().contains("open_interface"), "{e}");
+    rm.open_interface(&format!("PRLGX-TCPIP1::127.0.0.1::{port}::INTFC"))
+        .unwrap();
+    assert_eq!(
+        rm.open("GPIB1::22::INSTR").unwrap().query("*IDN?").unwrap(),
+        IDN
+    );
+}
+
+#[test]
+fn gpib_conf_names_open_with_their_sections_settings() {
+    let conf = gpib::gpibconf::GpibConf::parse(
+        "interface { minor = 0 board_type = \"ni_pci\" }\n\
+         device { minor = 0 name = \"voltmeter\" pad = 22 timeout = T3s eos = 0x0a set-reos = yes }\n",
+    )
+    .unwrap();
+    let mut rm = ResourceManager::simulated("bench").unwrap();
+    rm.set_gpib_conf(conf);
+    let dmm = rm.open("voltmeter").unwrap();
+    assert_eq!(dmm.address().primary.get(), 22);
+    assert_eq!(dmm.query("*IDN?").unwrap(), IDN);
+    let e = rm.open("ammeter").unwrap_err();
+    assert!(e.to_string().contains("names: voltmeter"), "{e}");
+}
+
+#[test]
+fn list_resources_takes_visa_expressions() {
+    let mut rm = ResourceManager::simulated("bench").unwrap();
+    assert_eq!(
+        rm.list_resources("?*").unwrap(),
+        ["GPIB0::INTFC", "GPIB0::11::INSTR", "GPIB0::22::INSTR"]
+    );
+    assert_eq!(
+        rm.list_resources("GPIB0::2?::INSTR").unwrap(),
+        ["GPIB0::22::INSTR"]
+    );
+    assert!(rm
+        .list_resources("GPIB[0")
+        .unwrap_err()
+        .to_string()
+        .contains("not closed"));
+}
+
+#[test]
+fn strings_that_name_nothing_say_what_was_expected() {
+    for bad in [
+        "",
+        "GPIB0::99::INSTR",
+        "ASRL1::INSTR::x",
+        "TCPIP::::gpib0,22::INSTR",
+    ] {
+        let e = ResourceManager::new().open(bad).unwrap_err();
+        assert_eq!(e.kind(), gpib::ErrorKind::InvalidArgument, "{bad}: {e}");
+    }
+}
