@@ -173,23 +173,26 @@ impl Device {
         // read's count of bytes kept.
         tx.address_from_device(self.address)?;
         let start = out.len();
-        let began = tx.now();
-        self.read_on(tx, out, start, start, began)
+        self.read_on(tx, out, start, start, None)
     }
 
     /// Reads on until the end of the message into `out`, which holds this message's
     /// bytes from `start` and is filled up to `filled`; keeps what arrived on an error.
-    /// The read began at `began` on the backend's clock: no backend read starts once
-    /// the timeout has passed since, and none goes past [`Device::max_read`] bytes.
+    /// The read began at `began` on the backend's clock (`None`: when its first
+    /// backend read returned; the clock is not read for an answer that comes in one):
+    /// no backend read starts once the timeout has passed since, and none goes past
+    /// [`Device::max_read`] bytes.
     fn read_on(
         &self,
         tx: &mut Link<'_, '_>,
         out: &mut Vec<u8>,
         start: usize,
         mut filled: usize,
-        began: Duration,
+        mut began: Option<Duration>,
     ) -> Result<()> {
         let timeout = tx.timeout();
+        // Whether a backend read of this message has returned (`began` is known then).
+        let mut read_before = began.is_some();
         loop {
             let got = filled - start;
             if got >= self.max_read {
@@ -200,7 +203,11 @@ impl Device {
                     data: Vec::new(),
                 });
             }
-            if !timeout.is_zero() && tx.now().saturating_sub(began) >= timeout {
+            let past = |tx: &mut Link<'_, '_>, began: &mut Option<Duration>| {
+                let now = tx.now();
+                now.saturating_sub(*began.get_or_insert(now)) >= timeout
+            };
+            if read_before && !timeout.is_zero() && past(tx, &mut began) {
                 out.truncate(filled);
                 return Err(Error::Timeout {
                     operation: "read",
@@ -215,6 +222,7 @@ impl Device {
             }
             let room = out.len().min(filled + left);
             let st = tx.read(&mut out[filled..room], self.eos);
+            read_before = true;
             match st {
                 Ok(st) => {
                     filled += st.count;
@@ -300,7 +308,7 @@ impl Device {
                         v.truncate(st.count);
                         return Ok(());
                     }
-                    Some(Ok(st)) => return self.read_on(tx, &mut v, 0, st.count, began),
+                    Some(Ok(st)) => return self.read_on(tx, &mut v, 0, st.count, Some(began)),
                     Some(Err(WriteReadError::Write(e))) => {
                         v.clear();
                         return Err(e);
