@@ -203,11 +203,7 @@ impl Device {
                     data: Vec::new(),
                 });
             }
-            let past = |tx: &mut Link<'_, '_>, began: &mut Option<Duration>| {
-                let now = tx.now();
-                now.saturating_sub(*began.get_or_insert(now)) >= timeout
-            };
-            if read_before && !timeout.is_zero() && past(tx, &mut began) {
+            if read_before && past_deadline(tx, &mut began, timeout) {
                 out.truncate(filled);
                 return Err(Error::Timeout {
                     operation: "read",
@@ -359,25 +355,35 @@ impl Device {
     }
 
     /// Reads one arbitrary block into a new `Vec` (allocation grows with what arrives,
-    /// not with what the header announces).
+    /// not with what the header announces). A body longer than [`Device::max_read`] is
+    /// [`Error::ResponseTooLong`] with the body bytes read; the device's timeout bounds
+    /// the whole read.
     pub fn read_block(&self) -> Result<Vec<u8>> {
         let mut v = Vec::new();
-        self.run(|tx| {
+        let r = self.run(|tx| {
             tx.address_from_device(self.address)?;
-            read_block(tx, &mut VecSink(&mut v))
-        })?;
-        Ok(v)
+            read_block(tx, &mut self.vec_sink(&mut v))
+        });
+        with_data(r.map(drop), v)
     }
 
-    /// Sends `command` and reads the block it answers, in one transaction.
+    /// Sends `command` and reads the block it answers, in one transaction (bounded as
+    /// [`Device::read_block`] is).
     pub fn query_block(&self, command: &str) -> Result<Vec<u8>> {
         let mut v = Vec::new();
-        self.run(|tx| {
+        let r = self.run(|tx| {
             self.send(tx, command.as_bytes(), true)?;
             tx.address_from_device(self.address)?;
-            read_block(tx, &mut VecSink(&mut v))
-        })?;
-        Ok(v)
+            read_block(tx, &mut self.vec_sink(&mut v))
+        });
+        with_data(r.map(drop), v)
+    }
+
+    fn vec_sink<'v>(&self, v: &'v mut Vec<u8>) -> VecSink<'v> {
+        VecSink {
+            v,
+            max: self.max_read,
+        }
     }
 
     /// Sends `command` and reads the block it answers into `buf`, in one transaction.
@@ -534,6 +540,9 @@ trait Sink {
     fn filled(&self, n: usize) -> &[u8];
     /// Moves the bytes `from..to` to the start (drops the first `from`).
     fn move_to_start(&mut self, from: usize, to: usize);
+    /// The error for a body that has no more room after `filled` bytes (`hl`: the
+    /// header's length; `want_end`: the body's announced length).
+    fn full(&mut self, want_end: Option<usize>, filled: usize, hl: usize) -> Error;
 }
 
 struct SliceSink<'a>(&'a mut [u8]);
@@ -554,9 +563,16 @@ impl Sink for SliceSink<'_> {
         let to = to.min(self.0.len());
         self.0.copy_within(from.min(to)..to, 0);
     }
+    fn full(&mut self, want_end: Option<usize>, filled: usize, hl: usize) -> Error {
+        too_large(want_end, filled, hl)
+    }
 }
 
-struct VecSink<'a>(&'a mut Vec<u8>);
+/// A growing `Vec` for a block body, of at most `max` bytes.
+struct VecSink<'a> {
+    v: &'a mut Vec<u8>,
+    max: usize,
+}
 
 impl Sink for VecSink<'_> {
     fn room(&mut self, filled: usize, want_end: Option<usize>) -> &mut [u8] {
@@ -564,23 +580,32 @@ impl Sink for VecSink<'_> {
             Some(w) => w.saturating_sub(filled).min(MAX_AHEAD),
             None => filled.clamp(4096, GROW_STEP.max(filled / 2)).min(MAX_AHEAD),
         };
-        if self.0.len() < filled + step {
-            self.0.resize(filled + step, 0);
+        let step = step.min(self.max.saturating_sub(filled));
+        if self.v.len() < filled + step {
+            self.v.resize(filled + step, 0);
         }
-        &mut self.0[filled..filled + step]
+        &mut self.v[filled..filled + step]
     }
     fn finish(&mut self, len: usize) {
-        self.0.truncate(len);
+        self.v.truncate(len);
     }
     fn byte_at(&self, i: usize) -> Option<u8> {
-        self.0.get(i).copied()
+        self.v.get(i).copied()
     }
     fn filled(&self, n: usize) -> &[u8] {
-        &self.0[..n.min(self.0.len())]
+        &self.v[..n.min(self.v.len())]
+    }
+    fn full(&mut self, _want_end: Option<usize>, filled: usize, hl: usize) -> Error {
+        self.v.truncate(filled);
+        Error::ResponseTooLong {
+            limit: self.max,
+            transferred: hl + filled,
+            data: Vec::new(),
+        }
     }
     fn move_to_start(&mut self, from: usize, to: usize) {
-        let to = to.min(self.0.len());
-        self.0.copy_within(from.min(to)..to, 0);
+        let to = to.min(self.v.len());
+        self.v.copy_within(from.min(to)..to, 0);
     }
 }
 
@@ -748,7 +773,7 @@ fn read_head_apart(
         if room.len() < in_head {
             let n = room.len();
             room.copy_from_slice(&extra[..n]);
-            return Err(too_large(want_end, n, hl));
+            return Err(sink.full(want_end, n, hl));
         }
         room[..in_head].copy_from_slice(&extra[..in_head]);
     }
@@ -779,6 +804,8 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
         .map(|l| usize::try_from(l).unwrap_or(usize::MAX));
     let mut filled = body;
     let mut last_had_end = ended;
+    // The device's timeout bounds the whole body, from its first read's return.
+    let (timeout, mut began) = (tx.timeout(), None);
     match want_end {
         Some(len) => {
             if after > 0 {
@@ -813,7 +840,7 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                 }
                 let room = sink.room(filled, Some(len.saturating_add(1)));
                 if room.is_empty() {
-                    return Err(too_large(want_end, filled, hl));
+                    return Err(sink.full(want_end, filled, hl));
                 }
                 let st = tx
                     .read(room, None)
@@ -823,6 +850,13 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                 if filled > len {
                     terminator = sink.room(len, Some(len + 1)).first().copied();
                     filled = len;
+                }
+                if filled < len && !last_had_end && past_deadline(tx, &mut began, timeout) {
+                    return Err(Error::Timeout {
+                        operation: "read",
+                        timeout,
+                        transferred: hl + filled,
+                    });
                 }
             }
             sink.finish(len);
@@ -868,7 +902,7 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
             while !last_had_end {
                 let room = sink.room(filled, None);
                 if room.is_empty() {
-                    return Err(too_large(None, filled, hl));
+                    return Err(sink.full(None, filled, hl));
                 }
                 let st = tx.read(room, None).map_err(|e| {
                     if e.kind() == crate::ErrorKind::Timeout {
@@ -880,6 +914,10 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                 })?;
                 filled += st.count;
                 last_had_end = st.end == ReadEnd::Eoi;
+                if !last_had_end && past_deadline(tx, &mut began, timeout) {
+                    sink.finish(filled);
+                    return Err(missing_end(header.format, filled, hl + filled));
+                }
             }
             let mut len = filled;
             if header.format == BlockFormat::Indefinite {
@@ -925,6 +963,16 @@ fn nothing_after_nl(tx: &mut Link<'_, '_>, read: usize) -> Result<()> {
         Err(e) if e.kind() == crate::ErrorKind::Timeout && e.transferred() == Some(0) => Ok(()),
         Err(e) => Err(e.offset_transferred(read)),
     }
+}
+
+/// Whether `timeout` (zero: none) has passed since `began` on the backend's clock;
+/// `began` becomes now when it is not known yet.
+fn past_deadline(tx: &mut Link<'_, '_>, began: &mut Option<Duration>, timeout: Duration) -> bool {
+    if timeout.is_zero() {
+        return false;
+    }
+    let now = tx.now();
+    now.saturating_sub(*began.get_or_insert(now)) >= timeout
 }
 
 /// A read of a block's header failed after `got` bytes (`have` before this read). A
