@@ -25,7 +25,9 @@ const GROW_STEP: usize = 64 * 1024;
 const MAX_AHEAD: usize = 1 << 20;
 
 /// The longest response [`Device::query`], [`Device::read_to_end`] and the calls like
-/// them read by default: 64 MiB (change it per handle with [`Device::set_max_read`]).
+/// them read by default, and the longest block body [`Device::read_block`] and
+/// [`Device::query_block`] take: 64 MiB (change it per handle with
+/// [`Device::set_max_read`]).
 /// A talker that goes on past it without END or EOS gets
 /// [`Error::ResponseTooLong`] instead of all the memory.
 pub const DEFAULT_MAX_READ: usize = 64 << 20;
@@ -99,6 +101,7 @@ impl Device {
 
     /// Sets the longest response the whole-message reads take ([`Device::query`],
     /// [`Device::read_to_end`], [`Device::read_to_end_into`], [`Device::read_string`];
+    /// for [`Device::read_block`] and [`Device::query_block`], the longest block body;
     /// default [`DEFAULT_MAX_READ`], at least 1). A longer one is
     /// [`Error::ResponseTooLong`], with the bytes read.
     pub fn set_max_read(&mut self, max: usize) {
