@@ -409,3 +409,22 @@ fn server_memory_is_given_back_after_an_attack() {
     assert!(after_ramp <= base + 64 * 1024, "{base} -> {after_ramp}");
     srv.stop();
 }
+
+// Reads and network item 3: after a reply cut off by the timeout part way through
+// its record, the next call read the rest of it as a new record (garbage lengths, a
+// second wait). The connection says at once that its framing is lost.
+#[test]
+fn vxi11_a_reply_cut_off_part_way_breaks_the_connection_clearly() {
+    let (at, t) = gateway(ReadAnswer::Drip);
+    let (first, second, took) = within(Duration::from_secs(10), move || {
+        let dev = vxi11_device(at, Duration::from_secs(1));
+        let first = dev.query("*IDN?").unwrap_err();
+        let t0 = Instant::now();
+        let second = dev.query("*IDN?").unwrap_err();
+        (first, second, t0.elapsed())
+    });
+    drop(t);
+    assert_eq!(first.kind(), ErrorKind::Timeout, "{first}");
+    assert!(second.to_string().contains("framing is lost"), "{second}");
+    assert!(took < Duration::from_millis(500), "{took:?}: {second}");
+}

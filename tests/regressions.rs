@@ -414,6 +414,7 @@ fn realtime_failures_take_their_modelled_time() {
 /// A talker that answers each message with `pieces` copies of one shared megabyte
 /// (END after the last only when `end`): an endless answer without its memory.
 struct Streaming {
+    head: Vec<u8>,
     mib: Arc<[u8]>,
     pieces: usize,
     end: bool,
@@ -425,6 +426,7 @@ impl Instrument for Streaming {
     }
     fn listen(&mut self, _data: &[u8], end: bool, io: &mut DeviceIo<'_>) {
         if end {
+            io.output.push(&self.head);
             for _ in 0..self.pieces {
                 io.output.push_shared(self.mib.clone(), 0..self.mib.len());
             }
@@ -436,6 +438,10 @@ impl Instrument for Streaming {
 }
 
 fn streaming_host(pieces: usize, end: bool) -> (SimHost, Bus) {
+    streaming_host_with(b"", pieces, end)
+}
+
+fn streaming_host_with(head: &[u8], pieces: usize, end: bool) -> (SimHost, Bus) {
     let host = SimHost::new("streaming");
     let b = host.add_board(
         "gpib0",
@@ -444,7 +450,12 @@ fn streaming_host(pieces: usize, end: bool) -> (SimHost, Bus) {
         Duration::from_secs(1000),
     );
     let mib: Arc<[u8]> = (0..1usize << 20).map(|i| (i % 251) as u8).collect();
-    let device = Streaming { mib, pieces, end };
+    let device = Streaming {
+        head: head.to_vec(),
+        mib,
+        pieces,
+        end,
+    };
     let at = Address::try_from(5u8).unwrap();
     host.attach(b, at, Box::new(device), DeviceTiming::default())
         .unwrap();
@@ -545,4 +556,43 @@ fn bytes_after_a_blocks_nl_are_malformed() {
             assert_eq!(dev.query_block("SEND").unwrap().len(), size, "{size} {end}");
         }
     }
+}
+
+// Reads and network item 1, for blocks: an `#0` block (or a definite one claiming a
+// gigabyte) from a talker that goes on without END grew `read_block`'s Vec without
+// limit. The body stops at the maximum read length, with its bytes kept.
+#[test]
+fn endless_blocks_stop_at_the_maximum_read_length() {
+    for head in [&b"#0"[..], b"#9999999999"] {
+        let (_h, bus) = streaming_host_with(head, 80, false);
+        let mut dev = bus.device(5).unwrap();
+        dev.set_timeout(Some(Duration::ZERO)); // no timeout: only the length bounds it
+        let e = within(Duration::from_secs(120), move || {
+            dev.query_block("SEND").unwrap_err()
+        });
+        assert_eq!(e.kind(), ErrorKind::Protocol, "{head:?}: {e}");
+        assert!(e.to_string().contains("maximum read length"), "{e}");
+        if let gpib::Error::ResponseTooLong { data, .. } = &e {
+            assert_eq!(data.len(), 64 << 20);
+        }
+    }
+}
+
+// Reads and network item 1, for blocks: each body read got a fresh timeout, so a
+// block read in 1 MiB pieces (about 1 s each at the bench's 1 MB/s) went on for 30 s
+// with a 3 s timeout.
+#[test]
+fn the_timeout_bounds_a_whole_block_read() {
+    let (_h, bus) = streaming_host_with(b"#831457280", 30, true);
+    let mut dev = bus.device(5).unwrap();
+    dev.set_timeout(Some(Duration::from_secs(3)));
+    let t0 = bus.now();
+    let e = match dev.query_block("SEND") {
+        Ok(body) => panic!("read all {} bytes", body.len()),
+        Err(e) => e,
+    };
+    let took = bus.now() - t0;
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    assert!(took < Duration::from_secs(6), "{took:?}");
+    assert!(e.transferred().is_some_and(|n| n > 0 && n < 8 << 20), "{e}");
 }

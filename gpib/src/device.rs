@@ -25,7 +25,9 @@ const GROW_STEP: usize = 64 * 1024;
 const MAX_AHEAD: usize = 1 << 20;
 
 /// The longest response [`Device::query`], [`Device::read_to_end`] and the calls like
-/// them read by default: 64 MiB (change it per handle with [`Device::set_max_read`]).
+/// them read by default, and the longest block body [`Device::read_block`] and
+/// [`Device::query_block`] take: 64 MiB (change it per handle with
+/// [`Device::set_max_read`]).
 /// A talker that goes on past it without END or EOS gets
 /// [`Error::ResponseTooLong`] instead of all the memory.
 pub const DEFAULT_MAX_READ: usize = 64 << 20;
@@ -99,6 +101,7 @@ impl Device {
 
     /// Sets the longest response the whole-message reads take ([`Device::query`],
     /// [`Device::read_to_end`], [`Device::read_to_end_into`], [`Device::read_string`];
+    /// for [`Device::read_block`] and [`Device::query_block`], the longest block body;
     /// default [`DEFAULT_MAX_READ`], at least 1). A longer one is
     /// [`Error::ResponseTooLong`], with the bytes read.
     pub fn set_max_read(&mut self, max: usize) {
@@ -191,23 +194,26 @@ impl Device {
         // read's count of bytes kept.
         tx.address_from_device(self.address)?;
         let start = out.len();
-        let began = tx.now();
-        self.read_on(tx, out, start, start, began)
+        self.read_on(tx, out, start, start, None)
     }
 
     /// Reads on until the end of the message into `out`, which holds this message's
     /// bytes from `start` and is filled up to `filled`; keeps what arrived on an error.
-    /// The read began at `began` on the backend's clock: no backend read starts once
-    /// the timeout has passed since, and none goes past [`Device::max_read`] bytes.
+    /// The read began at `began` on the backend's clock (`None`: when its first
+    /// backend read returned; the clock is not read for an answer that comes in one):
+    /// no backend read starts once the timeout has passed since, and none goes past
+    /// [`Device::max_read`] bytes.
     fn read_on(
         &self,
         tx: &mut Link<'_, '_>,
         out: &mut Vec<u8>,
         start: usize,
         mut filled: usize,
-        began: Duration,
+        mut began: Option<Duration>,
     ) -> Result<()> {
         let timeout = tx.timeout();
+        // Whether a backend read of this message has returned (`began` is known then).
+        let mut read_before = began.is_some();
         loop {
             let got = filled - start;
             if got >= self.max_read {
@@ -218,7 +224,7 @@ impl Device {
                     data: Vec::new(),
                 });
             }
-            if !timeout.is_zero() && tx.now().saturating_sub(began) >= timeout {
+            if read_before && past_deadline(tx, &mut began, timeout) {
                 out.truncate(filled);
                 return Err(Error::Timeout {
                     operation: "read",
@@ -233,6 +239,7 @@ impl Device {
             }
             let room = out.len().min(filled + left);
             let st = tx.read(&mut out[filled..room], self.eos);
+            read_before = true;
             match st {
                 Ok(st) => {
                     filled += st.count;
@@ -318,7 +325,7 @@ impl Device {
                         v.truncate(st.count);
                         return Ok(());
                     }
-                    Some(Ok(st)) => return self.read_on(tx, &mut v, 0, st.count, began),
+                    Some(Ok(st)) => return self.read_on(tx, &mut v, 0, st.count, Some(began)),
                     Some(Err(WriteReadError::Write(e))) => {
                         v.clear();
                         return Err(e);
@@ -369,25 +376,35 @@ impl Device {
     }
 
     /// Reads one arbitrary block into a new `Vec` (allocation grows with what arrives,
-    /// not with what the header announces).
+    /// not with what the header announces). A body longer than [`Device::max_read`] is
+    /// [`Error::ResponseTooLong`] with the body bytes read; the device's timeout bounds
+    /// the whole read.
     pub fn read_block(&self) -> Result<Vec<u8>> {
         let mut v = Vec::new();
-        self.run(|tx| {
+        let r = self.run(|tx| {
             tx.address_from_device(self.address)?;
-            read_block(tx, &mut VecSink(&mut v))
-        })?;
-        Ok(v)
+            read_block(tx, &mut self.vec_sink(&mut v))
+        });
+        with_data(r.map(drop), v)
     }
 
-    /// Sends `command` and reads the block it answers, in one transaction.
+    /// Sends `command` and reads the block it answers, in one transaction (bounded as
+    /// [`Device::read_block`] is).
     pub fn query_block(&self, command: &str) -> Result<Vec<u8>> {
         let mut v = Vec::new();
-        self.run(|tx| {
+        let r = self.run(|tx| {
             self.send(tx, command.as_bytes(), true)?;
             tx.address_from_device(self.address)?;
-            read_block(tx, &mut VecSink(&mut v))
-        })?;
-        Ok(v)
+            read_block(tx, &mut self.vec_sink(&mut v))
+        });
+        with_data(r.map(drop), v)
+    }
+
+    fn vec_sink<'v>(&self, v: &'v mut Vec<u8>) -> VecSink<'v> {
+        VecSink {
+            v,
+            max: self.max_read,
+        }
     }
 
     /// Sends `command` and reads the block it answers into `buf`, in one transaction.
@@ -546,6 +563,9 @@ trait Sink {
     fn filled(&self, n: usize) -> &[u8];
     /// Moves the bytes `from..to` to the start (drops the first `from`).
     fn move_to_start(&mut self, from: usize, to: usize);
+    /// The error for a body that has no more room after `filled` bytes (`hl`: the
+    /// header's length; `want_end`: the body's announced length).
+    fn full(&mut self, want_end: Option<usize>, filled: usize, hl: usize) -> Error;
 }
 
 struct SliceSink<'a>(&'a mut [u8]);
@@ -566,9 +586,16 @@ impl Sink for SliceSink<'_> {
         let to = to.min(self.0.len());
         self.0.copy_within(from.min(to)..to, 0);
     }
+    fn full(&mut self, want_end: Option<usize>, filled: usize, hl: usize) -> Error {
+        too_large(want_end, filled, hl)
+    }
 }
 
-struct VecSink<'a>(&'a mut Vec<u8>);
+/// A growing `Vec` for a block body, of at most `max` bytes.
+struct VecSink<'a> {
+    v: &'a mut Vec<u8>,
+    max: usize,
+}
 
 impl Sink for VecSink<'_> {
     fn room(&mut self, filled: usize, want_end: Option<usize>) -> &mut [u8] {
@@ -576,23 +603,32 @@ impl Sink for VecSink<'_> {
             Some(w) => w.saturating_sub(filled).min(MAX_AHEAD),
             None => filled.clamp(4096, GROW_STEP.max(filled / 2)).min(MAX_AHEAD),
         };
-        if self.0.len() < filled + step {
-            self.0.resize(filled + step, 0);
+        let step = step.min(self.max.saturating_sub(filled));
+        if self.v.len() < filled + step {
+            self.v.resize(filled + step, 0);
         }
-        &mut self.0[filled..filled + step]
+        &mut self.v[filled..filled + step]
     }
     fn finish(&mut self, len: usize) {
-        self.0.truncate(len);
+        self.v.truncate(len);
     }
     fn byte_at(&self, i: usize) -> Option<u8> {
-        self.0.get(i).copied()
+        self.v.get(i).copied()
     }
     fn filled(&self, n: usize) -> &[u8] {
-        &self.0[..n.min(self.0.len())]
+        &self.v[..n.min(self.v.len())]
+    }
+    fn full(&mut self, _want_end: Option<usize>, filled: usize, hl: usize) -> Error {
+        self.v.truncate(filled);
+        Error::ResponseTooLong {
+            limit: self.max,
+            transferred: hl + filled,
+            data: Vec::new(),
+        }
     }
     fn move_to_start(&mut self, from: usize, to: usize) {
-        let to = to.min(self.0.len());
-        self.0.copy_within(from.min(to)..to, 0);
+        let to = to.min(self.v.len());
+        self.v.copy_within(from.min(to)..to, 0);
     }
 }
 
@@ -760,7 +796,7 @@ fn read_head_apart(
         if room.len() < in_head {
             let n = room.len();
             room.copy_from_slice(&extra[..n]);
-            return Err(too_large(want_end, n, hl));
+            return Err(sink.full(want_end, n, hl));
         }
         room[..in_head].copy_from_slice(&extra[..in_head]);
     }
@@ -791,6 +827,8 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
         .map(|l| usize::try_from(l).unwrap_or(usize::MAX));
     let mut filled = body;
     let mut last_had_end = ended;
+    // The device's timeout bounds the whole body, from its first read's return.
+    let (timeout, mut began) = (tx.timeout(), None);
     match want_end {
         Some(len) => {
             if after > 0 {
@@ -825,7 +863,7 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                 }
                 let room = sink.room(filled, Some(len.saturating_add(1)));
                 if room.is_empty() {
-                    return Err(too_large(want_end, filled, hl));
+                    return Err(sink.full(want_end, filled, hl));
                 }
                 let st = tx
                     .read(room, None)
@@ -835,6 +873,13 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                 if filled > len {
                     terminator = sink.room(len, Some(len + 1)).first().copied();
                     filled = len;
+                }
+                if filled < len && !last_had_end && past_deadline(tx, &mut began, timeout) {
+                    return Err(Error::Timeout {
+                        operation: "read",
+                        timeout,
+                        transferred: hl + filled,
+                    });
                 }
             }
             sink.finish(len);
@@ -880,7 +925,7 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
             while !last_had_end {
                 let room = sink.room(filled, None);
                 if room.is_empty() {
-                    return Err(too_large(None, filled, hl));
+                    return Err(sink.full(None, filled, hl));
                 }
                 let st = tx.read(room, None).map_err(|e| {
                     if e.kind() == crate::ErrorKind::Timeout {
@@ -892,6 +937,10 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                 })?;
                 filled += st.count;
                 last_had_end = st.end == ReadEnd::Eoi;
+                if !last_had_end && past_deadline(tx, &mut began, timeout) {
+                    sink.finish(filled);
+                    return Err(missing_end(header.format, filled, hl + filled));
+                }
             }
             let mut len = filled;
             if header.format == BlockFormat::Indefinite {
@@ -937,6 +986,16 @@ fn nothing_after_nl(tx: &mut Link<'_, '_>, read: usize) -> Result<()> {
         Err(e) if e.kind() == crate::ErrorKind::Timeout && e.transferred() == Some(0) => Ok(()),
         Err(e) => Err(e.offset_transferred(read)),
     }
+}
+
+/// Whether `timeout` (zero: none) has passed since `began` on the backend's clock;
+/// `began` becomes now when it is not known yet.
+fn past_deadline(tx: &mut Link<'_, '_>, began: &mut Option<Duration>, timeout: Duration) -> bool {
+    if timeout.is_zero() {
+        return false;
+    }
+    let now = tx.now();
+    now.saturating_sub(*began.get_or_insert(now)) >= timeout
 }
 
 /// A read of a block's header failed after `got` bytes (`have` before this read). A

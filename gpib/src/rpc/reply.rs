@@ -13,9 +13,14 @@ use super::record::{self, Limits, RecordError};
 /// Why no reply to the call came.
 #[derive(Debug, thiserror::Error)]
 pub enum ReplyError {
-    /// A record could not be read (a timeout is [`RecordError::is_timeout`]).
+    /// No record came (a timeout is [`RecordError::is_timeout`]); the stream is still
+    /// at a record boundary.
     #[error(transparent)]
     Record(#[from] RecordError),
+    /// A record stopped part way (a timeout, the end of the stream, a length over the
+    /// limit): the stream is no longer at a record boundary, its framing is lost.
+    #[error("{0} (part way through a record: the stream's framing is lost)")]
+    Cut(RecordError),
     /// The reply's RPC header refused the call or did not decode.
     #[error(transparent)]
     Rpc(#[from] RpcError),
@@ -59,7 +64,12 @@ pub fn await_reply(
         if records > 0 && expired() {
             return Err(ReplyError::Expired { skipped: records });
         }
-        record::read_record(r, limits, rec)?;
+        let mut counted = Counting { r: &mut *r, n: 0 };
+        match record::read_record(&mut counted, limits, rec) {
+            Ok(()) => {}
+            Err(e) if counted.n == 0 => return Err(ReplyError::Record(e)),
+            Err(e) => return Err(ReplyError::Cut(e)),
+        }
         records += 1;
         bytes = bytes.saturating_add(rec.len() as u64 + 4);
         match msg::peek_xid(rec) {
@@ -73,6 +83,20 @@ pub fn await_reply(
         records,
         bytes,
     })
+}
+
+/// A reader that counts the bytes it gives.
+struct Counting<'a, R: Read> {
+    r: &'a mut R,
+    n: u64,
+}
+
+impl<R: Read> Read for Counting<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.r.read(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
 }
 
 #[cfg(test)]
@@ -115,5 +139,14 @@ mod tests {
             "{e}"
         );
         assert!(is_stale(u32::MAX, 0) && !is_stale(1, 0) && !is_stale(3, 3));
+        // Nothing at all: clean; a record cut off part way: framing lost.
+        let e = await_reply(&mut &[][..], Limits::DEFAULT, 7, &mut rec, || false).unwrap_err();
+        assert!(matches!(e, ReplyError::Record(RecordError::Closed)), "{e}");
+        let w = wire(&[7]);
+        let e = await_reply(&mut &w[..9], Limits::DEFAULT, 7, &mut rec, || false).unwrap_err();
+        assert!(
+            matches!(e, ReplyError::Cut(RecordError::Truncated { .. })),
+            "{e}"
+        );
     }
 }

@@ -288,9 +288,9 @@ impl PrologixBoard {
         }
         if let Some((_, eos)) = self.reading.take() {
             let mut sink = vec![0u8; 4096];
-            let deadline = Instant::now() + self.adapter_wait();
+            let deadline = Deadline::after(Some(self.adapter_wait()));
             loop {
-                match self.collect(&mut sink, eos, Some(deadline)) {
+                match self.collect(&mut sink, eos, deadline) {
                     Ok((_, Some(_))) => break,
                     Ok((_, None)) => continue,
                     Err(e) if e.kind() == ErrorKind::Timeout => break,
@@ -355,7 +355,7 @@ impl PrologixBoard {
     fn ask(&mut self, cmd: &str, wait: Duration) -> Result<String> {
         self.settle()?;
         self.send(format!("{cmd}\n").as_bytes(), true)?;
-        let deadline = Instant::now() + wait;
+        let deadline = Deadline::after(Some(wait));
         let mut line = Vec::new();
         loop {
             while let Some(&b) = self.pending().first() {
@@ -373,7 +373,7 @@ impl PrologixBoard {
                 }
                 line.push(b);
             }
-            let left = deadline.saturating_duration_since(Instant::now());
+            let left = deadline.left().unwrap_or_default();
             if left.is_zero() {
                 return Err(Error::Timeout {
                     operation: "Prologix ++ command",
@@ -392,7 +392,7 @@ impl PrologixBoard {
         &mut self,
         buf: &mut [u8],
         eos: Option<Eos>,
-        deadline: Option<Instant>,
+        deadline: Deadline,
     ) -> Result<(usize, Option<ReadEnd>)> {
         let eot = self.opts.eot_char;
         let mut count = 0usize;
@@ -433,13 +433,12 @@ impl PrologixBoard {
                 }
                 continue;
             }
-            let now = Instant::now();
-            let mut wait = self.adapter_wait().saturating_sub(now - last_byte);
-            if let Some(d) = deadline {
-                wait = wait.min(d.saturating_duration_since(now));
+            let mut wait = self.adapter_wait().saturating_sub(last_byte.elapsed());
+            if let Some(left) = deadline.left() {
+                wait = wait.min(left);
             }
             if wait.is_zero() {
-                if deadline.is_some_and(|d| Instant::now() >= d) {
+                if deadline.passed() {
                     return Err(Error::Timeout {
                         operation: "read",
                         timeout: self.timeout,
@@ -601,7 +600,7 @@ impl Backend for PrologixBoard {
             self.send(read_command(eos).as_bytes(), true)?;
             self.reading = Some((device, eos));
         }
-        let deadline = (!self.timeout.is_zero()).then(|| Instant::now() + self.timeout);
+        let deadline = Deadline::after((!self.timeout.is_zero()).then_some(self.timeout));
         match self.collect(buf, eos, deadline) {
             Ok((count, Some(end))) => {
                 self.reading = None;

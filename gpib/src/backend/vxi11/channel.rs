@@ -23,6 +23,8 @@ pub(crate) struct Channel {
     xid: u32,
     limits: Limits,
     reply: Vec<u8>,
+    /// Why the connection cannot be used any more (a reply cut off part way).
+    broken: Option<String>,
     pub(crate) stats: WireStats,
     what: &'static str,
 }
@@ -74,6 +76,7 @@ impl Channel {
             xid: std::process::id().wrapping_mul(2_654_435_761),
             limits,
             reply: Vec::new(),
+            broken: None,
             stats: WireStats::default(),
             what,
         })
@@ -99,6 +102,12 @@ impl Channel {
     /// without waiting for its reply; returns its transaction id for
     /// [`Channel::await_reply`]. Calls sent back to back are answered in order.
     pub(crate) fn send_call(&mut self, proc_: u32, args: &[u8], flush: bool) -> Result<u32> {
+        if let Some(why) = &self.broken {
+            return Err(io_err(
+                &format!("the {} cannot be used", self.what),
+                io::Error::new(io::ErrorKind::BrokenPipe, why.clone()),
+            ));
+        }
         self.xid = self.xid.wrapping_add(1);
         let xid = self.xid;
         let call = msg::encode_call(
@@ -145,6 +154,16 @@ impl Channel {
             Ok(r) => {
                 self.stats.bytes_received += r.bytes;
                 Ok(&self.reply[r.results..])
+            }
+            Err(ReplyError::Cut(e)) => {
+                self.broken = Some(format!(
+                    "an earlier reply stopped part way ({e}): the connection's framing is lost; connect again"
+                ));
+                if e.is_timeout() {
+                    Err(timed_out())
+                } else {
+                    Err(rpc_err(&format!("reply from the {}", self.what), e))
+                }
             }
             Err(ReplyError::Expired { .. }) => Err(timed_out()),
             Err(ReplyError::Record(e)) if e.is_timeout() => Err(timed_out()),

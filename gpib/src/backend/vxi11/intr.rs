@@ -8,6 +8,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use super::proto::{procs, DEVICE_INTR, MAX_SRQ_HANDLE, VERSION};
+use crate::deadline::{Deadline, TimedReader};
 use crate::rpc::record::{self, Limits};
 use crate::rpc::{msg, XdrReader};
 
@@ -78,18 +79,28 @@ impl Drop for IntrServer {
     }
 }
 
-fn serve(mut c: TcpStream, s: &Signals) {
+/// How long a call on the interrupt channel may take to arrive from its first byte.
+const CALL_DEADLINE: Duration = Duration::from_secs(2);
+
+fn serve(c: TcpStream, s: &Signals) {
     let limits = Limits {
         max_record: 4096,
         max_fragments: 64,
     };
-    let _ = c.set_read_timeout(Some(Duration::from_millis(500)));
+    let mut c = TimedReader::new(c, 4096);
     let mut rec = Vec::new();
     while !s.stop.load(Ordering::Relaxed) {
-        match record::read_record(&mut c, limits, &mut rec) {
-            Ok(()) => {}
-            Err(e) if e.is_timeout() => continue,
-            Err(_) => return,
+        // The next call's first byte, looking at the stop flag twice a second; then
+        // all of it within CALL_DEADLINE (a trickle loses the connection).
+        c.set_deadline(Deadline::after(Some(Duration::from_millis(500))));
+        match c.wait_for_data() {
+            Ok(true) => {}
+            Err(e) if crate::deadline::is_timeout(&e) => continue,
+            _ => return,
+        }
+        c.set_deadline(Deadline::after(Some(CALL_DEADLINE)));
+        if record::read_record(&mut c, limits, &mut rec).is_err() {
+            return;
         }
         let Ok((h, args)) = msg::decode_call(&rec) else {
             return;
