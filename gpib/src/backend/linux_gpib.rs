@@ -321,6 +321,11 @@ impl LinuxGpibBoard {
     /// Errors: [`ErrorKind::InvalidArgument`] when no device section has that name,
     /// else as [`LinuxGpibBoard::open_index`].
     pub fn open_named_device(conf: &GpibConf, name: &str) -> Result<crate::Device> {
+        if let Some(why) = conf.unusable_device(name) {
+            return Err(Error::InvalidArgument(format!(
+                "the gpib.conf's device {name:?} cannot be opened: {why}"
+            )));
+        }
         let Some(d) = conf.device(name) else {
             return Err(Error::InvalidArgument(format!(
                 "no device section of the gpib.conf is named {name:?} (names: {})",
