@@ -48,6 +48,7 @@ fn main() -> ExitCode {
         Command::Write(a) => cmd::instrument::write(a),
         Command::Read(a) => cmd::instrument::read(a),
         Command::List(a) => cmd::instrument::list(a),
+        Command::Shell(a) => cmd::shell::run(a),
         Command::Trace(a) => cmd::trace::run(a),
         Command::Completions(a) => cmd::completions::run(a),
         Command::Manpage => cmd::manpage::run(),

@@ -70,3 +70,12 @@ pub struct ListArgs {
     #[command(flatten)]
     pub at: ResourceArgs,
 }
+
+/// `shell`.
+#[derive(Debug, Clone, Args)]
+pub struct ShellArgs {
+    /// The instrument to open first (as for `query`); `open RESOURCE` opens another.
+    pub resource: Option<String>,
+    #[command(flatten)]
+    pub at: ResourceArgs,
+}

@@ -93,6 +93,9 @@ pub enum Command {
     Read(instrument::ReadArgs),
     /// The resources reachable: every board's instruments, as VISA names them.
     List(instrument::ListArgs),
+    /// An interactive session with instruments (like ibterm and pyvisa-shell): queries,
+    /// writes, reads, serial poll, clear, trigger, timeout and EOS, with line editing.
+    Shell(instrument::ShellArgs),
     /// Print a shell completion script to standard output.
     ///
     /// E.g. `gpib-diag completions bash > ~/.local/share/bash-completion/completions/gpib-diag`.

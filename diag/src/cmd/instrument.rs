@@ -9,7 +9,7 @@ use crate::cli::instrument::{ListArgs, QueryArgs, ReadArgs, ResourceArgs, WriteA
 use crate::error::{DiagError, Result};
 
 /// The manager a command's resource strings are opened with.
-fn manager(at: &ResourceArgs) -> Result<ResourceManager> {
+pub fn manager(at: &ResourceArgs) -> Result<ResourceManager> {
     let mut rm = if at.hardware {
         if !cfg!(feature = "linux-gpib") {
             return Err(DiagError::NoLinuxGpib);

@@ -9,5 +9,6 @@ pub mod io_test;
 pub mod manpage;
 pub mod scan;
 pub mod serve;
+pub mod shell;
 pub mod sweep;
 pub mod trace;
