@@ -169,6 +169,23 @@ GPIB_SIM_CONFIG=hp9000-350 GPIB_SIM_REALTIME=1 cargo run -p gpib-diag --features
   tee "$OUT/io_test_realtime.txt"
 grep -c '^transfer size: 4000$' "$OUT/io_test_realtime.txt" | grep -qx 2 ||
   fail "the real-time io-test through linux-gpib did not move 4000 bytes each way"
+echo "-- the hardware path behaves like hardware: the 1988 machine's programmed I/O keeps a core busy, in the modelled time"
+GPIB_SIM_CONFIG=hp9000-350 GPIB_SIM_REALTIME=1 "$LG_TARGET/release/gpib-diag" io-test --backend linux-gpib \
+  --device 11 --format json 4000 >"$OUT/realtime.json"
+"$LG_TARGET/release/gpib-diag" io-test --bus hp9000-350 --format json 4000 >"$OUT/virtual.json"
+python3 - "$OUT/realtime.json" "$OUT/virtual.json" <<'PY' || fail "the real-time hardware path does not behave like the model"
+import json, sys
+real = json.load(open(sys.argv[1]))["records"]
+model = json.load(open(sys.argv[2]))["records"]
+for r, m in zip(real, model):
+    ratio = r["seconds"] / m["seconds"]
+    print(f'{r["direction"]}: {r["seconds"]:.4f} s wall against {m["seconds"]:.4f} s modelled '
+          f'({ratio:.3f}x), CPU {100 * r["cpu_utilisation"]:.0f} % of one core (modelled {100 * m["cpu_utilisation"]:.0f} %)')
+    # Wall time: the modelled time, plus what the machine adds (shared and noisy here).
+    assert 0.98 <= ratio <= 1.5, ratio
+    # Programmed I/O: the calling thread is busy for the transfer, as a real driver's is.
+    assert r["cpu_utilisation"] >= 0.5, r["cpu_utilisation"]
+PY
 echo "-- gpib-diag contention --backend linux-gpib (measured: wall clock, /proc/stat; two devices of the bench)"
 GPIB_SIM_CONFIG=bench "$LG_TARGET/release/gpib-diag" contention --backend linux-gpib --devices 0:22,0:11 \
   --seconds 0.3 --format json > "$OUT/contention_linux_gpib.json"

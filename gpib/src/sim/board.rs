@@ -7,6 +7,7 @@ use crate::backend::{Backend, BoardId, ClockKind, Eos, ReadStatus, Turns};
 use crate::error::{Error, Result};
 use crate::sim::host::SimHost;
 use crate::sim::ops::SrqWait;
+use crate::sim::realtime;
 use crate::sim::world::World;
 use crate::status::{BoardStatus, BusLines};
 
@@ -75,8 +76,9 @@ impl SimBoard {
     }
 
     /// Runs one operation with the host locked, when it is the calling thread's turn.
-    /// In real-time mode it then sleeps for the virtual time the operation took,
-    /// whether it succeeded or failed (a read that times out takes its timeout).
+    /// In real-time mode the virtual time the operation took then passes as wall time,
+    /// whether it succeeded or failed (a read that times out takes its timeout), and the
+    /// host CPU the model charged it is spent on the calling thread ([`realtime::pass`]).
     ///
     /// The turn is taken and given back under the one lock the operation holds.
     fn run<T>(&self, f: impl FnOnce(&mut World, usize) -> T) -> T {
@@ -89,24 +91,31 @@ impl SimBoard {
             self.host.lock()
         };
         let realtime = g.realtime;
-        let t0 = if realtime {
-            g.callers.now()
+        let (t0, cpu0, wall0) = if realtime {
+            (
+                g.callers.now(),
+                g.cpus.busy(),
+                Some(std::time::Instant::now()),
+            )
         } else {
-            Duration::ZERO
+            (Duration::ZERO, Duration::ZERO, None)
         };
         let out = f(&mut g, self.index);
-        let spent = if realtime {
-            g.callers.now().saturating_sub(t0)
+        let (spent, cpu) = if realtime {
+            (
+                g.callers.now().saturating_sub(t0),
+                g.cpus.busy().saturating_sub(cpu0),
+            )
         } else {
-            Duration::ZERO
+            (Duration::ZERO, Duration::ZERO)
         };
         if turns {
             self.host.give_turn(g);
         } else {
             drop(g);
         }
-        if realtime && !spent.is_zero() {
-            std::thread::sleep(spent);
+        if let Some(wall0) = wall0 {
+            realtime::pass(wall0, spent, cpu);
         }
         out
     }

@@ -35,6 +35,7 @@ mod named;
 mod ops;
 mod participant;
 mod poller;
+mod realtime;
 mod schedule;
 mod slot;
 mod state488;
