@@ -6,7 +6,7 @@
 //! * [`TraceWriter`] streams records to a file; [`TraceReader`] reads one back and refuses
 //!   a bad file with a [`TraceError`] that says where and what.
 //! * [`TraceSink`]: where records go as they happen. The simulator streams its bus
-//!   records to one ([`crate::sim::SimHost::trace_to`]); [`TracedBackend`] adds one call
+//!   records to one (`gpib::sim::SimHost::trace_to`, feature `sim`); [`TracedBackend`] adds one call
 //!   record per [`crate::Backend`] call, on hardware and network backends too.
 //! * [`wave`] draws the 16 bus lines from the bus records (a full handshake per byte);
 //!   [`vcd`] writes them as VCD (GTKWave, sigrok) and reads a logic analyzer's VCD;
@@ -50,7 +50,7 @@ pub use reader::{TraceError, TraceReader};
 pub use sink::{MemorySink, SharedSink, TraceSink};
 pub use traced::TracedBackend;
 pub use writer::TraceWriter;
-#[cfg(test)]
+#[cfg(all(test, feature = "sim"))]
 mod hostile_tests;
-#[cfg(test)]
+#[cfg(all(test, feature = "sim"))]
 mod tests;

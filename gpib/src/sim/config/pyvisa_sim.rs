@@ -186,6 +186,41 @@ pub(super) fn board_devices(
     Ok(out)
 }
 
+/// What a configuration asks of pyvisa-sim files in a build without them.
+#[cfg(not(feature = "pyvisa-sim"))]
+fn not_in_this_build(on: &str) -> Error {
+    Error::Config(format!(
+        "{on}: pyvisa-sim device files are not in this build: enable the gpib crate's \
+         `pyvisa-sim` feature"
+    ))
+}
+
+/// The instrument of a `model = "pyvisa-sim"` device entry: refused in this build.
+#[cfg(not(feature = "pyvisa-sim"))]
+pub(super) fn device_instrument(
+    _dev: &DeviceConfig,
+    _base: Option<&Path>,
+    on: &str,
+) -> Result<Box<dyn crate::sim::instrument::Instrument>> {
+    Err(not_in_this_build(on))
+}
+
+/// The devices of a board populated from a pyvisa-sim file: refused in this build.
+#[cfg(not(feature = "pyvisa-sim"))]
+pub(super) fn board_devices(
+    _cfg: &PyvisaSimBoard,
+    _board_index: usize,
+    _base: Option<&Path>,
+    on: &str,
+) -> Result<
+    Vec<(
+        crate::address::Address,
+        Box<dyn crate::sim::instrument::Instrument>,
+    )>,
+> {
+    Err(not_in_this_build(on))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::sim::config::Config;
@@ -268,39 +303,4 @@ mod tests {
         std::fs::create_dir_all(&d).unwrap();
         d
     }
-}
-
-/// What a configuration asks of pyvisa-sim files in a build without them.
-#[cfg(not(feature = "pyvisa-sim"))]
-fn not_in_this_build(on: &str) -> Error {
-    Error::Config(format!(
-        "{on}: pyvisa-sim device files are not in this build: enable the gpib crate's \
-         `pyvisa-sim` feature"
-    ))
-}
-
-/// The instrument of a `model = "pyvisa-sim"` device entry: refused in this build.
-#[cfg(not(feature = "pyvisa-sim"))]
-pub(super) fn device_instrument(
-    _dev: &DeviceConfig,
-    _base: Option<&Path>,
-    on: &str,
-) -> Result<Box<dyn crate::sim::instrument::Instrument>> {
-    Err(not_in_this_build(on))
-}
-
-/// The devices of a board populated from a pyvisa-sim file: refused in this build.
-#[cfg(not(feature = "pyvisa-sim"))]
-pub(super) fn board_devices(
-    _cfg: &PyvisaSimBoard,
-    _board_index: usize,
-    _base: Option<&Path>,
-    on: &str,
-) -> Result<
-    Vec<(
-        crate::address::Address,
-        Box<dyn crate::sim::instrument::Instrument>,
-    )>,
-> {
-    Err(not_in_this_build(on))
 }
