@@ -1,7 +1,10 @@
 //! The Prologix client's side: an adapter that answers with arbitrary bytes. The
 //! client opens the adapter (`++ver`), then runs a query, a read, a block query, a
-//! serial poll and an SRQ test; the adapter's bytes come in pieces whose sizes the
-//! first byte chooses, then the stream ends.
+//! serial poll and an SRQ test. The adapter's bytes come in pieces whose size the
+//! first byte chooses (bits 0-4), one piece for each read that waits (a read that
+//! does not wait finds nothing new), then the stream ends. Bit 6: the client waits
+//! for what follows an EOT byte (else it takes it for END at once); bit 7: the EOT
+//! byte is NL.
 //!
 //! Asserts, besides no panic and no hang: every error's `transferred()` and every
 //! answer is at most the bytes the adapter sent.
@@ -22,7 +25,11 @@ struct Script {
 }
 
 impl Port for Script {
-    fn read_within(&mut self, buf: &mut [u8], _wait: Duration) -> io::Result<usize> {
+    fn read_within(&mut self, buf: &mut [u8], wait: Duration) -> io::Result<usize> {
+        if wait.is_zero() {
+            // Nothing arrives while nobody waits.
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
         let n = (self.data.len() - self.at).min(buf.len()).min(self.piece);
         buf[..n].copy_from_slice(&self.data[self.at..self.at + n]);
         self.at += n;
@@ -45,7 +52,11 @@ fuzz_target!(|data: &[u8]| {
     };
     let opts = PrologixOptions {
         eot_char: if head & 0x80 != 0 { b'\n' } else { 0x04 },
-        eot_quiet: Duration::ZERO,
+        eot_quiet: if head & 0x40 != 0 {
+            Duration::from_micros(1)
+        } else {
+            Duration::ZERO
+        },
         margin: Duration::ZERO,
         open_timeout: Duration::from_millis(100),
     };
