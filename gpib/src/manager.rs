@@ -47,7 +47,8 @@ pub struct ResourceManager {
     /// The gpib.conf device names are looked up in (`None`: read the default file when
     /// a name is opened).
     gpib_conf: Option<crate::gpibconf::GpibConf>,
-    /// Keeps a simulated host alive while its boards are attached.
+    /// Keeps a simulated host alive while its boards are attached; with one, boards it
+    /// does not have are not looked for on linux-gpib.
     #[cfg(feature = "sim")]
     _host: Option<crate::sim::SimHost>,
 }
@@ -192,7 +193,8 @@ impl ResourceManager {
     pub fn list_resources(&mut self, pattern: &str) -> Result<Vec<String>> {
         let pattern = Pattern::parse(pattern).map_err(Error::InvalidArgument)?;
         #[cfg(feature = "linux-gpib")]
-        for board in 0..16u16 {
+        let boards = if self.is_simulated() { 0 } else { 16u16 };
+        for board in 0..boards {
             if !self.boards.contains_key(&board) {
                 if let Ok(b) = crate::backend::linux_gpib::LinuxGpibBoard::open_index(board.into())
                 {
@@ -220,10 +222,25 @@ impl ResourceManager {
         Ok(out)
     }
 
-    /// Board `GPIB<board>`: attached, else linux-gpib's (opened and attached).
+    /// Whether this manager serves a simulated host (whose boards are all attached).
+    fn is_simulated(&self) -> bool {
+        #[cfg(feature = "sim")]
+        return self._host.is_some();
+        #[cfg(not(feature = "sim"))]
+        false
+    }
+
+    /// Board `GPIB<board>`: attached, else linux-gpib's (opened and attached), unless
+    /// this manager serves a simulated host.
     fn board(&mut self, board: u16) -> Result<Bus> {
         if let Some(b) = self.boards.get(&board) {
             return Ok(b.clone());
+        }
+        if self.is_simulated() {
+            return Err(Error::InvalidArgument(format!(
+                "no board GPIB{board} on the simulated host: its boards are {:?}",
+                self.boards()
+            )));
         }
         #[cfg(feature = "linux-gpib")]
         {
