@@ -193,8 +193,7 @@ impl ResourceManager {
     pub fn list_resources(&mut self, pattern: &str) -> Result<Vec<String>> {
         let pattern = Pattern::parse(pattern).map_err(Error::InvalidArgument)?;
         #[cfg(feature = "linux-gpib")]
-        let boards = if self.is_simulated() { 0 } else { 16u16 };
-        for board in 0..boards {
+        for board in 0..if self.is_simulated() { 0 } else { 16u16 } {
             if !self.boards.contains_key(&board) {
                 if let Ok(b) = crate::backend::linux_gpib::LinuxGpibBoard::open_index(board.into())
                 {
