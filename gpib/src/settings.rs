@@ -71,7 +71,7 @@ impl std::fmt::Display for Timeout {
 /// The settings of a device handle: what [`crate::Device`]'s setters set, in one value.
 ///
 /// `None` fields leave the handle's default: the bus's timeout, END only, NL after text,
-/// [`crate::device::DEFAULT_MAX_READ`].
+/// [`crate::DEFAULT_MAX_READ`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct DeviceSettings {
     /// The I/O timeout (`None`: the bus's).
