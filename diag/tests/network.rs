@@ -357,7 +357,7 @@ fn verbose_network_runs_print_only_figures_they_measured() {
                 .and_then(|r| r.split('%').next())
                 .and_then(|v| v.parse().ok())
                 .unwrap_or_else(|| panic!("no share in {l}"));
-            assert!(share > 0.0 && share <= 100.0, "{l}");
+            assert!((0.0..=100.0).contains(&share), "{l}");
         }
     }
     served.interrupt();
