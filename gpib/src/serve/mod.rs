@@ -414,3 +414,6 @@ pub(crate) fn quick_ack(s: &TcpStream) {
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     let _ = s;
 }
+
+#[cfg(all(test, feature = "sim"))]
+mod tests;

@@ -75,6 +75,8 @@ pub(crate) struct Gateway {
     default: Option<Address>,
     abort_port: AtomicU16,
     srq_was: Mutex<bool>,
+    /// The controller's address a client set with `bus address` (`device_docmd`).
+    bus_address: Mutex<Option<u8>>,
     /// Print each call with its time on the bus's clock.
     trace: bool,
 }
@@ -110,6 +112,7 @@ impl Gateway {
             default: opts.default_address,
             abort_port: AtomicU16::new(0),
             srq_was: Mutex::new(false),
+            bus_address: Mutex::new(None),
             trace: opts.trace,
         }
     }
@@ -559,6 +562,12 @@ impl Gateway {
             .data_in
             .get(..2)
             .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]));
+        // Pass control and bus address carry a 4-byte address.
+        let long = p
+            .data_in
+            .get(..4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+        let echo = || p.data_in.get(..2).map_or(vec![0, 0], <[u8]>::to_vec);
         let result = match p.cmd {
             proto::docmd::SEND_COMMAND => self
                 .bus
@@ -568,21 +577,72 @@ impl Gateway {
                 proto::docmd::STATUS_SRQ => self.bus.srq().map(|s| word(u16::from(s))),
                 proto::docmd::STATUS_REMOTE => self.bus.lines().map(|l| word(u16::from(l.ren))),
                 proto::docmd::STATUS_NDAC => self.bus.lines().map(|l| word(u16::from(l.ndac))),
-                proto::docmd::STATUS_ADDRESS => Ok(word(u16::from(
-                    self.bus
-                        .transaction(|tx| Ok(tx.board_address()))
-                        .map_or(0, |a| a.get()),
+                // The served board is the system controller: it never passes control.
+                proto::docmd::STATUS_SYSTEM_CONTROLLER => Ok(word(1)),
+                proto::docmd::STATUS_CIC => Ok(word(u16::from(
+                    self.board_status().is_none_or(|s| s.controller_in_charge),
                 ))),
+                proto::docmd::STATUS_TALKER => Ok(word(u16::from(
+                    self.board_status().is_some_and(|s| s.talker),
+                ))),
+                proto::docmd::STATUS_LISTENER => Ok(word(u16::from(
+                    self.board_status().is_some_and(|s| s.listener),
+                ))),
+                proto::docmd::STATUS_ADDRESS => Ok(word(u16::from(self.bus_address()))),
+                _ => return reply(err::PARAMETER, &[]),
+            },
+            proto::docmd::ATN_CONTROL => self
+                .bus
+                .transaction(|tx| {
+                    let b = tx.backend();
+                    let r = if arg != 0 {
+                        b.take_control()
+                    } else {
+                        b.go_to_standby()
+                    };
+                    // A board that cannot drive ATN alone asserts it with each
+                    // command and releases it with each transfer: accepted.
+                    match r {
+                        Err(e) if e.kind() == ErrorKind::Unsupported => Ok(()),
+                        r => r,
+                    }
+                })
+                .map(|()| echo()),
+            proto::docmd::REN_CONTROL => self.bus.remote_enable(arg != 0).map(|()| echo()),
+            proto::docmd::PASS_CONTROL => match long {
+                Some(a) if a <= 30 => return reply(err::NOT_SUPPORTED, &[]),
+                _ => return reply(err::PARAMETER, &[]),
+            },
+            proto::docmd::BUS_ADDRESS => match long {
+                Some(a) if a <= 30 => {
+                    *self.bus_address.lock().unwrap_or_else(|p| p.into_inner()) = Some(a as u8);
+                    Ok(a.to_be_bytes().to_vec())
+                }
                 _ => return reply(err::PARAMETER, &[]),
             },
             proto::docmd::IFC_CONTROL => self.bus.interface_clear().map(|()| Vec::new()),
-            proto::docmd::REN_CONTROL => self.bus.remote_enable(arg != 0).map(|()| Vec::new()),
             _ => return reply(err::NOT_SUPPORTED, &[]),
         };
         match result {
             Ok(d) => reply(err::NONE, &d),
             Err(e) => reply(error_code(&e), &[]),
         }
+    }
+
+    /// The served board's own state (CIC, talker, listener), when its backend knows it.
+    fn board_status(&self) -> Option<crate::BoardStatus> {
+        self.bus.transaction(|tx| tx.backend().board_status()).ok()
+    }
+
+    /// The controller's bus address: the one a client set (`bus address`), else the
+    /// board's own.
+    fn bus_address(&self) -> u8 {
+        let set = *self.bus_address.lock().unwrap_or_else(|p| p.into_inner());
+        set.unwrap_or_else(|| {
+            self.bus
+                .transaction(|tx| Ok(tx.board_address().get()))
+                .unwrap_or(0)
+        })
     }
 
     fn create_intr(&self, conn: u64, peer: SocketAddr, f: proto::RemoteFunc) -> u32 {

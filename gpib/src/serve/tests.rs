@@ -1,0 +1,160 @@
+//! The VXI-11 gateway spoken to as gateway clients do (python-vxi11's
+//! `InterfaceDevice`, EPICS asyn's drvVxi11): raw RPC calls on loopback.
+
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use super::{ServeOptions, Server};
+use crate::backend::vxi11::proto::{self, docmd, err, procs};
+use crate::rpc::msg::{self, CallHeader};
+use crate::rpc::record::{self, Limits};
+use crate::Bus;
+
+const LIMITS: Limits = Limits {
+    max_record: 1 << 21,
+    max_fragments: 1000,
+};
+
+/// One RPC connection to `prog`.
+struct Rpc {
+    s: TcpStream,
+    prog: u32,
+    xid: u32,
+}
+
+impl Rpc {
+    fn connect(at: SocketAddr, prog: u32) -> Self {
+        let s = TcpStream::connect(at).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        Self { s, prog, xid: 1 }
+    }
+
+    fn call(&mut self, proc_: u32, args: &[u8]) -> Vec<u8> {
+        self.xid += 1;
+        let h = CallHeader {
+            xid: self.xid,
+            prog: self.prog,
+            vers: proto::VERSION,
+            proc_,
+        };
+        record::write_record(&mut self.s, &msg::encode_call(h, args), 1 << 20).unwrap();
+        let mut rec = Vec::new();
+        record::read_record(&mut self.s, LIMITS, &mut rec).unwrap();
+        msg::decode_reply(&rec, self.xid).unwrap().to_vec()
+    }
+}
+
+fn served() -> Server {
+    let bus = Bus::new(crate::sim::bench().board(0).unwrap());
+    Server::start(bus, ServeOptions::ephemeral()).unwrap()
+}
+
+/// A core connection with a link to `name`.
+fn link(srv: &Server, name: &str) -> (Rpc, u32) {
+    let mut c = Rpc::connect(srv.vxi11_addr().unwrap(), proto::DEVICE_CORE);
+    let r = c.call(
+        procs::CREATE_LINK,
+        &proto::CreateLink {
+            client_id: 1,
+            lock_device: false,
+            lock_timeout: 0,
+            device: name.as_bytes().to_vec(),
+        }
+        .encode(),
+    );
+    let r = proto::CreateLinkResp::decode(&r).unwrap();
+    assert_eq!(r.error, err::NONE, "create_link {name}");
+    (c, r.lid)
+}
+
+fn docmd_call(c: &mut Rpc, lid: u32, cmd: i32, datasize: i32, data: &[u8]) -> (u32, Vec<u8>) {
+    let p = proto::Docmd {
+        lid,
+        flags: 0,
+        io_timeout: 2000,
+        lock_timeout: 0,
+        cmd,
+        network_order: true,
+        datasize,
+        data_in: data,
+    };
+    let r = c.call(procs::DEVICE_DOCMD, &p.encode());
+    proto::decode_docmd_resp(&r, 4096).unwrap()
+}
+
+fn status(c: &mut Rpc, lid: u32, item: u16) -> (u32, Vec<u8>) {
+    docmd_call(c, lid, docmd::BUS_STATUS, 2, &item.to_be_bytes())
+}
+
+// Gateway item 1: bus status items 4 to 7 answered error 5; asyn asks for 4 and 5
+// when it connects and gives up.
+#[test]
+fn serve_vxi11_bus_status_answers_every_item() {
+    let srv = served();
+    let (mut c, lid) = link(&srv, "gpib0");
+    for item in 1..=8u16 {
+        let (code, data) = status(&mut c, lid, item);
+        assert_eq!(code, err::NONE, "item {item}");
+        assert_eq!(data.len(), 2, "item {item}: {data:?}");
+    }
+    assert_eq!(status(&mut c, lid, 4).1, [0, 1], "system controller");
+    assert_eq!(status(&mut c, lid, 5).1, [0, 1], "controller in charge");
+    assert_eq!(status(&mut c, lid, 0).0, err::PARAMETER);
+    assert_eq!(status(&mut c, lid, 9).0, err::PARAMETER);
+    srv.stop();
+}
+
+// Gateway item 2: REN control answered no data; python-vxi11's `set_ren` unpacks
+// the 2-byte echo of its argument.
+#[test]
+fn serve_vxi11_ren_control_echoes_its_argument() {
+    let srv = served();
+    let (mut c, lid) = link(&srv, "gpib0");
+    for v in [1u16, 0] {
+        let (code, data) = docmd_call(&mut c, lid, docmd::REN_CONTROL, 2, &v.to_be_bytes());
+        assert_eq!((code, data), (err::NONE, v.to_be_bytes().to_vec()));
+        assert_eq!(status(&mut c, lid, 1).1, v.to_be_bytes(), "REN now");
+    }
+    srv.stop();
+}
+
+// Gateway item 3: ATN control and bus address answered error 8. ATN control echoes
+// (python-vxi11's `find_listeners` sends the addresses, releases ATN and reads NDAC);
+// bus address sets the controller's address and echoes it as 4 bytes.
+#[test]
+fn serve_vxi11_atn_control_and_bus_address_work() {
+    let srv = served();
+    let (mut c, lid) = link(&srv, "gpib0");
+    // UNL, UNT, board talks, 22 listens: a listener is there.
+    let cmd = [0x3F, 0x5F, 0x40, 0x20 | 22];
+    let (code, data) = docmd_call(&mut c, lid, docmd::SEND_COMMAND, 1, &cmd);
+    assert_eq!(
+        (code, data),
+        (err::NONE, cmd.to_vec()),
+        "send command echoes"
+    );
+    let (code, data) = docmd_call(&mut c, lid, docmd::ATN_CONTROL, 2, &[0, 0]);
+    assert_eq!((code, data), (err::NONE, vec![0, 0]), "ATN off");
+    assert_eq!(status(&mut c, lid, 3).1, [0, 1], "NDAC held by device 22");
+    assert_eq!(
+        status(&mut c, lid, 6).1,
+        [0, 1],
+        "the board was addressed to talk"
+    );
+    let (code, data) = docmd_call(&mut c, lid, docmd::ATN_CONTROL, 2, &[0, 1]);
+    assert_eq!((code, data), (err::NONE, vec![0, 1]), "ATN on");
+    let (code, data) = docmd_call(&mut c, lid, docmd::BUS_ADDRESS, 4, &5u32.to_be_bytes());
+    assert_eq!((code, data), (err::NONE, 5u32.to_be_bytes().to_vec()));
+    assert_eq!(status(&mut c, lid, 8).1, [0, 5], "bus address now");
+    let (code, _) = docmd_call(&mut c, lid, docmd::BUS_ADDRESS, 4, &31u32.to_be_bytes());
+    assert_eq!(code, err::PARAMETER);
+    // Passing control away: the gateway is system controller and keeps control.
+    let (code, _) = docmd_call(&mut c, lid, docmd::PASS_CONTROL, 4, &22u32.to_be_bytes());
+    assert_eq!(code, err::NOT_SUPPORTED);
+    assert_eq!(
+        status(&mut c, lid, 5).1,
+        [0, 1],
+        "still controller in charge"
+    );
+    srv.stop();
+}
