@@ -158,3 +158,67 @@ fn serve_vxi11_atn_control_and_bus_address_work() {
     );
     srv.stop();
 }
+
+// Gateway item 4: `device_abort` on an idle link answered 0 and made the next,
+// unrelated `device_write` fail with error 23. With nothing in flight, an abort
+// leaves the next call alone.
+#[test]
+fn serve_vxi11_abort_on_an_idle_link_leaves_the_next_call_alone() {
+    let srv = served();
+    let (mut c, lid) = link(&srv, "gpib0,22");
+    let mut a = Rpc::connect(srv.abort_addr().unwrap(), proto::DEVICE_ASYNC);
+    let r = a.call(procs::DEVICE_ABORT, &lid.to_be_bytes());
+    assert_eq!(proto::decode_error(&r).unwrap(), err::NONE);
+    let w = proto::Write {
+        lid,
+        io_timeout: 2000,
+        lock_timeout: 0,
+        flags: proto::flags::END,
+        data: b"*IDN?\n",
+    };
+    let r = c.call(procs::DEVICE_WRITE, &w.encode());
+    assert_eq!(proto::decode_error_value(&r).unwrap(), (err::NONE, 6));
+    srv.stop();
+}
+
+// What an abort is for: a call waiting for another link's lock ends with error 23.
+#[test]
+fn serve_vxi11_abort_ends_a_lock_wait_in_flight() {
+    let srv = served();
+    let (mut holder, hl) = link(&srv, "gpib0,22");
+    let lock = proto::Lock {
+        lid: hl,
+        flags: 0,
+        lock_timeout: 0,
+    };
+    let r = holder.call(procs::DEVICE_LOCK, &lock.encode());
+    assert_eq!(proto::decode_error(&r).unwrap(), err::NONE);
+    let (mut c, lid) = link(&srv, "gpib0,22");
+    let abort_at = srv.abort_addr().unwrap();
+    let aborter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        let mut a = Rpc::connect(abort_at, proto::DEVICE_ASYNC);
+        proto::decode_error(&a.call(procs::DEVICE_ABORT, &lid.to_be_bytes())).unwrap()
+    });
+    let t0 = std::time::Instant::now();
+    let w = proto::Write {
+        lid,
+        io_timeout: 2000,
+        lock_timeout: 8000,
+        flags: proto::flags::END | proto::flags::WAITLOCK,
+        data: b"*IDN?\n",
+    };
+    let r = c.call(procs::DEVICE_WRITE, &w.encode());
+    assert_eq!(proto::decode_error_value(&r).unwrap().0, err::ABORT);
+    assert!(t0.elapsed() < Duration::from_secs(6), "{:?}", t0.elapsed());
+    assert_eq!(aborter.join().unwrap(), err::NONE);
+    // The abort was for that call only.
+    let w = proto::Write {
+        flags: proto::flags::END,
+        lock_timeout: 0,
+        ..w
+    };
+    let r = c.call(procs::DEVICE_WRITE, &w.encode());
+    assert_eq!(proto::decode_error_value(&r).unwrap().0, err::LOCKED);
+    srv.stop();
+}

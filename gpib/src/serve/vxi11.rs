@@ -28,6 +28,9 @@ struct LinkInfo {
     conn: u64,
     target: DeviceName,
     srq: Option<Vec<u8>>,
+    /// A call on this link is being served (an abort may end it).
+    in_flight: bool,
+    /// `device_abort` came while a call was in flight: that call ends with error 23.
     aborted: bool,
     /// The last `device_read` stopped before the end of the device's answer.
     mid_read: bool,
@@ -93,6 +96,22 @@ fn error_code(e: &Error) -> u32 {
 
 fn only_error(code: u32) -> Outcome {
     Outcome::Reply(proto::encode_error(code))
+}
+
+/// Whether the arguments of `proc_` start with a link id (a call an abort may end).
+fn takes_link(proc_: u32) -> bool {
+    matches!(
+        proc_,
+        procs::DEVICE_WRITE
+            | procs::DEVICE_READ
+            | procs::DEVICE_READSTB
+            | procs::DEVICE_TRIGGER
+            | procs::DEVICE_CLEAR
+            | procs::DEVICE_REMOTE
+            | procs::DEVICE_LOCAL
+            | procs::DEVICE_LOCK
+            | procs::DEVICE_DOCMD
+    )
 }
 
 fn ms(v: u32) -> Duration {
@@ -243,7 +262,16 @@ impl Gateway {
 
     fn call(&self, conn: u64, peer: SocketAddr, proc_: u32, args: &[u8]) -> Outcome {
         let t0 = self.trace.then(|| self.bus.now());
+        let lid = takes_link(proc_)
+            .then(|| XdrReader::new(args).u32().ok())
+            .flatten();
+        if let Some(lid) = lid {
+            self.set_in_flight(conn, lid, true);
+        }
         let out = self.dispatch(conn, peer, proc_, args);
+        if let Some(lid) = lid {
+            self.set_in_flight(conn, lid, false);
+        }
         if let Some(t0) = t0 {
             eprintln!(
                 "gpib-diag serve: {peer} vxi11 procedure {proc_}: {:.3} ms on the bus",
@@ -261,6 +289,15 @@ impl Gateway {
             self.check_srq();
         }
         out
+    }
+
+    /// Marks a call on `lid` begun or ended; either way an abort that came before is
+    /// forgotten (it was for a call that is over).
+    fn set_in_flight(&self, conn: u64, lid: u32, on: bool) {
+        if let Some(l) = self.state().links.get_mut(&lid).filter(|l| l.conn == conn) {
+            l.in_flight = on;
+            l.aborted = false;
+        }
     }
 
     fn dispatch(&self, conn: u64, peer: SocketAddr, proc_: u32, args: &[u8]) -> Outcome {
@@ -400,6 +437,7 @@ impl Gateway {
                 conn,
                 target: t,
                 srq: None,
+                in_flight: false,
                 aborted: false,
                 mid_read: false,
             },
@@ -691,7 +729,7 @@ pub(crate) fn serve_core(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
     gw.drop_conn(conn);
 }
 
-/// Serves the abort channel: `device_abort` ends a lock wait on the link.
+/// Serves the abort channel: `device_abort` ends a lock wait in flight on the link.
 pub(crate) fn serve_abort(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
     let limits = Limits {
         max_record: 1024,
@@ -714,7 +752,9 @@ pub(crate) fn serve_abort(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
             let mut st = gw.state();
             let code = match st.links.get_mut(&lid) {
                 Some(l) => {
-                    l.aborted = true;
+                    // Only what is in flight on that link: with nothing in flight
+                    // there is nothing to abort, and the next call goes ahead.
+                    l.aborted = l.in_flight;
                     err::NONE
                 }
                 None => err::INVALID_LINK,
