@@ -222,3 +222,83 @@ fn serve_vxi11_abort_ends_a_lock_wait_in_flight() {
     assert_eq!(proto::decode_error_value(&r).unwrap().0, err::LOCKED);
     srv.stop();
 }
+
+// Gateway item 5: accepted sockets had no TCP keepalive, so with no idle timeout a
+// dead peer's connection would never be reaped.
+#[test]
+fn serve_accepted_sockets_have_tcp_keepalive() {
+    let srv = served();
+    let (mut c, _) = link(&srv, "gpib0");
+    let _ = status(&mut c, 1, 1);
+    let live = srv.registry.live.lock().unwrap();
+    assert!(!live.is_empty());
+    for s in live.values() {
+        assert!(
+            socket2::SockRef::from(s).keepalive().unwrap(),
+            "no keepalive"
+        );
+    }
+    drop(live);
+    srv.stop();
+}
+
+fn served_with(opts: ServeOptions) -> Server {
+    let bus = Bus::new(crate::sim::bench().board(0).unwrap());
+    Server::start(bus, opts).unwrap()
+}
+
+// Gateway item 5: idle connections were closed after 60 s by default; VISA clients
+// keep sessions for hours and do not reconnect. No idle timeout by default: a
+// connection silent for longer than a message may take is still served.
+#[test]
+fn serve_silent_connections_stay_open_by_default() {
+    assert_eq!(ServeOptions::ephemeral().idle_timeout, None);
+    assert_eq!(ServeOptions::default().idle_timeout, None);
+    let srv = served_with(ServeOptions {
+        message_timeout: Duration::from_millis(300),
+        ..ServeOptions::ephemeral()
+    });
+    let (mut c, lid) = link(&srv, "gpib0");
+    std::thread::sleep(Duration::from_millis(900));
+    assert_eq!(status(&mut c, lid, 4), (err::NONE, vec![0, 1]));
+    srv.stop();
+}
+
+// With no idle timeout a record must still arrive whole within the message timeout
+// of its first byte: a client trickling bytes cannot hold a connection.
+#[test]
+fn serve_a_trickled_record_is_cut_off_without_an_idle_timeout() {
+    use std::io::{Read, Write};
+    let srv = served_with(ServeOptions {
+        message_timeout: Duration::from_millis(500),
+        ..ServeOptions::ephemeral()
+    });
+    let mut s = TcpStream::connect(srv.vxi11_addr().unwrap()).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+    let t0 = std::time::Instant::now();
+    let mut rec = (0x8000_0000u32 | 64).to_be_bytes().to_vec();
+    rec.extend_from_slice(&[0u8; 30]);
+    let mut closed = None;
+    'send: for b in rec {
+        if s.write_all(&[b]).is_err() {
+            closed = Some(t0.elapsed());
+            break;
+        }
+        for _ in 0..4 {
+            match s.read(&mut [0u8; 64]) {
+                Ok(0) => {
+                    closed = Some(t0.elapsed());
+                    break 'send;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                    closed = Some(t0.elapsed());
+                    break 'send;
+                }
+                _ => {}
+            }
+        }
+    }
+    let closed = closed.expect("the connection outlived 34 trickled bytes (about 7 s)");
+    assert!(closed < Duration::from_secs(4), "{closed:?}");
+    srv.stop();
+}

@@ -719,7 +719,7 @@ pub(crate) fn serve_core(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
     let conn = slot.id;
     serve_records(
         s,
-        slot.idle,
+        (slot.idle, slot.message),
         limits,
         proto::DEVICE_CORE,
         proto::VERSION,
@@ -737,7 +737,7 @@ pub(crate) fn serve_abort(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
     };
     serve_records(
         s,
-        slot.idle,
+        (slot.idle, slot.message),
         limits,
         proto::DEVICE_ASYNC,
         proto::VERSION,
