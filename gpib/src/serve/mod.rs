@@ -197,7 +197,7 @@ pub struct Server {
     portmap_error: Option<String>,
     stop: Arc<AtomicBool>,
     registry: Arc<Registry>,
-    threads: Vec<JoinHandle<()>>,
+    listeners: Vec<Listening>,
 }
 
 impl std::fmt::Debug for Server {
@@ -228,6 +228,29 @@ fn keepalive(s: &TcpStream) {
 /// What a connection handler gets.
 pub(crate) type Handler = Arc<dyn Fn(TcpStream, Slot) + Send + Sync>;
 
+/// Connections the kernel queues for a listener before it accepts them. A full queue
+/// drops SYNs, and the client's retry comes about a second later.
+const BACKLOG: i32 = 4096;
+
+/// A listening socket on `addr` with a [`BACKLOG`]-deep queue.
+fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    // As std's `TcpListener::bind`: a restarted server binds its port at once.
+    #[cfg(unix)]
+    s.set_reuse_address(true)?;
+    s.bind(&addr.into())?;
+    s.listen(BACKLOG)?;
+    Ok(s.into())
+}
+
+/// A listener's thread, and a handle to wake its blocking accept when stopping.
+struct Listening {
+    local: SocketAddr,
+    thread: JoinHandle<()>,
+    wake: TcpListener,
+}
+
 fn listen(
     addr: SocketAddr,
     handler: Handler,
@@ -235,48 +258,68 @@ fn listen(
     registry: Arc<Registry>,
     max: usize,
     t: Timeouts,
-) -> io::Result<(SocketAddr, JoinHandle<()>)> {
-    let l = TcpListener::bind(addr)?;
+) -> io::Result<Listening> {
+    let l = bind(addr)?;
     let local = l.local_addr()?;
-    l.set_nonblocking(true)?;
-    let t = std::thread::Builder::new()
+    let wake = l.try_clone()?;
+    let thread = std::thread::Builder::new()
         .name(format!("serve-{}", local.port()))
-        .spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                match l.accept() {
-                    Ok((s, peer)) => {
-                        let _ = s.set_nonblocking(false);
-                        let Some(slot) = registry.admit(&s, max, t) else {
-                            log::debug!("refused {peer}: {max} connections open");
-                            let _ = s.shutdown(Shutdown::Both);
-                            continue;
-                        };
-                        // A peer that stops reading holds a reply no longer than a
-                        // message may take.
-                        let w = t.idle.map_or(t.message, |i| i.min(t.message));
-                        let _ = s.set_write_timeout(Some(w.max(Duration::from_secs(1))));
-                        let _ = s.set_nodelay(true);
-                        keepalive(&s);
-                        let h = handler.clone();
-                        let spawned = std::thread::Builder::new()
-                            .name(format!("conn-{peer}"))
-                            .stack_size(256 * 1024)
-                            .spawn(move || h(s, slot));
-                        if let Err(e) = spawned {
-                            log::warn!("no thread for {peer}: {e}");
-                        }
+        .spawn(move || loop {
+            // Blocking: a connection is taken the moment it arrives.
+            let accepted = l.accept();
+            if stop.load(Ordering::SeqCst) {
+                return;
+            }
+            match accepted {
+                Ok((s, peer)) => {
+                    let Some(slot) = registry.admit(&s, max, t) else {
+                        log::debug!("refused {peer}: {max} connections open");
+                        let _ = s.shutdown(Shutdown::Both);
+                        continue;
+                    };
+                    // A peer that stops reading holds a reply no longer than a
+                    // message may take.
+                    let w = t.idle.map_or(t.message, |i| i.min(t.message));
+                    let _ = s.set_write_timeout(Some(w.max(Duration::from_secs(1))));
+                    let _ = s.set_nodelay(true);
+                    keepalive(&s);
+                    let h = handler.clone();
+                    let spawned = std::thread::Builder::new()
+                        .name(format!("conn-{peer}"))
+                        .stack_size(256 * 1024)
+                        .spawn(move || h(s, slot));
+                    if let Err(e) = spawned {
+                        log::warn!("no thread for {peer}: {e}");
                     }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        std::thread::sleep(Duration::from_millis(5));
-                    }
-                    Err(e) => {
-                        log::warn!("accept: {e}");
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    // Out of descriptors, say: give the others time to close.
+                    log::warn!("accept: {e}");
+                    std::thread::sleep(Duration::from_millis(50));
                 }
             }
         })?;
-    Ok((local, t))
+    Ok(Listening {
+        local,
+        thread,
+        wake,
+    })
+}
+
+/// Ends the blocking accept of a listener whose stop flag is set: shuts the socket
+/// down (Linux wakes `accept` with an error) and, for systems that do not, connects.
+fn wake(l: &TcpListener) {
+    let _ = socket2::SockRef::from(l).shutdown(Shutdown::Both);
+    if let Ok(mut a) = l.local_addr() {
+        if a.ip().is_unspecified() {
+            a.set_ip(match a {
+                SocketAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+                SocketAddr::V6(_) => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+            });
+        }
+        let _ = TcpStream::connect_timeout(&a, Duration::from_millis(200));
+    }
 }
 
 impl Server {
@@ -284,7 +327,7 @@ impl Server {
     pub fn start(bus: Bus, opts: ServeOptions) -> io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let registry = Arc::new(Registry::default());
-        let mut threads = Vec::new();
+        let mut listeners = Vec::new();
         let max = opts.max_connections.max(1);
         let idle = opts.idle_timeout.map(|i| i.max(Duration::from_millis(1)));
         let times = Timeouts {
@@ -300,7 +343,7 @@ impl Server {
             let trace = opts.trace;
             let h: Handler =
                 Arc::new(move |s, slot| prologix::serve(b.clone(), s, slot, default, trace));
-            let (a, t) = listen(
+            let l = listen(
                 SocketAddr::new(opts.bind, port),
                 h,
                 stop.clone(),
@@ -308,15 +351,15 @@ impl Server {
                 max,
                 times,
             )?;
-            prologix = Some(a);
-            threads.push(t);
+            prologix = Some(l.local);
+            listeners.push(l);
         }
         let (mut vxi, mut abort, mut portmap, mut portmap_error) = (None, None, None, None);
         if let Some(port) = opts.vxi11_port {
             let gw = Arc::new(vxi11::Gateway::new(bus.clone(), &opts));
             let g = gw.clone();
             let h: Handler = Arc::new(move |s, slot| vxi11::serve_abort(&g, s, slot));
-            let (a, t) = listen(
+            let l = listen(
                 SocketAddr::new(opts.bind, opts.abort_port),
                 h,
                 stop.clone(),
@@ -324,12 +367,12 @@ impl Server {
                 max,
                 times,
             )?;
-            abort = Some(a);
-            threads.push(t);
-            gw.set_abort_port(a.port());
+            abort = Some(l.local);
+            gw.set_abort_port(l.local.port());
+            listeners.push(l);
             let g = gw.clone();
             let h: Handler = Arc::new(move |s, slot| vxi11::serve_core(&g, s, slot));
-            let (a, t) = listen(
+            let l = listen(
                 SocketAddr::new(opts.bind, port),
                 h,
                 stop.clone(),
@@ -337,8 +380,9 @@ impl Server {
                 max,
                 times,
             )?;
+            let a = l.local;
             vxi = Some(a);
-            threads.push(t);
+            listeners.push(l);
             if let Some(pm) = opts.portmap_port {
                 let core = a.port();
                 let h: Handler = Arc::new(move |s, slot| portmap::serve(s, slot, core));
@@ -350,9 +394,9 @@ impl Server {
                     max,
                     times,
                 ) {
-                    Ok((a, t)) => {
-                        portmap = Some(a);
-                        threads.push(t);
+                    Ok(l) => {
+                        portmap = Some(l.local);
+                        listeners.push(l);
                     }
                     Err(e) => {
                         log::warn!("no portmapper on port {pm}: {e}");
@@ -369,7 +413,7 @@ impl Server {
             portmap_error,
             stop,
             registry,
-            threads,
+            listeners,
         })
     }
 
@@ -426,10 +470,13 @@ impl Server {
     }
 
     fn shutdown(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.store(true, Ordering::SeqCst);
+        for l in &self.listeners {
+            wake(&l.wake);
+        }
         self.registry.close_all();
-        for t in self.threads.drain(..) {
-            let _ = t.join();
+        for l in self.listeners.drain(..) {
+            let _ = l.thread.join();
         }
     }
 }

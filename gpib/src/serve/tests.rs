@@ -30,17 +30,28 @@ impl Rpc {
     }
 
     fn call(&mut self, proc_: u32, args: &[u8]) -> Vec<u8> {
+        let rec = self.reply(proc_, args);
+        msg::decode_reply(&rec, self.xid).unwrap().to_vec()
+    }
+
+    /// Makes a call; returns the reply's record, whatever it says.
+    fn reply(&mut self, proc_: u32, args: &[u8]) -> Vec<u8> {
         self.xid += 1;
+        let vers = if self.prog == proto::portmap::PROG {
+            proto::portmap::VERS
+        } else {
+            proto::VERSION
+        };
         let h = CallHeader {
             xid: self.xid,
             prog: self.prog,
-            vers: proto::VERSION,
+            vers,
             proc_,
         };
         record::write_record(&mut self.s, &msg::encode_call(h, args), 1 << 20).unwrap();
         let mut rec = Vec::new();
         record::read_record(&mut self.s, LIMITS, &mut rec).unwrap();
-        msg::decode_reply(&rec, self.xid).unwrap().to_vec()
+        rec
     }
 }
 
@@ -300,5 +311,67 @@ fn serve_a_trickled_record_is_cut_off_without_an_idle_timeout() {
     }
     let closed = closed.expect("the connection outlived 34 trickled bytes (about 7 s)");
     assert!(closed < Duration::from_secs(4), "{closed:?}");
+    srv.stop();
+}
+
+/// Connects to `at` `n` times one after another, each time making one call (`proc_`
+/// of `prog`) and closing; returns the slowest connect and the slowest connect plus
+/// reply.
+fn connect_burst(at: SocketAddr, prog: u32, proc_: u32, n: usize) -> (Duration, Duration) {
+    let (mut connect, mut whole) = (Duration::ZERO, Duration::ZERO);
+    for i in 0..n {
+        let t0 = std::time::Instant::now();
+        let s = TcpStream::connect_timeout(&at, Duration::from_secs(10))
+            .unwrap_or_else(|e| panic!("connect {i}: {e}"));
+        connect = connect.max(t0.elapsed());
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut c = Rpc { s, prog, xid: 1 };
+        let rec = c.reply(proc_, &[]);
+        assert_eq!(msg::peek_xid(&rec), Some(c.xid), "reply {i}");
+        whole = whole.max(t0.elapsed());
+    }
+    (connect, whole)
+}
+
+fn served_with_portmap() -> Server {
+    served_with(ServeOptions {
+        portmap_port: Some(0),
+        ..ServeOptions::ephemeral()
+    })
+}
+
+// Gateway item 6: in a burst of connections, every connect succeeds and is answered
+// (the portmapper and the VXI-11 core channel).
+#[test]
+fn serve_a_thousand_sequential_connects_all_succeed() {
+    let srv = served_with_portmap();
+    connect_burst(srv.portmap_addr().unwrap(), proto::portmap::PROG, 0, 1000);
+    connect_burst(srv.vxi11_addr().unwrap(), proto::DEVICE_CORE, 0, 1000);
+    assert_eq!(srv.stats().refused, 0);
+    srv.stop();
+}
+
+/// Benchmark, not a timed test: the slowest of 1,000 sequential connects on
+/// loopback (`cargo test -p gpib --features sim,serve --release -- --ignored
+/// serve_connect_burst_figures --nocapture`).
+#[test]
+#[ignore = "a benchmark: prints figures"]
+fn serve_connect_burst_figures() {
+    let srv = served_with_portmap();
+    for (what, at, prog) in [
+        (
+            "portmapper",
+            srv.portmap_addr().unwrap(),
+            proto::portmap::PROG,
+        ),
+        ("vxi11 core", srv.vxi11_addr().unwrap(), proto::DEVICE_CORE),
+    ] {
+        let (c, w) = connect_burst(at, prog, 0, 1000);
+        println!(
+            "{what}: slowest of 1000 connects {:.3} ms, connect + first reply {:.3} ms",
+            c.as_secs_f64() * 1e3,
+            w.as_secs_f64() * 1e3
+        );
+    }
     srv.stop();
 }
