@@ -88,7 +88,6 @@ impl TimedReader {
         self.inner.buffer()
     }
 
-    #[cfg(feature = "serve")]
     /// Waits (until the deadline) for at least one byte: `Ok(false)` at the end of
     /// the stream.
     pub(crate) fn wait_for_data(&mut self) -> io::Result<bool> {
