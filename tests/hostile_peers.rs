@@ -289,7 +289,7 @@ fn prologix_an_endless_answer_is_bounded() {
 fn server() -> gpib::serve::Server {
     let bus = Bus::new(gpib::sim::bench().board(0).unwrap());
     let opts = gpib::serve::ServeOptions {
-        idle_timeout: Duration::from_secs(1),
+        idle_timeout: Some(Duration::from_secs(1)),
         ..gpib::serve::ServeOptions::ephemeral()
     };
     gpib::serve::Server::start(bus, opts).unwrap()

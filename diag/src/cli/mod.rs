@@ -475,10 +475,11 @@ pub struct ServeArgs {
     /// Most connections at once (more are refused).
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65_536))]
     pub max_connections: u64,
-    /// Close a connection silent for this many seconds, or whose request (a Prologix
-    /// line, an RPC record) takes longer than this from its first byte.
-    #[arg(long, default_value_t = 60.0, value_parser = parse_seconds)]
-    pub idle_timeout: f64,
+    /// Close a connection silent for this many seconds (default, or 0: never; TCP
+    /// keepalive reaps dead peers). A request (a Prologix line, an RPC record) must
+    /// arrive whole within this, or 60 s, of its first byte, whichever is shorter.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub idle_timeout: Option<f64>,
     /// The device `inst0` names, and the Prologix address at connection.
     #[arg(long, value_name = "ADDR", value_parser = clap::value_parser!(u8).range(0..=30))]
     pub default_device: Option<u8>,

@@ -40,7 +40,11 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         abort_port: a.abort_port,
         portmap_port: (!a.no_portmap && !a.no_vxi11).then_some(a.portmap_port),
         max_connections: a.max_connections as usize,
-        idle_timeout: Duration::from_secs_f64(a.idle_timeout.max(0.001)),
+        idle_timeout: a
+            .idle_timeout
+            .filter(|&s| s > 0.0)
+            .map(Duration::from_secs_f64),
+        message_timeout: gpib::serve::DEFAULT_MESSAGE_TIMEOUT,
         max_recv_size: 1 << 20,
         default_address: default,
         trace: a.trace,

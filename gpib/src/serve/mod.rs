@@ -15,10 +15,11 @@
 //!
 //! Every connection runs on a thread of its own, up to
 //! [`ServeOptions::max_connections`] at once; beyond that a connection is closed as
-//! soon as it is accepted. A connection that sends nothing for
-//! [`ServeOptions::idle_timeout`] is closed, and so is one whose message (an RPC
-//! record, a Prologix line) does not arrive whole within that time of its first byte:
-//! a client that trickles a byte at a time cannot hold a connection. Every length read from the network is
+//! soon as it is accepted. Connections stay open while silent (VISA clients keep
+//! sessions for hours) unless [`ServeOptions::idle_timeout`] is set; TCP keepalive
+//! reaps dead peers. A message (an RPC record, a Prologix line) must arrive whole
+//! within [`ServeOptions::message_timeout`] of its first byte (or the idle timeout,
+//! when shorter): a client that trickles a byte at a time cannot hold a connection. Every length read from the network is
 //! bounded; a client that sends garbage loses its own connection and nothing else.
 //! Transactions of different clients never interleave inside one bus transaction
 //! (the [`Bus`] lock); VXI-11 locks are honoured, and a dropped connection releases
@@ -40,6 +41,15 @@ use std::time::Duration;
 use crate::address::Address;
 use crate::bus::Bus;
 
+/// How long a message may take from its first byte by default
+/// ([`ServeOptions::message_timeout`]).
+pub const DEFAULT_MESSAGE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// TCP keepalive on accepted connections: first probe after this much silence.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(60);
+/// Between probes.
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+
 /// Where and how to serve.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServeOptions {
@@ -56,9 +66,14 @@ pub struct ServeOptions {
     pub portmap_port: Option<u16>,
     /// Most connections open at once, all services together.
     pub max_connections: usize,
-    /// A connection silent for this long is closed, and so is one whose message (an
-    /// RPC record, a Prologix line) takes longer than this from its first byte.
-    pub idle_timeout: Duration,
+    /// A connection silent for this long is closed (`None`, the default: never; TCP
+    /// keepalive still reaps dead peers). A message also closes its connection when
+    /// it takes longer than this from its first byte, if this is shorter than
+    /// [`ServeOptions::message_timeout`].
+    pub idle_timeout: Option<Duration>,
+    /// A connection whose message (an RPC record, a Prologix line) does not arrive
+    /// whole within this of its first byte is closed, idle timeout or not.
+    pub message_timeout: Duration,
     /// The `maxRecvSize` the VXI-11 gateway advertises (and the most data one
     /// `device_write` may carry; one `device_read` answers at most this much too).
     pub max_recv_size: u32,
@@ -79,7 +94,8 @@ impl ServeOptions {
             abort_port: 0,
             portmap_port: None,
             max_connections: 256,
-            idle_timeout: Duration::from_secs(60),
+            idle_timeout: None,
+            message_timeout: DEFAULT_MESSAGE_TIMEOUT,
             max_recv_size: 1 << 20,
             default_address: None,
             trace: false,
@@ -112,9 +128,11 @@ pub(crate) struct Registry {
 pub(crate) struct Slot {
     reg: Arc<Registry>,
     pub(crate) id: u64,
-    /// How long the connection may wait for a message to start, and then for it to
-    /// arrive whole ([`ServeOptions::idle_timeout`]).
-    pub(crate) idle: Duration,
+    /// How long the connection may wait for a message to start
+    /// ([`ServeOptions::idle_timeout`]; `None`: for ever).
+    pub(crate) idle: Option<Duration>,
+    /// How long a message may take from its first byte to arrive whole.
+    pub(crate) message: Duration,
 }
 
 impl Drop for Slot {
@@ -130,7 +148,7 @@ impl Drop for Slot {
 
 impl Registry {
     /// Takes a slot for `s`, or refuses when `max` are open.
-    fn admit(self: &Arc<Self>, s: &TcpStream, max: usize, idle: Duration) -> Option<Slot> {
+    fn admit(self: &Arc<Self>, s: &TcpStream, max: usize, t: Timeouts) -> Option<Slot> {
         if self.count.fetch_add(1, Ordering::SeqCst) >= max {
             self.count.fetch_sub(1, Ordering::SeqCst);
             self.refused.fetch_add(1, Ordering::Relaxed);
@@ -147,7 +165,8 @@ impl Registry {
         Some(Slot {
             reg: self.clone(),
             id,
-            idle,
+            idle: t.idle,
+            message: t.message,
         })
     }
 
@@ -178,7 +197,7 @@ pub struct Server {
     portmap_error: Option<String>,
     stop: Arc<AtomicBool>,
     registry: Arc<Registry>,
-    threads: Vec<JoinHandle<()>>,
+    listeners: Vec<Listening>,
 }
 
 impl std::fmt::Debug for Server {
@@ -187,8 +206,50 @@ impl std::fmt::Debug for Server {
     }
 }
 
+/// A connection's idle and message timeouts.
+#[derive(Debug, Clone, Copy)]
+struct Timeouts {
+    idle: Option<Duration>,
+    message: Duration,
+}
+
+/// Turns TCP keepalive on for `s`, so that a peer gone without a word is found.
+fn keepalive(s: &TcpStream) {
+    let ka = socket2::TcpKeepalive::new()
+        .with_time(KEEPALIVE_IDLE)
+        .with_interval(KEEPALIVE_INTERVAL);
+    #[cfg(any(target_os = "linux", target_os = "android", target_os = "macos"))]
+    let ka = ka.with_retries(6);
+    if let Err(e) = socket2::SockRef::from(s).set_tcp_keepalive(&ka) {
+        log::debug!("keepalive: {e}");
+    }
+}
+
 /// What a connection handler gets.
 pub(crate) type Handler = Arc<dyn Fn(TcpStream, Slot) + Send + Sync>;
+
+/// Connections the kernel queues for a listener before it accepts them. A full queue
+/// drops SYNs, and the client's retry comes about a second later.
+const BACKLOG: i32 = 4096;
+
+/// A listening socket on `addr` with a [`BACKLOG`]-deep queue.
+fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    // As std's `TcpListener::bind`: a restarted server binds its port at once.
+    #[cfg(unix)]
+    s.set_reuse_address(true)?;
+    s.bind(&addr.into())?;
+    s.listen(BACKLOG)?;
+    Ok(s.into())
+}
+
+/// A listener's thread, and a handle to wake its blocking accept when stopping.
+struct Listening {
+    local: SocketAddr,
+    thread: JoinHandle<()>,
+    wake: TcpListener,
+}
 
 fn listen(
     addr: SocketAddr,
@@ -196,46 +257,69 @@ fn listen(
     stop: Arc<AtomicBool>,
     registry: Arc<Registry>,
     max: usize,
-    idle: Duration,
-) -> io::Result<(SocketAddr, JoinHandle<()>)> {
-    let l = TcpListener::bind(addr)?;
+    t: Timeouts,
+) -> io::Result<Listening> {
+    let l = bind(addr)?;
     let local = l.local_addr()?;
-    l.set_nonblocking(true)?;
-    let t = std::thread::Builder::new()
+    let wake = l.try_clone()?;
+    let thread = std::thread::Builder::new()
         .name(format!("serve-{}", local.port()))
-        .spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                match l.accept() {
-                    Ok((s, peer)) => {
-                        let _ = s.set_nonblocking(false);
-                        let Some(slot) = registry.admit(&s, max, idle) else {
-                            log::debug!("refused {peer}: {max} connections open");
-                            let _ = s.shutdown(Shutdown::Both);
-                            continue;
-                        };
-                        let _ = s.set_read_timeout(Some(idle));
-                        let _ = s.set_write_timeout(Some(idle.max(Duration::from_secs(1))));
-                        let _ = s.set_nodelay(true);
-                        let h = handler.clone();
-                        let spawned = std::thread::Builder::new()
-                            .name(format!("conn-{peer}"))
-                            .stack_size(256 * 1024)
-                            .spawn(move || h(s, slot));
-                        if let Err(e) = spawned {
-                            log::warn!("no thread for {peer}: {e}");
-                        }
+        .spawn(move || loop {
+            // Blocking: a connection is taken the moment it arrives.
+            let accepted = l.accept();
+            if stop.load(Ordering::SeqCst) {
+                return;
+            }
+            match accepted {
+                Ok((s, peer)) => {
+                    let Some(slot) = registry.admit(&s, max, t) else {
+                        log::debug!("refused {peer}: {max} connections open");
+                        let _ = s.shutdown(Shutdown::Both);
+                        continue;
+                    };
+                    // A peer that stops reading holds a reply no longer than a
+                    // message may take.
+                    let w = t.idle.map_or(t.message, |i| i.min(t.message));
+                    let _ = s.set_write_timeout(Some(w.max(Duration::from_secs(1))));
+                    let _ = s.set_nodelay(true);
+                    keepalive(&s);
+                    let h = handler.clone();
+                    let spawned = std::thread::Builder::new()
+                        .name(format!("conn-{peer}"))
+                        .stack_size(256 * 1024)
+                        .spawn(move || h(s, slot));
+                    if let Err(e) = spawned {
+                        log::warn!("no thread for {peer}: {e}");
                     }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        std::thread::sleep(Duration::from_millis(5));
-                    }
-                    Err(e) => {
-                        log::warn!("accept: {e}");
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    // Out of descriptors, say: give the others time to close.
+                    log::warn!("accept: {e}");
+                    std::thread::sleep(Duration::from_millis(50));
                 }
             }
         })?;
-    Ok((local, t))
+    Ok(Listening {
+        local,
+        thread,
+        wake,
+    })
+}
+
+/// Ends the blocking accept of a listener whose stop flag is set: shuts the socket
+/// down (Linux wakes `accept` with an error) and, for systems that do not, connects.
+fn wake(l: &TcpListener) {
+    let _ = socket2::SockRef::from(l).shutdown(Shutdown::Both);
+    if let Ok(mut a) = l.local_addr() {
+        if a.ip().is_unspecified() {
+            a.set_ip(match a {
+                SocketAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+                SocketAddr::V6(_) => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+            });
+        }
+        let _ = TcpStream::connect_timeout(&a, Duration::from_millis(200));
+    }
 }
 
 impl Server {
@@ -243,9 +327,15 @@ impl Server {
     pub fn start(bus: Bus, opts: ServeOptions) -> io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let registry = Arc::new(Registry::default());
-        let mut threads = Vec::new();
+        let mut listeners = Vec::new();
         let max = opts.max_connections.max(1);
-        let idle = opts.idle_timeout.max(Duration::from_millis(1));
+        let idle = opts.idle_timeout.map(|i| i.max(Duration::from_millis(1)));
+        let times = Timeouts {
+            idle,
+            message: idle
+                .map_or(opts.message_timeout, |i| i.min(opts.message_timeout))
+                .max(Duration::from_millis(1)),
+        };
         let mut prologix = None;
         if let Some(port) = opts.prologix_port {
             let b = bus.clone();
@@ -253,45 +343,46 @@ impl Server {
             let trace = opts.trace;
             let h: Handler =
                 Arc::new(move |s, slot| prologix::serve(b.clone(), s, slot, default, trace));
-            let (a, t) = listen(
+            let l = listen(
                 SocketAddr::new(opts.bind, port),
                 h,
                 stop.clone(),
                 registry.clone(),
                 max,
-                idle,
+                times,
             )?;
-            prologix = Some(a);
-            threads.push(t);
+            prologix = Some(l.local);
+            listeners.push(l);
         }
         let (mut vxi, mut abort, mut portmap, mut portmap_error) = (None, None, None, None);
         if let Some(port) = opts.vxi11_port {
             let gw = Arc::new(vxi11::Gateway::new(bus.clone(), &opts));
             let g = gw.clone();
             let h: Handler = Arc::new(move |s, slot| vxi11::serve_abort(&g, s, slot));
-            let (a, t) = listen(
+            let l = listen(
                 SocketAddr::new(opts.bind, opts.abort_port),
                 h,
                 stop.clone(),
                 registry.clone(),
                 max,
-                idle,
+                times,
             )?;
-            abort = Some(a);
-            threads.push(t);
-            gw.set_abort_port(a.port());
+            abort = Some(l.local);
+            gw.set_abort_port(l.local.port());
+            listeners.push(l);
             let g = gw.clone();
             let h: Handler = Arc::new(move |s, slot| vxi11::serve_core(&g, s, slot));
-            let (a, t) = listen(
+            let l = listen(
                 SocketAddr::new(opts.bind, port),
                 h,
                 stop.clone(),
                 registry.clone(),
                 max,
-                idle,
+                times,
             )?;
+            let a = l.local;
             vxi = Some(a);
-            threads.push(t);
+            listeners.push(l);
             if let Some(pm) = opts.portmap_port {
                 let core = a.port();
                 let h: Handler = Arc::new(move |s, slot| portmap::serve(s, slot, core));
@@ -301,11 +392,11 @@ impl Server {
                     stop.clone(),
                     registry.clone(),
                     max,
-                    idle,
+                    times,
                 ) {
-                    Ok((a, t)) => {
-                        portmap = Some(a);
-                        threads.push(t);
+                    Ok(l) => {
+                        portmap = Some(l.local);
+                        listeners.push(l);
                     }
                     Err(e) => {
                         log::warn!("no portmapper on port {pm}: {e}");
@@ -322,7 +413,7 @@ impl Server {
             portmap_error,
             stop,
             registry,
-            threads,
+            listeners,
         })
     }
 
@@ -379,10 +470,13 @@ impl Server {
     }
 
     fn shutdown(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.store(true, Ordering::SeqCst);
+        for l in &self.listeners {
+            wake(&l.wake);
+        }
         self.registry.close_all();
-        for t in self.threads.drain(..) {
-            let _ = t.join();
+        for l in self.listeners.drain(..) {
+            let _ = l.thread.join();
         }
     }
 }
@@ -414,3 +508,6 @@ pub(crate) fn quick_ack(s: &TcpStream) {
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     let _ = s;
 }
+
+#[cfg(all(test, feature = "sim"))]
+mod tests;

@@ -14,7 +14,7 @@ pub(crate) fn serve(s: TcpStream, slot: Slot, core_port: u16) {
     };
     serve_records(
         s,
-        slot.idle,
+        (slot.idle, slot.message),
         limits,
         portmap::PROG,
         portmap::VERS,

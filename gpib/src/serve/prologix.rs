@@ -61,7 +61,7 @@ pub(crate) fn serve(bus: Bus, s: TcpStream, slot: Slot, default: Option<Address>
     // Set at a line's first byte: the whole line must arrive by it.
     let mut line_deadline: Option<Deadline> = None;
     loop {
-        let idle = Deadline::after(Some(slot.idle));
+        let idle = Deadline::after(slot.idle);
         input.set_deadline(line_deadline.unwrap_or(idle));
         let n = match input.read(&mut buf) {
             Ok(0) | Err(_) => return,
@@ -77,7 +77,7 @@ pub(crate) fn serve(bus: Bus, s: TcpStream, slot: Slot, default: Option<Address>
         }
         line_deadline = c
             .in_line()
-            .then(|| line_deadline.unwrap_or_else(|| Deadline::after(Some(slot.idle))));
+            .then(|| line_deadline.unwrap_or_else(|| Deadline::after(Some(slot.message))));
     }
 }
 

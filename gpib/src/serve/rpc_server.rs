@@ -25,11 +25,11 @@ pub(crate) enum Outcome {
 const KEEP_RECORD: usize = 64 * 1024;
 
 /// Serves calls to `prog`/`vers` on `s` until the peer closes, times out or breaks
-/// the framing. A call may take `idle` to start and `idle` from its first byte to
-/// arrive whole.
+/// the framing. A call may take `idle` to start (`None`: any time) and `message`
+/// from its first byte to arrive whole.
 pub(crate) fn serve_records(
     s: TcpStream,
-    idle: Duration,
+    (idle, message): (Option<Duration>, Duration),
     limits: Limits,
     prog: u32,
     vers: u32,
@@ -43,8 +43,8 @@ pub(crate) fn serve_records(
     let mut rec = Vec::new();
     loop {
         rec.shrink_to(KEEP_RECORD);
-        // The next call's first byte within `idle`, then all of it within `idle`.
-        reader.set_deadline(Deadline::after(Some(idle)));
+        // The next call's first byte within `idle`, then all of it within `message`.
+        reader.set_deadline(Deadline::after(idle));
         match reader.wait_for_data() {
             Ok(true) => {}
             Ok(false) => return,
@@ -53,7 +53,7 @@ pub(crate) fn serve_records(
                 return;
             }
         }
-        reader.set_deadline(Deadline::after(Some(idle)));
+        reader.set_deadline(Deadline::after(Some(message)));
         match record::read_record(&mut reader, limits, &mut rec) {
             Ok(()) => {}
             Err(RecordError::Closed) => return,

@@ -28,6 +28,9 @@ struct LinkInfo {
     conn: u64,
     target: DeviceName,
     srq: Option<Vec<u8>>,
+    /// A call on this link is being served (an abort may end it).
+    in_flight: bool,
+    /// `device_abort` came while a call was in flight: that call ends with error 23.
     aborted: bool,
     /// The last `device_read` stopped before the end of the device's answer.
     mid_read: bool,
@@ -75,6 +78,8 @@ pub(crate) struct Gateway {
     default: Option<Address>,
     abort_port: AtomicU16,
     srq_was: Mutex<bool>,
+    /// The controller's address a client set with `bus address` (`device_docmd`).
+    bus_address: Mutex<Option<u8>>,
     /// Print each call with its time on the bus's clock.
     trace: bool,
 }
@@ -91,6 +96,22 @@ fn error_code(e: &Error) -> u32 {
 
 fn only_error(code: u32) -> Outcome {
     Outcome::Reply(proto::encode_error(code))
+}
+
+/// Whether the arguments of `proc_` start with a link id (a call an abort may end).
+fn takes_link(proc_: u32) -> bool {
+    matches!(
+        proc_,
+        procs::DEVICE_WRITE
+            | procs::DEVICE_READ
+            | procs::DEVICE_READSTB
+            | procs::DEVICE_TRIGGER
+            | procs::DEVICE_CLEAR
+            | procs::DEVICE_REMOTE
+            | procs::DEVICE_LOCAL
+            | procs::DEVICE_LOCK
+            | procs::DEVICE_DOCMD
+    )
 }
 
 fn ms(v: u32) -> Duration {
@@ -110,6 +131,7 @@ impl Gateway {
             default: opts.default_address,
             abort_port: AtomicU16::new(0),
             srq_was: Mutex::new(false),
+            bus_address: Mutex::new(None),
             trace: opts.trace,
         }
     }
@@ -240,7 +262,16 @@ impl Gateway {
 
     fn call(&self, conn: u64, peer: SocketAddr, proc_: u32, args: &[u8]) -> Outcome {
         let t0 = self.trace.then(|| self.bus.now());
+        let lid = takes_link(proc_)
+            .then(|| XdrReader::new(args).u32().ok())
+            .flatten();
+        if let Some(lid) = lid {
+            self.set_in_flight(conn, lid, true);
+        }
         let out = self.dispatch(conn, peer, proc_, args);
+        if let Some(lid) = lid {
+            self.set_in_flight(conn, lid, false);
+        }
         if let Some(t0) = t0 {
             eprintln!(
                 "gpib-diag serve: {peer} vxi11 procedure {proc_}: {:.3} ms on the bus",
@@ -258,6 +289,15 @@ impl Gateway {
             self.check_srq();
         }
         out
+    }
+
+    /// Marks a call on `lid` begun or ended; either way an abort that came before is
+    /// forgotten (it was for a call that is over).
+    fn set_in_flight(&self, conn: u64, lid: u32, on: bool) {
+        if let Some(l) = self.state().links.get_mut(&lid).filter(|l| l.conn == conn) {
+            l.in_flight = on;
+            l.aborted = false;
+        }
     }
 
     fn dispatch(&self, conn: u64, peer: SocketAddr, proc_: u32, args: &[u8]) -> Outcome {
@@ -397,6 +437,7 @@ impl Gateway {
                 conn,
                 target: t,
                 srq: None,
+                in_flight: false,
                 aborted: false,
                 mid_read: false,
             },
@@ -559,6 +600,12 @@ impl Gateway {
             .data_in
             .get(..2)
             .map_or(0, |b| u16::from_be_bytes([b[0], b[1]]));
+        // Pass control and bus address carry a 4-byte address.
+        let long = p
+            .data_in
+            .get(..4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+        let echo = || p.data_in.get(..2).map_or(vec![0, 0], <[u8]>::to_vec);
         let result = match p.cmd {
             proto::docmd::SEND_COMMAND => self
                 .bus
@@ -568,21 +615,72 @@ impl Gateway {
                 proto::docmd::STATUS_SRQ => self.bus.srq().map(|s| word(u16::from(s))),
                 proto::docmd::STATUS_REMOTE => self.bus.lines().map(|l| word(u16::from(l.ren))),
                 proto::docmd::STATUS_NDAC => self.bus.lines().map(|l| word(u16::from(l.ndac))),
-                proto::docmd::STATUS_ADDRESS => Ok(word(u16::from(
-                    self.bus
-                        .transaction(|tx| Ok(tx.board_address()))
-                        .map_or(0, |a| a.get()),
+                // The served board is the system controller: it never passes control.
+                proto::docmd::STATUS_SYSTEM_CONTROLLER => Ok(word(1)),
+                proto::docmd::STATUS_CIC => Ok(word(u16::from(
+                    self.board_status().is_none_or(|s| s.controller_in_charge),
                 ))),
+                proto::docmd::STATUS_TALKER => Ok(word(u16::from(
+                    self.board_status().is_some_and(|s| s.talker),
+                ))),
+                proto::docmd::STATUS_LISTENER => Ok(word(u16::from(
+                    self.board_status().is_some_and(|s| s.listener),
+                ))),
+                proto::docmd::STATUS_ADDRESS => Ok(word(u16::from(self.bus_address()))),
+                _ => return reply(err::PARAMETER, &[]),
+            },
+            proto::docmd::ATN_CONTROL => self
+                .bus
+                .transaction(|tx| {
+                    let b = tx.backend();
+                    let r = if arg != 0 {
+                        b.take_control()
+                    } else {
+                        b.go_to_standby()
+                    };
+                    // A board that cannot drive ATN alone asserts it with each
+                    // command and releases it with each transfer: accepted.
+                    match r {
+                        Err(e) if e.kind() == ErrorKind::Unsupported => Ok(()),
+                        r => r,
+                    }
+                })
+                .map(|()| echo()),
+            proto::docmd::REN_CONTROL => self.bus.remote_enable(arg != 0).map(|()| echo()),
+            proto::docmd::PASS_CONTROL => match long {
+                Some(a) if a <= 30 => return reply(err::NOT_SUPPORTED, &[]),
+                _ => return reply(err::PARAMETER, &[]),
+            },
+            proto::docmd::BUS_ADDRESS => match long {
+                Some(a) if a <= 30 => {
+                    *self.bus_address.lock().unwrap_or_else(|p| p.into_inner()) = Some(a as u8);
+                    Ok(a.to_be_bytes().to_vec())
+                }
                 _ => return reply(err::PARAMETER, &[]),
             },
             proto::docmd::IFC_CONTROL => self.bus.interface_clear().map(|()| Vec::new()),
-            proto::docmd::REN_CONTROL => self.bus.remote_enable(arg != 0).map(|()| Vec::new()),
             _ => return reply(err::NOT_SUPPORTED, &[]),
         };
         match result {
             Ok(d) => reply(err::NONE, &d),
             Err(e) => reply(error_code(&e), &[]),
         }
+    }
+
+    /// The served board's own state (CIC, talker, listener), when its backend knows it.
+    fn board_status(&self) -> Option<crate::BoardStatus> {
+        self.bus.transaction(|tx| tx.backend().board_status()).ok()
+    }
+
+    /// The controller's bus address: the one a client set (`bus address`), else the
+    /// board's own.
+    fn bus_address(&self) -> u8 {
+        let set = *self.bus_address.lock().unwrap_or_else(|p| p.into_inner());
+        set.unwrap_or_else(|| {
+            self.bus
+                .transaction(|tx| Ok(tx.board_address().get()))
+                .unwrap_or(0)
+        })
     }
 
     fn create_intr(&self, conn: u64, peer: SocketAddr, f: proto::RemoteFunc) -> u32 {
@@ -621,7 +719,7 @@ pub(crate) fn serve_core(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
     let conn = slot.id;
     serve_records(
         s,
-        slot.idle,
+        (slot.idle, slot.message),
         limits,
         proto::DEVICE_CORE,
         proto::VERSION,
@@ -631,7 +729,7 @@ pub(crate) fn serve_core(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
     gw.drop_conn(conn);
 }
 
-/// Serves the abort channel: `device_abort` ends a lock wait on the link.
+/// Serves the abort channel: `device_abort` ends a lock wait in flight on the link.
 pub(crate) fn serve_abort(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
     let limits = Limits {
         max_record: 1024,
@@ -639,7 +737,7 @@ pub(crate) fn serve_abort(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
     };
     serve_records(
         s,
-        slot.idle,
+        (slot.idle, slot.message),
         limits,
         proto::DEVICE_ASYNC,
         proto::VERSION,
@@ -654,7 +752,9 @@ pub(crate) fn serve_abort(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
             let mut st = gw.state();
             let code = match st.links.get_mut(&lid) {
                 Some(l) => {
-                    l.aborted = true;
+                    // Only what is in flight on that link: with nothing in flight
+                    // there is nothing to abort, and the next call goes ahead.
+                    l.aborted = l.in_flight;
                     err::NONE
                 }
                 None => err::INVALID_LINK,

@@ -84,6 +84,10 @@ pub mod docmd {
     pub const ATN_CONTROL: i32 = 0x020002;
     /// Set REN.
     pub const REN_CONTROL: i32 = 0x020003;
+    /// Pass control to another controller (data: its address, 4 bytes).
+    pub const PASS_CONTROL: i32 = 0x020004;
+    /// Set the controller's own bus address (data: the address, 4 bytes).
+    pub const BUS_ADDRESS: i32 = 0x02000A;
     /// Pulse IFC.
     pub const IFC_CONTROL: i32 = 0x020010;
     /// Bus status item: REN.
@@ -92,6 +96,14 @@ pub mod docmd {
     pub const STATUS_SRQ: u16 = 2;
     /// Bus status item: NDAC.
     pub const STATUS_NDAC: u16 = 3;
+    /// Bus status item: the board is system controller.
+    pub const STATUS_SYSTEM_CONTROLLER: u16 = 4;
+    /// Bus status item: the board is controller in charge.
+    pub const STATUS_CIC: u16 = 5;
+    /// Bus status item: the board is addressed to talk.
+    pub const STATUS_TALKER: u16 = 6;
+    /// Bus status item: the board is addressed to listen.
+    pub const STATUS_LISTENER: u16 = 7;
     /// Bus status item: the board's address.
     pub const STATUS_ADDRESS: u16 = 8;
 }
