@@ -91,6 +91,12 @@ impl SimBoard {
             self.host.lock()
         };
         let realtime = g.realtime;
+        if realtime {
+            // The caller's time away since its last operation passes in the model.
+            if let Some(idle) = realtime::idle_since_last() {
+                g.delay(idle);
+            }
+        }
         let (t0, cpu0, wall0) = if realtime {
             (
                 g.callers.now(),
@@ -116,6 +122,7 @@ impl SimBoard {
         }
         if let Some(wall0) = wall0 {
             realtime::pass(wall0, spent, cpu);
+            realtime::mark_end();
         }
         out
     }

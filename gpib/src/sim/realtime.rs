@@ -11,6 +11,23 @@ use std::time::{Duration, Instant};
 /// microseconds, so an operation over a millisecond ends within a few of them.
 const SPIN_MARGIN: Duration = Duration::from_micros(300);
 
+thread_local! {
+    /// When this thread's last real-time operation ended.
+    static LAST_END: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// The wall time this thread spent away from the simulator since its last real-time
+/// operation ended (its own work, a sleep): in real time that passes on the model's
+/// clock too, so an instrument's timers run while the caller sleeps, as on a real bus.
+pub(crate) fn idle_since_last() -> Option<Duration> {
+    LAST_END.with(|c| c.get()).map(|t| t.elapsed())
+}
+
+/// Records that this thread's operation ends now.
+pub(crate) fn mark_end() {
+    LAST_END.with(|c| c.set(Some(Instant::now())));
+}
+
 /// Makes the operation that started at `start` take `modelled` of wall time, `cpu` of
 /// it (at most all of it) spent busy on this thread first, the rest asleep.
 pub(crate) fn pass(start: Instant, modelled: Duration, cpu: Duration) {
