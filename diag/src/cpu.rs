@@ -43,6 +43,24 @@ pub fn thread_cpu() -> Option<Duration> {
     None
 }
 
+/// Time the calling thread has spent runnable but waiting for a CPU, since it started
+/// (the second field of Linux's `/proc/thread-self/schedstat`): what other work on
+/// the machine took from it. `None` where the file is missing (other systems, kernels
+/// without schedstats).
+pub fn thread_run_queue_wait() -> Option<Duration> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    parse_schedstat(&text).map(|(_, waiting)| waiting)
+}
+
+/// `/proc/<pid>/schedstat`: (time on a CPU, time waiting on a run queue), both from
+/// nanoseconds.
+fn parse_schedstat(text: &str) -> Option<(Duration, Duration)> {
+    let mut f = text.split_whitespace();
+    let on_cpu: u64 = f.next()?.parse().ok()?;
+    let waiting: u64 = f.next()?.parse().ok()?;
+    Some((Duration::from_nanos(on_cpu), Duration::from_nanos(waiting)))
+}
+
 /// Converts a `timeval` to a `Duration`, treating negative parts as zero.
 fn timeval_to_duration(tv: TimeVal) -> Duration {
     let secs = u64::try_from(tv.tv_sec()).unwrap_or(0);
@@ -118,7 +136,7 @@ impl MachineCpu {
     }
 
     /// Sum of all the modes, the total time of the interval.
-    fn total(&self) -> u64 {
+    pub fn total(&self) -> u64 {
         [
             self.user,
             self.nice,
@@ -135,7 +153,7 @@ impl MachineCpu {
 
     /// Field-by-field difference `self - earlier`, clamped at 0 (some
     /// counters, notably iowait, may step backwards).
-    fn delta_since(&self, earlier: &Self) -> Self {
+    pub fn delta_since(&self, earlier: &Self) -> Self {
         Self {
             user: self.user.saturating_sub(earlier.user),
             nice: self.nice.saturating_sub(earlier.nice),
@@ -512,5 +530,16 @@ softirq 102866 0 29524 0 2337 0 0 34 0 0 71041
         if cfg!(target_os = "linux") {
             assert!(a.machine.is_some() && b.machine.is_some());
         }
+    }
+
+    #[test]
+    fn schedstat_gives_time_on_a_cpu_and_time_waiting_for_one() {
+        assert_eq!(
+            parse_schedstat("1500000 250000 17\n"),
+            Some((Duration::from_micros(1500), Duration::from_micros(250)))
+        );
+        assert_eq!(parse_schedstat("12"), None);
+        assert_eq!(parse_schedstat("x y z"), None);
+        assert_eq!(parse_schedstat(""), None);
     }
 }

@@ -11,6 +11,8 @@ mod doctor;
 mod driver;
 mod error;
 mod export;
+mod host;
+mod linear_fit;
 mod measure;
 #[allow(dead_code)]
 mod plot;

@@ -317,9 +317,11 @@ fn timed(bus: &Bus, f: impl FnOnce() -> Result<u64>) -> Result<Sample> {
     // /proc/stat first), so the CPU is charged over the same window as the time.
     let c0 = CpuSnapshot::take_before();
     let th0 = cpu::thread_cpu();
+    let q0 = cpu::thread_run_queue_wait();
     let (t0, w0) = (bus.now(), Instant::now());
     let bytes = f()?;
     let (t1, wall) = (bus.now(), w0.elapsed());
+    let q1 = cpu::thread_run_queue_wait();
     let th1 = cpu::thread_cpu();
     let c1 = CpuSnapshot::take();
     let n1 = bus.wire_stats();
@@ -344,6 +346,10 @@ fn timed(bus: &Bus, f: impl FnOnce() -> Result<u64>) -> Result<Sample> {
         process_user_s: usage.process_user_s,
         process_system_s: usage.process_system_s,
         wall_seconds: wall.as_secs_f64(),
+        waiting_seconds: match (q0, q1) {
+            (Some(a), Some(b)) if !virtual_clock => Some(b.saturating_sub(a).as_secs_f64()),
+            _ => None,
+        },
         machine: if virtual_clock { None } else { usage.machine },
         wire: wire_between(n0, n1),
     })

@@ -39,6 +39,9 @@ pub struct Sample {
     pub process_system_s: f64,
     /// Wall seconds the call took on this machine.
     pub wall_seconds: f64,
+    /// Seconds the calling thread was ready to run but waited for a CPU (Linux, wall
+    /// clocks): what other work on the machine took from the transfer.
+    pub waiting_seconds: Option<f64>,
     /// The machine's CPU modes over the call (wall-clock backends).
     pub machine: Option<MachineModes>,
     /// What the call cost on the network (network backends).

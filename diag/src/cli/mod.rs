@@ -422,9 +422,14 @@ pub struct DoctorArgs {
     /// Bytes of the small transfers (one call's worth of a short message).
     #[arg(long, default_value = "16", value_parser = parse_size)]
     pub small: u64,
-    /// Bytes of the large transfers.
-    #[arg(long, default_value = "64K", value_parser = parse_size)]
-    pub large: u64,
+    /// Bytes of the large transfers (default: the largest of 64K, 16K, 4K, ... that the
+    /// budget holds). Sizes between --small and --large are swept fourfold.
+    #[arg(long, value_parser = parse_size)]
+    pub large: Option<u64>,
+    /// Seconds of bus time the size sweep may take (wall time on hardware, modelled
+    /// time on the simulator); the sizes stop where the next would pass it.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub budget: f64,
     /// The rate this board should reach, B/s (hardware: what to compare with; the
     /// simulator computes it with every contention source switched off).
     #[arg(long, value_name = "B/S")]

@@ -1,6 +1,7 @@
 //! `gpib-diag doctor`: probes a board and prints what slows it down.
 
 use std::io::Write;
+use std::time::Duration;
 
 use crate::cli::{DoctorArgs, Format};
 use crate::doctor::probe::{rate_of, QUERIES};
@@ -8,6 +9,7 @@ use crate::doctor::{self, Report, Request, Severity};
 use crate::error::{DiagError, Result};
 use crate::measure::SessionOptions;
 use crate::record::Backend;
+use crate::sample::Direction;
 use crate::target::{BusSpec, Target};
 
 /// The exit status when a problem was found.
@@ -21,11 +23,20 @@ pub fn run(args: &DoctorArgs) -> Result<bool> {
             args.threshold
         )));
     }
-    if args.small == 0 || args.large == 0 {
+    if args.small == 0 || args.large == Some(0) {
         return Err(DiagError::Usage(
             "--small and --large must be at least 1 byte".into(),
         ));
     }
+    let budget = Duration::try_from_secs_f64(args.budget)
+        .ok()
+        .filter(|b| !b.is_zero())
+        .ok_or_else(|| {
+            DiagError::Usage(format!(
+                "--budget {} must be a number of seconds above 0",
+                args.budget
+            ))
+        })?;
     if let Some(b) = args.baseline {
         if !(b.is_finite() && b > 0.0) {
             return Err(DiagError::Usage(format!(
@@ -52,6 +63,7 @@ pub fn run(args: &DoctorArgs) -> Result<bool> {
         },
         small: args.small,
         large: args.large,
+        budget,
         baseline: args.baseline,
         threshold: args.threshold,
     };
@@ -68,6 +80,42 @@ pub fn run(args: &DoctorArgs) -> Result<bool> {
         source,
     })?;
     Ok(report.found_problem())
+}
+
+fn print_sweep(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
+    let s = &r.sweep;
+    if let (Some(first), Some(last)) = (s.sizes.first(), s.sizes.last()) {
+        writeln!(
+            out,
+            "  sweep: {} size{} from {first} B to {last} B, {} each way ({:.1} s of the {:.1} s budget{})",
+            s.sizes.len(),
+            if s.sizes.len() == 1 { "" } else { "s" },
+            match s.repeats {
+                1 => "once".to_string(),
+                n => format!("{n} times"),
+            },
+            s.spent_seconds,
+            s.budget_seconds,
+            if s.stopped_by_budget {
+                "; the next size would pass it"
+            } else {
+                ""
+            }
+        )?;
+    }
+    for d in [Direction::Read, Direction::Write] {
+        if let Some(f) = s.fit(d) {
+            writeln!(out, "    {}", doctor::fit_line(d, f))?;
+        }
+    }
+    let h = &r.handshake;
+    writeln!(
+        out,
+        "  handshake ceiling: {:.2} us a byte reading, {:.2} us writing ({})",
+        h.byte_ns(Direction::Read) as f64 / 1e3,
+        h.byte_ns(Direction::Write) as f64 / 1e3,
+        h.describe()
+    )
 }
 
 fn print_text(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
@@ -132,6 +180,7 @@ fn print_text(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
             }
         )?;
     }
+    print_sweep(out, r)?;
     let problems = r
         .findings
         .iter()

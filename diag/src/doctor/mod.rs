@@ -5,9 +5,15 @@
 //! right cause is named; the command prints them as text or JSON.
 
 mod advice;
+mod limits;
 pub mod probe;
+pub mod reference;
+pub mod sweep;
 
 pub use advice::rate_text as advice_rate;
+pub use limits::fit_line;
+
+use std::time::Duration;
 
 use gpib::sim::config::{Source, SourceKind};
 use gpib::sim::Config;
@@ -17,6 +23,8 @@ use crate::error::Result;
 use crate::measure::SessionOptions;
 use crate::target::{BusSpec, Target};
 use probe::{BusState, Transfers};
+use reference::Handshake;
+use sweep::Sweep;
 
 /// What a finding says is wrong (in JSON: its name, e.g. `"mounted-disc"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +41,22 @@ pub enum Cause {
     BelowBaseline,
     /// A transfer failed.
     TransferFailed,
+    /// Bytes take an order of magnitude longer than the handshake needs, with the CPU
+    /// busy throughout: the host sets the rate.
+    CpuBound,
+    /// Bytes take an order of magnitude longer than the handshake needs, with the CPU
+    /// idle: a device holds the handshake.
+    SlowDevice,
+    /// Bytes take an order of magnitude longer than the handshake needs, the CPU busy
+    /// part of the time.
+    BelowCeiling,
+    /// A rate above what any IEEE 488 bus can carry: not a real bus, or a wrong clock.
+    FasterThanTheBus,
+    /// Bytes take an order of magnitude longer than the handshake needs, and the
+    /// transfer's thread waits for a CPU that other work holds.
+    CpuContention,
+    /// Another process holds a GPIB board open.
+    BoardShared,
 }
 
 impl Cause {
@@ -45,6 +69,12 @@ impl Cause {
             Cause::Source(k) => k.name(),
             Cause::BelowBaseline => "below-baseline",
             Cause::TransferFailed => "transfer-failed",
+            Cause::CpuBound => "cpu-bound",
+            Cause::SlowDevice => "slow-device",
+            Cause::BelowCeiling => "below-ceiling",
+            Cause::FasterThanTheBus => "faster-than-the-bus",
+            Cause::CpuContention => "cpu-contention",
+            Cause::BoardShared => "board-shared",
         }
     }
 }
@@ -93,6 +123,10 @@ pub struct Report {
     pub bus: BusState,
     /// The transfers as measured.
     pub transfers: Transfers,
+    /// The size sweep and its fits (`t = a + b·n` each way).
+    pub sweep: Sweep,
+    /// The handshake's ceiling for this board's settings.
+    pub handshake: Handshake,
     /// The same transfers with every contention source switched off (simulator).
     pub baseline: Option<Transfers>,
     /// The contention sources the configuration has (simulator).
@@ -119,8 +153,10 @@ pub struct Request {
     pub session: SessionOptions,
     /// Small transfer size.
     pub small: u64,
-    /// Large transfer size.
-    pub large: u64,
+    /// Large transfer size (default: as large as the budget allows).
+    pub large: Option<u64>,
+    /// Bus time the size sweep may take.
+    pub budget: Duration,
     /// The expected rate, B/s (hardware).
     pub baseline: Option<f64>,
     /// The speedup that makes a contention source count.
@@ -142,6 +178,8 @@ pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report>
         device: req.session.device,
         bus: bus.clone(),
         transfers: Transfers::default(),
+        sweep: Sweep::default(),
+        handshake: handshake(&target, config.as_ref()),
         baseline: None,
         sources: config.as_ref().map(Config::sources).unwrap_or_default(),
         findings: Vec::new(),
@@ -170,17 +208,25 @@ pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report>
         device,
         ..req.session
     };
-    let measured = probe::transfers(&target, &session, req.small, req.large)?;
+    let (measured, swept) = probe::swept(&target, &session, req.small, req.large, req.budget)?;
     if let Some(e) = &measured.failure {
         findings.push(advice::transfer_failed(e));
     }
+    let large = swept.sizes.last().copied().unwrap_or(req.small);
+    let others: Vec<u8> = bus
+        .listeners
+        .iter()
+        .copied()
+        .filter(|a| Some(*a) != device)
+        .collect();
+    let limits = limits::findings(&swept, &measured, &report.handshake, &others);
     if let Some(config) = &config {
         let board = config
             .boards
             .get(target_board)
             .map(|b| b.name.clone())
             .unwrap_or_default();
-        let (baseline, mut causes) = ab_runs(req, config, &board, &session, &measured)?;
+        let (baseline, mut causes) = ab_runs(req, config, &board, &session, large, &measured)?;
         findings.append(&mut causes);
         if let Some(b) = &baseline {
             if let Some(f) = findings
@@ -196,6 +242,7 @@ pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report>
             findings.push(f);
         }
     }
+    fold_limits(&mut findings, limits);
     findings.sort_by(|a, b| {
         (a.severity != Severity::Problem)
             .cmp(&(b.severity != Severity::Problem))
@@ -206,8 +253,40 @@ pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report>
             )
     });
     report.transfers = measured;
+    report.sweep = swept;
     report.findings = findings;
     Ok(report)
+}
+
+/// The handshake reference of the board `target` drives: its T1 and HS488 where the
+/// backend tells them.
+fn handshake(target: &Target, config: Option<&Config>) -> Handshake {
+    match config.and_then(|c| c.boards.get(target.board)) {
+        Some(b) => Handshake {
+            t1_ns: Some(
+                b.t1_ns
+                    .unwrap_or(gpib::sim::timing::BoardTiming::default().t1_ns),
+            ),
+            hs488: Some(b.hs488),
+        },
+        None => Handshake::UNKNOWN,
+    }
+}
+
+/// Adds what the handshake reference says: as findings of their own when nothing else
+/// explains the slowdown, else as evidence of the cause that does (a contention source
+/// the simulator isolated names it more precisely than "CPU-bound").
+fn fold_limits(findings: &mut Vec<Finding>, limits: Vec<Finding>) {
+    let lead = findings.iter().position(|f| {
+        f.severity == Severity::Problem
+            && matches!(f.cause, Cause::Source(_) | Cause::BelowBaseline)
+    });
+    for l in limits {
+        match lead {
+            Some(i) if l.cause != Cause::FasterThanTheBus => findings[i].evidence.push(l.summary),
+            _ => findings.push(l),
+        }
+    }
 }
 
 /// The device to probe: the one asked for, else the first instrument (simulator) or
@@ -245,6 +324,7 @@ fn ab_runs(
     config: &Config,
     board: &str,
     session: &SessionOptions,
+    large: u64,
     measured: &Transfers,
 ) -> Result<(Option<Transfers>, Vec<Finding>)> {
     let sources = config.sources();
@@ -254,7 +334,7 @@ fn ab_runs(
     }
     let run = |c: &Config| -> Result<Transfers> {
         let target = Target::open_config(&req.spec, c)?;
-        probe::transfers(&target, session, req.small, req.large)
+        probe::transfers(&target, session, req.small, large)
     };
     let mut kinds: Vec<SourceKind> = sources.iter().map(|s| s.kind).collect();
     kinds.dedup();

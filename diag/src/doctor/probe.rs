@@ -8,7 +8,10 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::measure::{Session, SessionOptions};
+use crate::sample::Direction;
 use crate::target::Target;
+
+use super::sweep::{self, Sweep};
 
 /// What the bus looked like before any transfer.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -175,6 +178,12 @@ pub fn transfers(
             (false, false) => t.write_large = Some(timing),
         }
     }
+    queries_and_addressing(target, &mut session, &mut t);
+    Ok(t)
+}
+
+/// The short-queries probe (when nothing failed yet) and the addressing cost.
+fn queries_and_addressing(target: &Target, session: &mut Session, t: &mut Transfers) {
     if t.failure.is_none() {
         match session.transactions(QUERY_COUNT) {
             Ok(s) => {
@@ -188,7 +197,44 @@ pub fn transfers(
         }
     }
     t.addressing_seconds = addressing_time(target, session.address());
-    Ok(t)
+}
+
+/// The size sweep within `budget` ([`sweep`]), its smallest and largest sizes as the
+/// four transfers, then the short queries and the addressing cost.
+pub fn swept(
+    target: &Target,
+    opts: &SessionOptions,
+    small: u64,
+    large: Option<u64>,
+    budget: Duration,
+) -> Result<(Transfers, Sweep)> {
+    let largest = large.unwrap_or(sweep::DEFAULT_LARGEST).max(small);
+    let mut session = Session::open(target, opts, largest)?;
+    let sizes = sweep::ladder(small, largest);
+    let s = sweep::run(target, &mut session, &sizes, large.is_some(), budget);
+    let mut t = Transfers {
+        addresses_every_call: target.bus.readdresses(),
+        failure: s.failure.clone(),
+        ..Default::default()
+    };
+    let timing = |d: Direction, size: u64| {
+        s.median(d, size).map(|p| Timing {
+            bytes: p.bytes,
+            seconds: p.seconds,
+            cpu_seconds: p.cpu_seconds,
+        })
+    };
+    let (first, last) = (s.sizes.first().copied(), s.sizes.last().copied());
+    if let Some(size) = first {
+        t.read_small = timing(Direction::Read, size);
+        t.write_small = timing(Direction::Write, size);
+    }
+    if let Some(size) = last.filter(|_| s.sizes.len() > 1) {
+        t.read_large = timing(Direction::Read, size);
+        t.write_large = timing(Direction::Write, size);
+    }
+    queries_and_addressing(target, &mut session, &mut t);
+    Ok((t, s))
 }
 
 /// The time of one addressing sequence to `address`, sent even if it is addressed
