@@ -1,0 +1,235 @@
+//! `gpib-diag doctor` on the hardware path: the linux-gpib backend over `libgpib.so.0`
+//! (compat/ci.sh links the simulator's compatibility library and runs these with
+//! `--features linux-gpib`), in real time (`GPIB_SIM_REALTIME=1`), so the doctor sees
+//! only what it would see on a real board: wall time, its thread's CPU, the host.
+//!
+//! Each planted cause is found when present and not when absent. Timing is compared as
+//! ratios measured in one run (the same sweep in the model's virtual time), never
+//! against fixed wall-clock figures. The tests take turns: each is a real-time run whose
+//! CPU figures another run beside it would disturb.
+
+#![cfg(feature = "linux-gpib")]
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+/// One real-time run at a time.
+static TURN: Mutex<()> = Mutex::new(());
+
+/// The sweep's budget on the hardware path: a few sizes each way on the 1988 machine.
+const BUDGET: &str = "1.5";
+
+fn report(out: std::process::Output, what: &str) -> (i32, Value) {
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    let r: Value = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "{what}: not JSON ({e}): {text}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().expect("exit code"), r)
+}
+
+/// The doctor through libgpib on `config`, in real time unless `realtime` is false.
+fn through_libgpib(config: &str, realtime: bool, extra: &[&str]) -> (i32, Value) {
+    let mut c = common::gpib_diag();
+    c.args(["doctor", "--backend", "linux-gpib", "--device", "11"])
+        .args(["--budget", BUDGET, "--format", "json"])
+        .args(extra)
+        .env("GPIB_SIM_CONFIG", config);
+    if realtime {
+        c.env("GPIB_SIM_REALTIME", "1");
+    } else {
+        c.env_remove("GPIB_SIM_REALTIME");
+    }
+    report(c.output().expect("gpib-diag runs"), config)
+}
+
+/// The same doctor on the simulator in virtual time, with the sizes the real-time run
+/// chose (`r`'s largest): the model's own figures.
+fn on_the_model(config: &str, r: &Value) -> Value {
+    let largest = r["sweep"]["sizes"]
+        .as_array()
+        .and_then(|s| s.last())
+        .and_then(Value::as_u64)
+        .expect("a sweep ran");
+    let out = common::gpib_diag()
+        .args(["doctor", "--bus", config, "--device", "11"])
+        .args(["--large", &largest.to_string(), "--format", "json"])
+        .output()
+        .expect("gpib-diag runs");
+    report(out, config).1
+}
+
+fn problems(r: &Value) -> Vec<String> {
+    r["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["severity"] == "problem")
+        .map(|f| f["cause"].as_str().expect("cause").to_string())
+        .collect()
+}
+
+fn fit(r: &Value, direction: &str, what: &str) -> f64 {
+    r["sweep"][direction][what]["slope"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no {direction} {what} fit: {r:#}"))
+}
+
+/// The share of each byte's time the thread ran or waited to run.
+fn wanted_share(r: &Value, direction: &str) -> f64 {
+    let t = fit(r, direction, "time");
+    let cpu = fit(r, direction, "cpu").max(0.0);
+    let waiting = r["sweep"][direction]["waiting"]["slope"]
+        .as_f64()
+        .unwrap_or(0.0)
+        .max(0.0);
+    (cpu + waiting) / t
+}
+
+/// The largest transfer of `direction` in real time over the same in the model: a
+/// real-time operation never ends before its modelled time, and a loaded machine
+/// makes it later.
+fn against_the_model(r: &Value, model: &Value, direction: &str) -> f64 {
+    let key = format!("{direction}_large");
+    let t = |x: &Value| x["transfers"][&key]["seconds"].as_f64().expect("timed");
+    assert_eq!(
+        r["transfers"][&key]["bytes"],
+        model["transfers"][&key]["bytes"]
+    );
+    t(r) / t(model)
+}
+
+fn config(name: &str) -> String {
+    format!("{}/../compat/tests/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_1988_machine_is_cpu_bound_two_orders_of_magnitude_above_the_handshake() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let (code, r) = through_libgpib("hp9000-350", true, &[]);
+    let model = on_the_model("hp9000-350", &r);
+    let found = problems(&r);
+    assert_eq!(code, 3, "{r:#}");
+    assert!(
+        matches!(
+            found.first().map(String::as_str),
+            Some("cpu-bound" | "cpu-contention")
+        ),
+        "{found:?}: {r:#}"
+    );
+    for d in ["read", "write"] {
+        // The time is the model's (wall time can only add to it).
+        let ratio = against_the_model(&r, &model, d);
+        assert!((0.98..2.0).contains(&ratio), "{d}: {ratio}x the model");
+        // Two orders of magnitude above the 1 us a byte of the handshake.
+        assert!(fit(&r, d, "time") > 100e-6, "{d}");
+        // The thread runs (or waits to run) through each byte: the CPU is the limit.
+        assert!(wanted_share(&r, d) >= 0.8, "{d}: {}", wanted_share(&r, d));
+    }
+    let f = &r["findings"][0];
+    assert!(
+        f["advice"]
+            .as_str()
+            .unwrap()
+            .contains("takes the CPU between bytes")
+            || f["cause"] == "cpu-contention",
+        "{f:#}"
+    );
+    // The host evidence is there: the thread's shares and the machine's CPUs.
+    let evidence = f["evidence"].to_string();
+    assert!(evidence.contains("the measuring thread ran"), "{evidence}");
+}
+
+#[test]
+fn a_healthy_bench_has_no_problem_in_real_time() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let (code, r) = through_libgpib("bench", true, &[]);
+    assert_eq!((code, problems(&r)), (0, vec![]), "{r:#}");
+    // DMA at the handshake's pace: about 1 us a byte, the CPU idle.
+    for d in ["read", "write"] {
+        let t = fit(&r, d, "time");
+        assert!((0.9e-6..3e-6).contains(&t), "{d}: {t}");
+        assert!(fit(&r, d, "cpu") < 0.2 * t, "{d}");
+    }
+}
+
+#[test]
+fn a_simulator_in_virtual_time_behind_libgpib_is_faster_than_any_bus() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let (code, r) = through_libgpib("bench", false, &[]);
+    assert_eq!(code, 3);
+    assert_eq!(problems(&r), ["faster-than-the-bus"], "{r:#}");
+    let s = r["findings"][0]["summary"].as_str().unwrap();
+    assert!(
+        s.starts_with("transfers ran faster than IEEE 488 allows"),
+        "{s}"
+    );
+}
+
+#[test]
+fn a_slow_listen_only_device_is_found_and_named_among_the_listeners() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let (code, r) = through_libgpib(&config("slow_listener.toml"), true, &[]);
+    assert_eq!(code, 3);
+    assert_eq!(problems(&r), ["slow-device"], "{r:#}");
+    // 20 us a byte (its acceptance), the model's figure, with the CPU idle.
+    let model = on_the_model(&config("slow_listener.toml"), &r);
+    for d in ["read", "write"] {
+        let ratio = against_the_model(&r, &model, d);
+        assert!((0.98..2.0).contains(&ratio), "{d}: {ratio}x the model");
+        assert!(wanted_share(&r, d) <= 0.2, "{d}");
+    }
+    let evidence = r["findings"][0]["evidence"].to_string();
+    assert!(
+        evidence.contains("other devices that listen on this bus: 30"),
+        "{evidence}"
+    );
+}
+
+/// A busy loop on the CPU the doctor is pinned to, killed when dropped.
+struct Spinner(std::process::Child);
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn another_process_keeping_the_cpu_busy_is_found() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let _spinner = Spinner(
+        Command::new("taskset")
+            .args(["-c", "0", "sh", "-c", "while :; do :; done"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("taskset runs (util-linux)"),
+    );
+    let out = Command::new("taskset")
+        .args(["-c", "0"])
+        .arg(env!("CARGO_BIN_EXE_gpib-diag"))
+        .args(["doctor", "--backend", "linux-gpib", "--device", "11"])
+        .args(["--budget", BUDGET, "--format", "json"])
+        .env("GPIB_SIM_CONFIG", "hp9000-350")
+        .env("GPIB_SIM_REALTIME", "1")
+        .output()
+        .expect("gpib-diag runs");
+    let (code, r) = report(out, "pinned beside a busy loop");
+    assert_eq!(code, 3);
+    assert_eq!(
+        problems(&r).first().map(String::as_str),
+        Some("cpu-contention"),
+        "{r:#}"
+    );
+    // Sharing one CPU with a busy loop, the thread waits for it about half the time.
+    let waiting =
+        r["sweep"]["read"]["waiting"]["slope"].as_f64().unwrap() / fit(&r, "read", "time");
+    assert!(waiting >= 0.25, "{waiting}");
+}
