@@ -2,6 +2,7 @@
 //! their CPU cost, and compare bus configurations. Runs on the simulated bus by default.
 #![deny(unsafe_code)]
 
+mod calibrate;
 mod cli;
 mod cmd;
 #[allow(unsafe_code)] // getrusage
@@ -43,6 +44,11 @@ fn main() -> ExitCode {
         Command::Doctor(a) => match cmd::doctor::run(a) {
             Ok(true) => return ExitCode::from(cmd::doctor::FOUND_EXIT),
             Ok(false) => Ok(()),
+            Err(e) => Err(e),
+        },
+        Command::Calibrate(a) => match cmd::calibrate::run(a) {
+            Ok(true) => Ok(()),
+            Ok(false) => return ExitCode::from(cmd::doctor::FOUND_EXIT),
             Err(e) => Err(e),
         },
         Command::Serve(a) => cmd::serve::run(a),

@@ -82,6 +82,15 @@ pub enum Command {
     /// Exit status: 0 when nothing was found, 3 when a problem was found (1 and 2 are
     /// errors, as for every command).
     Doctor(DoctorArgs),
+    /// Measure a bus on any backend (per-call and per-byte cost each way, CPU per byte,
+    /// response latency, the board's transfer mode as observed) and write a simulator
+    /// configuration of it, checked against sizes the fit did not use.
+    ///
+    /// The configuration goes to --output (default: standard output, the report to
+    /// standard error); io-test, sweep, compare, contention and doctor take it as
+    /// --bus FILE, and what they print then is the model's prediction. Exit status 3
+    /// when a held-out size is predicted more than 5 % off.
+    Calibrate(CalibrateArgs),
     /// Serve a simulated configuration on the network, as a Prologix GPIB-ETHERNET
     /// adapter and as a VXI-11 LAN/GPIB gateway, until Ctrl-C.
     Serve(ServeArgs),
@@ -439,6 +448,35 @@ pub struct DoctorArgs {
     #[arg(long, default_value_t = 1.1)]
     pub threshold: f64,
     /// Output format: text or json.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// `calibrate`.
+#[derive(Debug, Clone, Args)]
+pub struct CalibrateArgs {
+    #[command(flatten)]
+    pub bus: BusArgs,
+    /// The instrument: its primary address or name (default: the first instrument on
+    /// the board, or the first listener found).
+    #[arg(long, value_name = "ADDR|NAME")]
+    pub device: Option<DeviceArg>,
+    /// How to drive the instrument.
+    #[arg(long, value_enum, default_value_t = Protocol::Auto)]
+    pub protocol: Protocol,
+    /// Bytes of the smallest transfer swept.
+    #[arg(long, default_value = "16", value_parser = parse_size)]
+    pub small: u64,
+    /// Bytes of the largest (default: as large as the budget allows, at most 64K).
+    #[arg(long, value_parser = parse_size)]
+    pub large: Option<u64>,
+    /// Seconds of bus time the measurement may take (sweep and held-out sizes).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub budget: f64,
+    /// Where the configuration goes (`-`: standard output).
+    #[arg(short, long, value_name = "FILE", default_value = "-")]
+    pub output: String,
+    /// The report: text or json.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }

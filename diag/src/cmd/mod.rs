@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod calibrate;
 pub mod compare;
 pub mod completions;
 pub mod contention;

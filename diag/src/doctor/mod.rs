@@ -260,7 +260,7 @@ pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report>
 
 /// The handshake reference of the board `target` drives: its T1 and HS488 where the
 /// backend tells them.
-fn handshake(target: &Target, config: Option<&Config>) -> Handshake {
+pub fn handshake(target: &Target, config: Option<&Config>) -> Handshake {
     match config.and_then(|c| c.boards.get(target.board)) {
         Some(b) => Handshake {
             t1_ns: Some(

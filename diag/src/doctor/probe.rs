@@ -239,7 +239,7 @@ pub fn swept(
 
 /// The time of one addressing sequence to `address`, sent even if it is addressed
 /// already (backends that address inside their calls: none).
-fn addressing_time(target: &Target, address: Address) -> Option<f64> {
+pub fn addressing_time(target: &Target, address: Address) -> Option<f64> {
     let bus = &target.bus;
     if bus.device_level() {
         return None;

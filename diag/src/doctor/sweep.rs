@@ -105,7 +105,7 @@ pub struct Sweep {
     pub stopped_by_budget: bool,
     /// Every timed transfer.
     pub points: Vec<Point>,
-    /// The read fit (at least two sizes).
+    /// The read fit (at least two sizes; through each size's median).
     pub read: Option<DirectionFit>,
     /// The write fit.
     pub write: Option<DirectionFit>,
@@ -244,23 +244,44 @@ fn predict(steps: &[(f64, f64)], size: f64) -> f64 {
     }
 }
 
+/// The fits of `direction`: through each size's median (of its repeats), so that one
+/// transfer the scheduler held up does not bend the line.
 fn fit_direction(points: &[Point], direction: Direction) -> Option<DirectionFit> {
-    let of: Vec<&Point> = points.iter().filter(|p| p.direction == direction).collect();
-    let time: Vec<(f64, f64)> = of.iter().map(|p| (p.bytes as f64, p.seconds)).collect();
-    let cpu: Vec<(f64, f64)> = of.iter().map(|p| (p.bytes as f64, p.cpu_seconds)).collect();
-    let waiting: Vec<(f64, f64)> = of
+    let mut sizes: Vec<u64> = points
         .iter()
-        .filter_map(|p| Some((p.bytes as f64, p.waiting_seconds?)))
+        .filter(|p| p.direction == direction)
+        .map(|p| p.bytes)
         .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let medians = |value: &dyn Fn(&Point) -> Option<f64>| -> Option<Vec<(f64, f64)>> {
+        sizes
+            .iter()
+            .map(|&n| {
+                let mut v: Vec<f64> = points
+                    .iter()
+                    .filter(|p| p.direction == direction && p.bytes == n)
+                    .map(value)
+                    .collect::<Option<_>>()?;
+                v.sort_by(f64::total_cmp);
+                Some((n as f64, median_of_sorted(&v)?))
+            })
+            .collect()
+    };
     Some(DirectionFit {
-        time: linear_fit::fit(&time)?,
-        cpu: linear_fit::fit(&cpu)?,
-        waiting: if waiting.len() == of.len() {
-            linear_fit::fit(&waiting)
-        } else {
-            None
-        },
+        time: linear_fit::fit(&medians(&|p| Some(p.seconds))?)?,
+        cpu: linear_fit::fit(&medians(&|p| Some(p.cpu_seconds))?)?,
+        waiting: medians(&|p| p.waiting_seconds).and_then(|m| linear_fit::fit(&m)),
     })
+}
+
+fn median_of_sorted(v: &[f64]) -> Option<f64> {
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
 }
 
 #[cfg(test)]

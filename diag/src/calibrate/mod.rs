@@ -1,0 +1,374 @@
+//! `gpib-diag calibrate`'s work: measure a bus on any backend (the doctor's size sweep,
+//! short queries, and sizes held out of the fit), turn the costs into the simulator's
+//! timing model ([`model`]), write that as a configuration, and check what the model
+//! predicts at the held-out sizes against what was measured there.
+
+pub mod model;
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use gpib::sim::Config;
+use serde::Serialize;
+
+use crate::doctor::probe::{self, QUERY_COUNT};
+use crate::doctor::reference::Handshake;
+use crate::doctor::sweep::{self, DirectionFit, Sweep};
+use crate::driver::ProtocolKind;
+use crate::error::{DiagError, Result};
+use crate::measure::{Session, SessionOptions, SETTLE};
+use crate::sample::Direction;
+use crate::target::{BusSpec, Target};
+use model::{BoardModel, BoardSettings, DeviceCosts};
+
+/// The share of the budget the sweep may take; the held-out sizes get the rest.
+const SWEEP_SHARE: f64 = 0.6;
+
+/// The most held-out sizes.
+const MAX_HELD_OUT: usize = 3;
+
+/// A prediction holds within this share of the measured time.
+pub const WITHIN: f64 = 0.05;
+
+/// One size measured outside the fit, and the model's figure for it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct HeldOut {
+    /// Read or write.
+    pub direction: Direction,
+    /// Bytes.
+    pub bytes: u64,
+    /// Seconds measured (median of the repeats).
+    pub measured_seconds: f64,
+    /// Seconds the calibrated model gives.
+    pub predicted_seconds: f64,
+}
+
+impl HeldOut {
+    /// The prediction's error: predicted over measured, less one.
+    pub fn error(&self) -> f64 {
+        if self.measured_seconds > 0.0 {
+            self.predicted_seconds / self.measured_seconds - 1.0
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// One device as measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceMeasurement {
+    /// Its costs, as the model takes them.
+    pub costs: DeviceCosts,
+    /// How it was driven.
+    pub protocol: &'static str,
+    /// The sweep behind the costs.
+    pub sweep: Sweep,
+    /// Seconds a short query took, its addressing left out.
+    pub query_seconds: Option<f64>,
+    /// The held-out sizes.
+    pub held_out: Vec<HeldOut>,
+}
+
+/// What `calibrate` found and wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct Calibration {
+    /// The bus measured.
+    pub target: String,
+    /// The board's settings as the backend told them.
+    pub board: BoardSettings,
+    /// The device measured.
+    pub device: DeviceMeasurement,
+    /// The model's parameters.
+    pub model: BoardModel,
+    /// The configuration written (TOML).
+    pub config: String,
+}
+
+impl Calibration {
+    /// Whether every held-out size is predicted within [`WITHIN`].
+    pub fn holds(&self) -> bool {
+        self.device
+            .held_out
+            .iter()
+            .all(|h| h.error().abs() <= WITHIN)
+    }
+}
+
+/// The sizes held out of the fit: twice each swept size from 128 B on, below the
+/// largest, the largest few.
+pub fn held_out_sizes(sizes: &[u64]) -> Vec<u64> {
+    let largest = sizes.last().copied().unwrap_or(0);
+    let mut out: Vec<u64> = sizes
+        .iter()
+        .filter(|&&s| s >= 128)
+        .filter_map(|s| s.checked_mul(2))
+        .filter(|&s| s < largest)
+        .collect();
+    let skip = out.len().saturating_sub(MAX_HELD_OUT);
+    out.drain(..skip);
+    out
+}
+
+/// Measures the device of `opts` on `target` within `budget` of bus time.
+pub fn measure(
+    target: &Target,
+    opts: &SessionOptions,
+    small: u64,
+    large: Option<u64>,
+    budget: Duration,
+) -> Result<DeviceMeasurement> {
+    let largest = large.unwrap_or(sweep::DEFAULT_LARGEST).max(small);
+    let mut session = Session::open(target, opts, largest)?;
+    let sizes = sweep::ladder(small, largest);
+    let s = sweep::run(
+        target,
+        &mut session,
+        &sizes,
+        large.is_some(),
+        budget.mul_f64(SWEEP_SHARE),
+    );
+    if let Some(e) = &s.failure {
+        return Err(DiagError::Usage(format!("a transfer failed: {e}")));
+    }
+    let (Some(read), Some(write)) = (s.read, s.write) else {
+        return Err(DiagError::Usage(format!(
+            "the budget held {} size{}: calibrate needs two at least (give a larger --budget)",
+            s.sizes.len(),
+            if s.sizes.len() == 1 { "" } else { "s" }
+        )));
+    };
+    let q = session.transactions(QUERY_COUNT)?;
+    // A query addresses the device twice (to listen, then to talk) where the backend
+    // sends the addressing itself; elsewhere it is in each call's cost already.
+    let addressing = probe::addressing_time(target, session.address()).unwrap_or(0.0);
+    let query_seconds = q.seconds / f64::from(QUERY_COUNT) - 2.0 * addressing;
+    let mut held = Vec::new();
+    for size in held_out_sizes(&s.sizes) {
+        for d in [Direction::Read, Direction::Write] {
+            let mut times = Vec::new();
+            let repeats = if s.repeats > 1 { HELD_OUT_REPEATS } else { 1 };
+            for _ in 0..repeats {
+                let x = match d {
+                    Direction::Read => session.read(size)?,
+                    Direction::Write => session.write(size)?,
+                };
+                times.push(x.seconds);
+            }
+            times.sort_by(f64::total_cmp);
+            held.push(HeldOut {
+                direction: d,
+                bytes: size,
+                measured_seconds: times[(times.len() - 1) / 2],
+                predicted_seconds: f64::NAN,
+            });
+        }
+    }
+    Ok(DeviceMeasurement {
+        costs: costs(
+            session.address().primary.get(),
+            &read,
+            &write,
+            query_seconds,
+        ),
+        protocol: session.protocol().as_str(),
+        sweep: s,
+        query_seconds: Some(query_seconds),
+        held_out: held,
+    })
+}
+
+/// A short query's answer and command, in bytes, as the io-test drivers send them.
+const QUERY_BYTES: f64 = 8.0;
+
+/// Repeats of each held-out size on a wall clock: its median stands for it.
+const HELD_OUT_REPEATS: u32 = 5;
+
+fn costs(address: u8, read: &DirectionFit, write: &DirectionFit, query: f64) -> DeviceCosts {
+    let wanted = |f: &DirectionFit| (f.cpu_share() + f.waiting_share()).min(1.0);
+    let calls = read.time.intercept.max(0.0) + write.time.intercept.max(0.0);
+    let bytes = QUERY_BYTES * (read.byte_seconds() + write.byte_seconds());
+    DeviceCosts {
+        address,
+        read_call_s: read.time.intercept,
+        read_byte_s: read.byte_seconds(),
+        write_call_s: write.time.intercept,
+        write_byte_s: write.byte_seconds(),
+        cpu_share: (wanted(read) + wanted(write)) / 2.0,
+        // io-test's timed transfers start SETTLE after their command: a device slower
+        // than that shows in their per-call cost already, so the model's latency stays
+        // within it (else it would be counted twice).
+        response_latency_s: (query - calls - bytes).clamp(0.0, SETTLE.as_secs_f64()),
+    }
+}
+
+/// Calibrates: measures, derives the model, writes its configuration, and predicts the
+/// held-out sizes with it.
+pub fn calibrate(
+    target: &Target,
+    hs: Handshake,
+    opts: &SessionOptions,
+    small: u64,
+    large: Option<u64>,
+    budget: Duration,
+) -> Result<Calibration> {
+    let mut device = measure(target, opts, small, large, budget)?;
+    let board = BoardSettings {
+        t1_ns: hs.t1_ns,
+        hs488: hs.hs488,
+    };
+    let model = model::derive(board, &[device.costs])
+        .ok_or_else(|| DiagError::Usage("nothing was measured".into()))?;
+    let board_address = target.bus.transaction(|tx| Ok(tx.board_address().get()))?;
+    let config = to_toml(target, board_address, &device, &model);
+    predict(&config, &mut device, opts)?;
+    Ok(Calibration {
+        target: target.label.clone(),
+        board,
+        device,
+        model,
+        config,
+    })
+}
+
+/// Runs the held-out sizes on the calibrated configuration (virtual time).
+fn predict(config: &str, device: &mut DeviceMeasurement, opts: &SessionOptions) -> Result<()> {
+    let parsed = Config::parse(config)?;
+    let spec = BusSpec::parse("calibrated")?;
+    let sim = Target::open_config(&spec, &parsed)?;
+    let largest = device.held_out.iter().map(|h| h.bytes).max().unwrap_or(16);
+    let sim_opts = SessionOptions {
+        device: Some(device.costs.address),
+        ..*opts
+    };
+    let mut session = Session::open(&sim, &sim_opts, largest)?;
+    for h in &mut device.held_out {
+        let s = match h.direction {
+            Direction::Read => session.read(h.bytes)?,
+            Direction::Write => session.write(h.bytes)?,
+        };
+        h.predicted_seconds = s.seconds;
+    }
+    Ok(())
+}
+
+fn model_name(protocol: &str) -> &'static str {
+    if protocol == ProtocolKind::Hp3565.as_str() {
+        "hp3565"
+    } else {
+        "scpi"
+    }
+}
+
+/// The configuration of `model`, with what was measured in its comments.
+pub fn to_toml(
+    target: &Target,
+    board_address: u8,
+    d: &DeviceMeasurement,
+    m: &BoardModel,
+) -> String {
+    let mut t = String::new();
+    let s = &d.sweep;
+    let _ = writeln!(
+        t,
+        "# Calibrated by `gpib-diag calibrate` on {}: the simulator's model of this bus.",
+        target.label
+    );
+    let _ = writeln!(
+        t,
+        "# Measured: {} sizes from {} B to {} B, {} each way, then {} held-out sizes.",
+        s.sizes.len(),
+        s.sizes.first().unwrap_or(&0),
+        s.sizes.last().unwrap_or(&0),
+        match s.repeats {
+            1 => "once".to_string(),
+            n => format!("{n} times"),
+        },
+        d.held_out.len() / 2
+    );
+    for (name, f) in [("read", s.read), ("write", s.write)] {
+        if let Some(f) = f {
+            let _ = writeln!(
+                t,
+                "#   {name:<5} t = {:.1} us + {:.3} us a byte (95 % interval ± {:.3} us; R² {:.4}; worst point {:.2} % off the line); CPU {:.0} % of each byte",
+                f.time.intercept * 1e6,
+                f.byte_seconds() * 1e6,
+                if f.time.slope_ci95.is_finite() { f.time.slope_ci95 * 1e6 } else { f64::NAN },
+                f.time.r_squared,
+                100.0 * f.time.worst_relative_residual,
+                100.0 * f.cpu_share()
+            );
+        }
+    }
+    if let Some(q) = d.query_seconds {
+        let _ = writeln!(
+            t,
+            "#   a short query: {:.3} ms; response latency {:.1} us beyond its two calls",
+            q * 1e3,
+            d.costs.response_latency_s * 1e6
+        );
+    }
+    let _ = writeln!(
+        t,
+        "# What the model predicts beyond these sizes, or for another configuration made from\n\
+         # this one, is a prediction: see docs/calibrate.md for its assumptions."
+    );
+    let _ = writeln!(t, "name = \"calibrated\"");
+    let _ = writeln!(
+        t,
+        "description = \"{} as calibrated: {} board, device {}\"",
+        target.label.replace(['"', '\\'], ""),
+        if m.mode == model::Mode::Pio {
+            "programmed-I/O"
+        } else {
+            "DMA"
+        },
+        d.costs.address
+    );
+    let _ = writeln!(
+        t,
+        "\n[[board]]\nname = \"gpib0\"\naddress = {board_address}\ntimeout_s = 10"
+    );
+    let _ = writeln!(
+        t,
+        "transfer = \"{}\"        # CPU busy or waiting {:.0} % of each byte's time",
+        m.mode.as_str(),
+        100.0 * d.costs.cpu_share
+    );
+    let _ = writeln!(t, "call_overhead_us = {:.3}", m.call_overhead_us);
+    if m.mode == model::Mode::Pio {
+        let _ = writeln!(t, "pio_read_byte_ns = {}", m.pio_read_byte_ns);
+        let _ = writeln!(t, "pio_write_byte_ns = {}", m.pio_write_byte_ns);
+    }
+    let _ = writeln!(t, "t1_ns = {}", m.t1_ns);
+    let _ = writeln!(t, "accept_ns = {}", m.accept_ns);
+    if m.hs488 {
+        let _ = writeln!(t, "hs488 = true");
+    }
+    for dev in &m.devices {
+        let _ = writeln!(
+            t,
+            "\n  [[board.device]]\n  address = {}\n  model = \"{}\"\n  t1_ns = {}\n  accept_ns = {}\n  response_latency_us = {:.1}",
+            dev.address,
+            model_name(d.protocol),
+            dev.t1_ns,
+            dev.accept_ns,
+            dev.response_latency_us
+        );
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn held_out_sizes_lie_between_the_swept_ones() {
+        let sizes = [16, 64, 256, 1024, 4096, 16384];
+        assert_eq!(held_out_sizes(&sizes), [512, 2048, 8192]);
+        assert_eq!(held_out_sizes(&[16, 64, 256, 1024]), [512]);
+        assert!(held_out_sizes(&[16, 64]).is_empty());
+        assert!(held_out_sizes(&[]).is_empty());
+        assert_eq!(held_out_sizes(&[128, 300, 1000]), [256, 600]);
+    }
+}

@@ -1,0 +1,159 @@
+//! `gpib-diag calibrate`: measures a bus and writes the simulator's model of it.
+
+use std::io::Write;
+use std::time::Duration;
+
+use crate::calibrate::{self, Calibration, WITHIN};
+use crate::cli::{CalibrateArgs, Format};
+use crate::doctor;
+use crate::error::{DiagError, Result};
+use crate::measure::SessionOptions;
+use crate::record::Backend;
+use crate::sample::Direction;
+use crate::target::{BusSpec, Target};
+
+/// Runs the command; `Ok(true)` when every held-out size was predicted within 5 %.
+pub fn run(args: &CalibrateArgs) -> Result<bool> {
+    let budget = Duration::try_from_secs_f64(args.budget)
+        .ok()
+        .filter(|b| !b.is_zero())
+        .ok_or_else(|| {
+            DiagError::Usage(format!(
+                "--budget {} must be a number of seconds above 0",
+                args.budget
+            ))
+        })?;
+    if args.small == 0 || args.large == Some(0) {
+        return Err(DiagError::Usage(
+            "--small and --large must be at least 1 byte".into(),
+        ));
+    }
+    if !matches!(args.format, Format::Text | Format::Json) {
+        return Err(DiagError::Usage("calibrate prints text or json".into()));
+    }
+    let spec = BusSpec::from_args(&args.bus)?;
+    let target = Target::open(args.bus.backend, &spec)?;
+    let config = (target.backend == Backend::Sim)
+        .then(|| spec.config())
+        .transpose()?;
+    let hs = doctor::handshake(&target, config.as_ref());
+    let opts = SessionOptions {
+        device: args
+            .device
+            .as_ref()
+            .map(|d| target.resolve_device(d))
+            .transpose()?,
+        protocol: args.protocol.into(),
+        timeout: None,
+    };
+    let c = calibrate::calibrate(&target, hs, &opts, args.small, args.large, budget)?;
+    let report = match args.format {
+        Format::Json => {
+            serde_json::to_string_pretty(&c).map_err(|e| DiagError::Output {
+                path: "-".into(),
+                source: e.into(),
+            })? + "\n"
+        }
+        _ => text(&c, &args.output),
+    };
+    fn io(path: &str) -> impl FnOnce(std::io::Error) -> DiagError + '_ {
+        move |source| DiagError::Output {
+            path: path.into(),
+            source,
+        }
+    }
+    if args.output == "-" {
+        if args.format == Format::Json {
+            std::io::stdout()
+                .write_all(report.as_bytes())
+                .map_err(io("-"))?;
+        } else {
+            std::io::stdout()
+                .write_all(c.config.as_bytes())
+                .map_err(io("-"))?;
+            std::io::stderr()
+                .write_all(report.as_bytes())
+                .map_err(io("-"))?;
+        }
+    } else {
+        std::fs::write(&args.output, &c.config).map_err(io(&args.output))?;
+        std::io::stdout()
+            .write_all(report.as_bytes())
+            .map_err(io("-"))?;
+    }
+    Ok(c.holds())
+}
+
+fn text(c: &Calibration, output: &str) -> String {
+    let d = &c.device;
+    let m = &c.model;
+    let mut t = format!(
+        "gpib-diag calibrate: {}, device {} ({})\n",
+        c.target, d.costs.address, d.protocol
+    );
+    for (dir, f) in [
+        (Direction::Read, d.sweep.read),
+        (Direction::Write, d.sweep.write),
+    ] {
+        if let Some(f) = f {
+            t += &format!("  {}\n", doctor::fit_line(dir, &f));
+        }
+    }
+    t += &format!(
+        "  response latency {:.1} us beyond a query's two calls\n",
+        d.costs.response_latency_s * 1e6
+    );
+    t += &format!(
+        "  model: {} board, {:.1} us a call, T1 {} ns{}; device {}: {}\n",
+        if m.mode == calibrate::model::Mode::Pio {
+            "programmed-I/O"
+        } else {
+            "DMA"
+        },
+        m.call_overhead_us,
+        m.t1_ns,
+        if m.mode == calibrate::model::Mode::Pio {
+            format!(
+                ", {} ns of CPU a byte read and {} ns written beyond the handshake",
+                m.pio_read_byte_ns, m.pio_write_byte_ns
+            )
+        } else {
+            String::new()
+        },
+        d.costs.address,
+        m.devices.first().map_or(String::new(), |x| format!(
+            "T1 {} ns, acceptance {} ns",
+            x.t1_ns, x.accept_ns
+        ))
+    );
+    if d.held_out.is_empty() {
+        t += "  no size held out of the fit (a larger --budget or --large gives some)\n";
+    } else {
+        t += "  held out of the fit, measured against the model's prediction:\n";
+        for h in &d.held_out {
+            t += &format!(
+                "    {:<5} {:>7} B  {:>10.6} s measured  {:>10.6} s predicted  {:+6.2} %\n",
+                h.direction.as_str(),
+                h.bytes,
+                h.measured_seconds,
+                h.predicted_seconds,
+                100.0 * h.error()
+            );
+        }
+        t += &if c.holds() {
+            format!(
+                "  the model holds within {:.0} % at every held-out size\n",
+                100.0 * WITHIN
+            )
+        } else {
+            format!(
+                "  the model is more than {:.0} % off at some held-out size: its predictions are not to be trusted there\n",
+                100.0 * WITHIN
+            )
+        };
+    }
+    if output != "-" {
+        t += &format!("  wrote {output}: run it with --bus {output}\n");
+    }
+    t
+}
