@@ -132,7 +132,7 @@ pub fn measure(
     }
     let (Some(read), Some(write)) = (s.read, s.write) else {
         return Err(DiagError::Usage(format!(
-            "the budget held {} size{}: calibrate needs two at least (give a larger --budget)",
+            "{} size{} measured: calibrate needs two at least (a --large above --small, or a larger --budget)",
             s.sizes.len(),
             if s.sizes.len() == 1 { "" } else { "s" }
         )));
@@ -326,7 +326,12 @@ pub fn to_toml(
     );
     let _ = writeln!(
         t,
-        "\n[[board]]\nname = \"gpib0\"\naddress = {board_address}\ntimeout_s = 10"
+        "\n[[board]]\nname = \"gpib0\"\naddress = {board_address}\ntimeout_s = {}        # the board's own (0: none)",
+        target
+            .bus
+            .timeout()
+            .as_secs_f64()
+            .min(gpib::sim::config::MAX_TIMEOUT_S)
     );
     let _ = writeln!(
         t,

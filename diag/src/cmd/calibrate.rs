@@ -12,6 +12,10 @@ use crate::record::Backend;
 use crate::sample::Direction;
 use crate::target::{BusSpec, Target};
 
+/// A measurement whose transfers waited for a CPU this share of each byte's time was
+/// disturbed by other work on the machine.
+const DISTURBED_SHARE: f64 = 0.1;
+
 /// Runs the command; `Ok(true)` when every held-out size was predicted within 5 %.
 pub fn run(args: &CalibrateArgs) -> Result<bool> {
     let budget = Duration::try_from_secs_f64(args.budget)
@@ -98,6 +102,17 @@ fn text(c: &Calibration, output: &str) -> String {
         if let Some(f) = f {
             t += &format!("  {}\n", doctor::fit_line(dir, &f));
         }
+    }
+    let waited = [d.sweep.read, d.sweep.write]
+        .iter()
+        .flatten()
+        .map(|f| f.waiting_share())
+        .fold(0.0, f64::max);
+    if waited >= DISTURBED_SHARE {
+        t += &format!(
+            "  warning: the transfers waited for a CPU {:.0} % of each byte's time: other work on this machine disturbed the measurement, and the model learns it as the bus's; calibrate on a quiet machine\n",
+            100.0 * waited
+        );
     }
     t += &format!(
         "  response latency {:.1} us beyond a query's two calls\n",
