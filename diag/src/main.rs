@@ -25,6 +25,7 @@ mod size;
 #[allow(dead_code)]
 mod stats;
 mod target;
+mod what_if;
 
 use std::process::ExitCode;
 

@@ -9,6 +9,7 @@ pub use crate::device_arg::DeviceArg;
 use crate::error::{DiagError, Result};
 use crate::record::Backend;
 use crate::session_options::SessionOptions;
+use crate::what_if::WhatIf;
 
 /// A configuration to measure: `NAME|FILE[:key=value,...]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +29,8 @@ pub struct BusSpec {
     pub sources: Vec<(SourceKind, bool)>,
     /// Faults injected into devices of the board: (primary address, fault).
     pub faults: Vec<(u8, Fault)>,
+    /// What-if edits of the board (simulator): transfer mode, T1, more devices.
+    pub edits: Vec<WhatIf>,
 }
 
 fn parse_fault(text: &str) -> Result<(u8, Fault)> {
@@ -75,7 +78,7 @@ impl BusSpec {
             .iter()
             .map(|f| parse_fault(f))
             .collect::<Result<_>>()?;
-        Ok(Self {
+        let mut s = Self {
             config: a.bus.clone(),
             board: a.board.clone(),
             mounts,
@@ -83,12 +86,28 @@ impl BusSpec {
             resource: a.resource.clone(),
             sources,
             faults,
-        })
+            edits: Vec::new(),
+        };
+        // `--bus NAME:options` (a spec as `compare` takes them), unless a file has that
+        // very name: its options come first, the command line's after.
+        if a.bus.contains(':') && !std::path::Path::new(&a.bus).exists() {
+            let spec = Self::parse(&a.bus)?;
+            s.config = spec.config;
+            s.board = s.board.or(spec.board);
+            s.mounts.splice(0..0, spec.mounts);
+            s.sources.splice(0..0, spec.sources);
+            s.faults.splice(0..0, spec.faults);
+            s.edits = spec.edits;
+        }
+        Ok(s)
     }
 
     /// Whether the spec changes the simulated configuration (mounts, sources, faults).
     pub fn changes_simulation(&self) -> bool {
-        !(self.mounts.is_empty() && self.sources.is_empty() && self.faults.is_empty())
+        !(self.mounts.is_empty()
+            && self.sources.is_empty()
+            && self.faults.is_empty()
+            && self.edits.is_empty())
     }
 
     /// The configuration with the mounts and contention sources applied (simulator).
@@ -102,6 +121,20 @@ impl BusSpec {
                 c.with_source(*kind, self.board.as_deref())?;
             } else {
                 c.without_source(*kind);
+            }
+        }
+        if !self.edits.is_empty() {
+            let board = match &self.board {
+                None => 0,
+                Some(b) => c
+                    .boards
+                    .iter()
+                    .position(|x| &x.name == b)
+                    .or_else(|| b.parse().ok())
+                    .ok_or_else(|| DiagError::Usage(format!("no board {b:?} in {}", c.name)))?,
+            };
+            for e in &self.edits {
+                e.apply(&mut c, board)?;
             }
         }
         Ok(c)
@@ -127,13 +160,16 @@ impl BusSpec {
             resource: None,
             sources: Vec::new(),
             faults: Vec::new(),
+            edits: Vec::new(),
         };
         for kv in opts
             .into_iter()
             .flat_map(|o| o.split(','))
             .filter(|k| !k.is_empty())
         {
+            let edit = kv.split_once('=').and_then(|(k, v)| WhatIf::parse(k, v));
             match kv.split_once('=') {
+                _ if edit.is_some() => s.edits.push(edit.expect("an edit")?),
                 Some(("mount", v)) => s.mounts.push((v.to_string(), true)),
                 Some(("unmount", v)) => s.mounts.push((v.to_string(), false)),
                 Some(("board", v)) => s.board = Some(v.to_string()),
@@ -142,7 +178,7 @@ impl BusSpec {
                 Some(("fault", v)) => s.faults.push(parse_fault(v)?),
                 _ => {
                     return Err(DiagError::Usage(format!(
-                        "bad option {kv:?} in {spec:?} (expected mount=, unmount=, board=, with=, without= or fault=)"
+                        "bad option {kv:?} in {spec:?} (expected mount=, unmount=, board=, with=, without=, fault=, or the what-ifs transfer=, t1=, like=)"
                     )))
                 }
             }
@@ -167,6 +203,7 @@ impl BusSpec {
                 .map(|(k, on)| format!("{}={k}", if *on { "with" } else { "without" })),
         );
         opts.extend(self.faults.iter().map(|(a, f)| format!("fault={a}={f}")));
+        opts.extend(self.edits.iter().map(WhatIf::label));
         if opts.is_empty() {
             self.config.clone()
         } else {

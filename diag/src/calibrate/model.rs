@@ -246,10 +246,15 @@ mod tests {
         assert_eq!((d.t1_ns, d.accept_ns), (20_300, 20_000));
         assert_eq!(m.read_byte_ns(d), 20_500);
         assert_eq!(m.write_byte_ns(d), 20_500);
-        // At the ceiling, the device's times stay at the standard's least.
+        // At the ceiling: T1 and acceptance fill the 1 us a byte.
         let m = derive(settings, &[costs(1.0e-6, 1.0e-6, 0.0)]).unwrap();
         let d = &m.devices[0];
-        assert_eq!(d.t1_ns, MIN_T1_NS);
+        assert_eq!((d.t1_ns, d.accept_ns), (800, 500));
+        // Faster than the ceiling cannot be modelled: T1 stays at the standard's least.
+        let m = derive(settings, &[costs(0.2e-6, 0.2e-6, 0.0)]).unwrap();
+        assert_eq!(m.devices[0].t1_ns, MIN_T1_NS);
+        assert_eq!(m.read_byte_ns(&m.devices[0]), 1000);
+        let d = &derive(settings, &[costs(1.0e-6, 1.0e-6, 0.0)]).unwrap().devices[0];
         assert_eq!(m.read_byte_ns(d), 1000);
         assert_eq!(m.write_byte_ns(d), 1000);
     }

@@ -77,9 +77,10 @@ enum Where {
     LinuxGpib,
 }
 
-/// The simulated configuration with `--with`/`--without` applied.
+/// The simulated configuration (a spec: `NAME|FILE[:options]`, what-ifs included) with
+/// `--with`/`--without` applied.
 fn sim_config(args: &ContentionArgs) -> Result<Config> {
-    let mut c = Config::from_name_or_path(&args.bus)?;
+    let mut c = crate::target::BusSpec::parse(&args.bus)?.config()?;
     for w in &args.without {
         let k: SourceKind = w
             .parse()
