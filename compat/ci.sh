@@ -156,6 +156,10 @@ section "gpib-diag --features linux-gpib: clippy, CLI tests, io-test through lib
 cargo clippy -p gpib-diag --features linux-gpib --all-targets -- -D warnings
 cargo test -p gpib-diag --features linux-gpib
 cargo build --release -p gpib-diag --features linux-gpib
+echo "-- the documents' hardware-path transcripts: doctor and calibrate through libgpib in real time (numbers vary; words, units and lines as shown)"
+mkdir -p "$OUT/transcripts"
+(cd "$OUT/transcripts" && python3 "$ROOT/compat/scripts/hardware_transcripts.py" "$LG_TARGET/release/gpib-diag" "$ROOT/README.md" "$ROOT"/docs/*.md) ||
+  fail "a hardware-path transcript of the documents printed something else"
 echo "-- gpib-diag io-test --backend linux-gpib 400000 (GPIB_SIM_CONFIG=hp9000-350: linux-gpib-rs -> libgpib.so.0 -> simulator; every write is read back and compared)"
 GPIB_SIM_CONFIG=hp9000-350 "$LG_TARGET/release/gpib-diag" io-test --backend linux-gpib 400000 | tee "$OUT/io_test_linux_gpib.txt"
 grep -c '^transfer size: 400000$' "$OUT/io_test_linux_gpib.txt" | grep -qx 2 ||

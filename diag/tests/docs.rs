@@ -53,11 +53,18 @@ struct Block {
     body: Vec<String>,
     /// The line before the fence is [`RUN_BY_COMPAT_CI`].
     marked: bool,
+    /// The line before the fence is [`HARDWARE_TRANSCRIPT`].
+    hardware: bool,
 }
 
 /// The mark of a compat/README.md block that compat/ci.sh runs as written
 /// (compat/scripts/readme_blocks.py extracts them).
 const RUN_BY_COMPAT_CI: &str = "<!-- compat/ci.sh runs this block -->";
+
+/// The mark of a transcript on the hardware path (the linux-gpib build over compat's
+/// libgpib.so.0 in real time), which compat/ci.sh runs through
+/// compat/scripts/hardware_transcripts.py with the figures compared as numbers.
+const HARDWARE_TRANSCRIPT: &str = "<!-- compat/ci.sh runs this transcript on the hardware path -->";
 
 impl Block {
     fn at(&self) -> String {
@@ -95,6 +102,7 @@ fn blocks_of(path: &Path) -> Vec<Block> {
                 lang: lang.trim().to_string(),
                 body,
                 marked: prev == RUN_BY_COMPAT_CI,
+                hardware: prev == HARDWARE_TRANSCRIPT,
             });
             prev = "";
         }
@@ -110,6 +118,7 @@ fn all_blocks() -> Vec<Block> {
 #[derive(Debug, PartialEq)]
 enum Kind {
     RunByCompatCi,
+    HardwareTranscript,
     Transcript,
     Synopsis,
     Shell,
@@ -124,6 +133,9 @@ fn kind(b: &Block) -> Option<Kind> {
     let lang = b.lang.split(',').next().unwrap_or("");
     if b.marked {
         return Some(Kind::RunByCompatCi);
+    }
+    if b.hardware {
+        return Some(Kind::HardwareTranscript);
     }
     match lang {
         "text" if first.starts_with("$ ") => Some(Kind::Transcript),
@@ -729,6 +741,27 @@ fn check(b: &Block, cwd: &Path) -> Result<(), String> {
             }
             Ok(())
         }
+        Some(Kind::HardwareTranscript) => {
+            let ci = std::fs::read_to_string(root().join("compat/ci.sh")).unwrap();
+            let line = ci
+                .lines()
+                .find(|l| l.contains("compat/scripts/hardware_transcripts.py"))
+                .unwrap_or("");
+            if !(line.contains(&b.file)
+                || line.contains("docs/*.md") && b.file.starts_with("docs/"))
+            {
+                return Err(format!(
+                    "marked as a hardware-path transcript, but compat/ci.sh does not run hardware_transcripts.py on {}",
+                    b.file
+                ));
+            }
+            if !(b.lang == "text" && b.body.first().is_some_and(|l| l.starts_with("$ "))) {
+                return Err(
+                    "a hardware-path transcript is a `text` block of `$ gpib-diag ...`".into(),
+                );
+            }
+            Ok(())
+        }
         Some(Kind::Python) => Err("a Python block nothing runs (mark it for compat/ci.sh)".into()),
         Some(Kind::Layout) => check_layout(b),
         None => Err(format!("a `{}` block no check claims", b.lang)),
@@ -794,6 +827,7 @@ fn the_checks_fail_on_drift() {
         lang: "text".into(),
         body: vec![l.into()],
         marked: false,
+        hardware: false,
     };
     assert!(check_synopsis(&synopsis("gpib-diag scan [--bus bench]")).is_ok());
     assert!(check_synopsis(&synopsis("gpib-diag scan [--gremlins 3]")).is_err());

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::doctor::probe::{self, QUERY_COUNT};
 use crate::doctor::reference::Handshake;
-use crate::doctor::sweep::{self, DirectionFit, Sweep};
+use crate::doctor::sweep::{self, DirectionFit, Pick, Sweep};
 use crate::driver::ProtocolKind;
 use crate::error::{DiagError, Result};
 use crate::measure::{Session, SessionOptions, SETTLE};
@@ -37,7 +37,7 @@ pub struct HeldOut {
     pub direction: Direction,
     /// Bytes.
     pub bytes: u64,
-    /// Seconds measured (median of the repeats).
+    /// Seconds measured (the least of the repeats: the undisturbed transfer).
     pub measured_seconds: f64,
     /// Seconds the calibrated model gives.
     pub predicted_seconds: f64,
@@ -130,7 +130,10 @@ pub fn measure(
     if let Some(e) = &s.failure {
         return Err(DiagError::Usage(format!("a transfer failed: {e}")));
     }
-    let (Some(read), Some(write)) = (s.read, s.write) else {
+    // The model's costs are the undisturbed ones: each size's least time.
+    let read = sweep::fit_direction(&s.points, Direction::Read, Pick::Least);
+    let write = sweep::fit_direction(&s.points, Direction::Write, Pick::Least);
+    let (Some(read), Some(write)) = (read, write) else {
         return Err(DiagError::Usage(format!(
             "{} size{} measured: calibrate needs two at least (a --large above --small, or a larger --budget)",
             s.sizes.len(),
@@ -154,11 +157,10 @@ pub fn measure(
                 };
                 times.push(x.seconds);
             }
-            times.sort_by(f64::total_cmp);
             held.push(HeldOut {
                 direction: d,
                 bytes: size,
-                measured_seconds: times[(times.len() - 1) / 2],
+                measured_seconds: times.iter().copied().fold(f64::INFINITY, f64::min),
                 predicted_seconds: f64::NAN,
             });
         }
@@ -171,7 +173,12 @@ pub fn measure(
             query_seconds,
         ),
         protocol: session.protocol().as_str(),
-        sweep: s,
+        // The report and the configuration's comments show the fits the model took.
+        sweep: Sweep {
+            read: Some(read),
+            write: Some(write),
+            ..s
+        },
         query_seconds: Some(query_seconds),
         held_out: held,
     })
@@ -180,7 +187,7 @@ pub fn measure(
 /// A short query's answer and command, in bytes, as the io-test drivers send them.
 const QUERY_BYTES: f64 = 8.0;
 
-/// Repeats of each held-out size on a wall clock: its median stands for it.
+/// Repeats of each held-out size on a wall clock: the least stands for it.
 const HELD_OUT_REPEATS: u32 = 5;
 
 fn costs(address: u8, read: &DirectionFit, write: &DirectionFit, query: f64) -> DeviceCosts {

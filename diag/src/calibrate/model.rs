@@ -254,7 +254,9 @@ mod tests {
         let m = derive(settings, &[costs(0.2e-6, 0.2e-6, 0.0)]).unwrap();
         assert_eq!(m.devices[0].t1_ns, MIN_T1_NS);
         assert_eq!(m.read_byte_ns(&m.devices[0]), 1000);
-        let d = &derive(settings, &[costs(1.0e-6, 1.0e-6, 0.0)]).unwrap().devices[0];
+        let d = &derive(settings, &[costs(1.0e-6, 1.0e-6, 0.0)])
+            .unwrap()
+            .devices[0];
         assert_eq!(m.read_byte_ns(d), 1000);
         assert_eq!(m.write_byte_ns(d), 1000);
     }

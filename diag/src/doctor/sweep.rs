@@ -213,8 +213,8 @@ pub fn run(
         .map(|p| p.bytes)
         .fold(0u64, u64::saturating_add);
     sweep.host = window.map(|w| w.finish(moved));
-    sweep.read = fit_direction(&sweep.points, Direction::Read);
-    sweep.write = fit_direction(&sweep.points, Direction::Write);
+    sweep.read = fit_direction(&sweep.points, Direction::Read, Pick::Median);
+    sweep.write = fit_direction(&sweep.points, Direction::Write, Pick::Median);
     sweep
 }
 
@@ -244,9 +244,19 @@ fn predict(steps: &[(f64, f64)], size: f64) -> f64 {
     }
 }
 
-/// The fits of `direction`: through each size's median (of its repeats), so that one
-/// transfer the scheduler held up does not bend the line.
-fn fit_direction(points: &[Point], direction: Direction) -> Option<DirectionFit> {
+/// Which of a size's repeats stands for it in a fit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pick {
+    /// The median: the typical transfer (the doctor's).
+    Median,
+    /// The least: the transfer other work disturbed least (calibrate's: on a wall
+    /// clock, disturbances only ever add time).
+    Least,
+}
+
+/// The fits of `direction`: through each size's median or least value (of its
+/// repeats), so that one transfer the scheduler held up does not bend the line.
+pub fn fit_direction(points: &[Point], direction: Direction, pick: Pick) -> Option<DirectionFit> {
     let mut sizes: Vec<u64> = points
         .iter()
         .filter(|p| p.direction == direction)
@@ -264,7 +274,11 @@ fn fit_direction(points: &[Point], direction: Direction) -> Option<DirectionFit>
                     .map(value)
                     .collect::<Option<_>>()?;
                 v.sort_by(f64::total_cmp);
-                Some((n as f64, median_of_sorted(&v)?))
+                let value = match pick {
+                    Pick::Median => median_of_sorted(&v)?,
+                    Pick::Least => *v.first()?,
+                };
+                Some((n as f64, value))
             })
             .collect()
     };

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""hardware_transcripts.py GPIB_DIAG DOC... -- the documents' transcripts on the hardware
+path, run by compat/ci.sh.
+
+A `text` block is one when the line before its fence is
+`<!-- compat/ci.sh runs this transcript on the hardware path -->`. Its `$ ` lines are run
+(environment assignments first, then `gpib-diag ARGS`, which runs GPIB_DIAG: the build
+with the linux-gpib feature, linked against the simulator's libgpib.so.0), and every
+line shown under a command must appear in what it printed, in order. On the hardware
+path time is the wall clock's, so figures vary from run to run: numbers are compared as
+numbers-at-that-place (each run of digits stands for any), and runs of spaces as one.
+Words, units and the order of lines must be as shown. Exit status 0, or 3 for doctor
+and calibrate ("a problem found"), counts as success.
+"""
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+MARK = "<!-- compat/ci.sh runs this transcript on the hardware path -->"
+
+
+def blocks(path):
+    lines = open(path, encoding="utf-8").read().split("\n")
+    out, prev, i = [], "", 0
+    while i < len(lines):
+        m = re.match(r"^\s*```(\w*)", lines[i])
+        if m:
+            start, body = i + 1, []
+            i += 1
+            while i < len(lines) and lines[i].strip() != "```":
+                body.append(lines[i])
+                i += 1
+            if prev.strip() == MARK:
+                out.append((start, m.group(1), body))
+            prev = ""
+        elif lines[i].strip():
+            prev = lines[i]
+        i += 1
+    return out
+
+
+def shape(line):
+    """A line with every number as `#` and runs of spaces as one."""
+    return " ".join(re.sub(r"[+-]?[0-9]+(?:\.[0-9]+)?", "#", line).split())
+
+
+def check(diag, path, start, body):
+    steps = []
+    for l in body:
+        if l.startswith("$ "):
+            steps.append((l[2:], []))
+        elif steps:
+            steps[-1][1].append(l)
+        else:
+            return f"{path}:{start}: a transcript starts with `$ COMMAND`"
+    for cmd, shown in steps:
+        words = shlex.split(cmd, comments=True)
+        env = dict(os.environ)
+        while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):
+            k, v = words.pop(0).split("=", 1)
+            env[k] = v
+        if not words or words[0] != "gpib-diag":
+            return f"{path}:{start}: `{cmd}` does not run gpib-diag"
+        p = subprocess.run([diag] + words[1:], env=env, capture_output=True, text=True, timeout=300)
+        ok = p.returncode == 0 or (p.returncode == 3 and words[1] in ("doctor", "calibrate"))
+        if not ok:
+            return f"{path}:{start}: `{cmd}` exited {p.returncode}: {p.stderr}"
+        got = [shape(l) for l in p.stdout.split("\n")]
+        at = 0
+        for want in shown:
+            w = shape(want)
+            while at < len(got) and got[at] != w:
+                at += 1
+            if at == len(got):
+                return (f"{path}:{start}: `{cmd}`: line not in the output (in order, numbers aside):\n"
+                        f"  {want}\noutput:\n{p.stdout}")
+            at += 1
+        print(f"{path}:{start}: `{cmd}`: {len(shown)} lines as shown")
+    return None
+
+
+def main():
+    diag, docs = sys.argv[1], sys.argv[2:]
+    found, failures = 0, []
+    for d in docs:
+        for start, lang, body in blocks(d):
+            found += 1
+            if lang != "text":
+                failures.append(f"{d}:{start}: a marked block must be `text`")
+                continue
+            e = check(diag, d, start, body)
+            if e:
+                failures.append(e)
+    if not found:
+        sys.exit("no block is marked " + MARK)
+    if failures:
+        sys.exit("\n\n".join(failures))
+    print(f"{found} hardware-path transcript(s) ran as shown")
+
+
+if __name__ == "__main__":
+    main()
