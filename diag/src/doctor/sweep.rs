@@ -82,7 +82,9 @@ impl DirectionFit {
 
     fn share_of(&self, seconds: f64) -> f64 {
         let t = self.byte_seconds();
-        if t > 0.0 {
+        // Below a nanosecond a byte (a network answering from memory) the slopes are
+        // noise, and so would their ratio be.
+        if t >= 1e-9 {
             (seconds / t).min(1.0)
         } else {
             0.0
