@@ -486,6 +486,19 @@ impl SimHost {
             .ok_or_else(|| Error::Config(format!("no board {board}")))
     }
 
+    /// Changes a board's timing parameters (its T1 when it talks, for instance), for the
+    /// operations that start from now on.
+    pub fn set_board_timing(&self, board: usize, timing: BoardTiming) -> Result<()> {
+        let mut g = self.lock();
+        let b = g
+            .boards
+            .get_mut(board)
+            .ok_or_else(|| Error::Config(format!("no board {board}")))?;
+        b.timing = timing;
+        g.refresh_background();
+        Ok(())
+    }
+
     /// Real-time mode: every operation also sleeps for its modelled duration.
     pub fn set_realtime(&self, on: bool) {
         self.lock().realtime = on;
