@@ -72,6 +72,19 @@ fn autopoll_serial_polls_an_srq_storm_on_the_bus_and_the_cpu_only_when_on() {
     assert_eq!(run(true), (one * polls, one * polls));
 }
 
+#[test]
+fn autopoll_switched_on_polls_a_pending_request_from_now_not_in_the_past() {
+    // Before the fix the request pending since 100 µs was polled back to then: 10 ms
+    // of polls happened in the past, 150 instead of 76.
+    let h = host("", "srq_every_us = 100\n");
+    let bus = Bus::new(h.board(0).unwrap());
+    bus.delay(Duration::from_millis(10));
+    assert!(bus.srq().unwrap(), "nobody polls: SRQ stays asserted");
+    bus.tuning(|t| t.set_autopoll(true)).unwrap();
+    bus.delay(Duration::from_millis(10));
+    assert_eq!(h.bus_busy(0), Duration::from_micros(33) * (1 + 10_000 / 133));
+}
+
 /// Command bytes sent for three 4-byte writes to 22 through a [`crate::Device`].
 fn command_bytes(tune: impl FnOnce(&Bus)) -> (usize, Vec<Vec<u8>>) {
     let h = host("", "");
