@@ -6,10 +6,10 @@ use std::io::{Read as _, Write as _};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
+use gpib_sim::backend::tuning::{BoardTuning, T1Delay};
 use gpib_sim::sim::config::{self, Config};
 use gpib_sim::sim::timing::{BoardTiming, TransferMode};
 use gpib_sim::sim::{NamedDevice, SimBoard, SimHost};
-use gpib_sim::backend::tuning::{BoardTuning, T1Delay};
 use gpib_sim::{codes, Address, Backend, Eos, PrimaryAddress, ReadEnd, ReadStatus};
 
 use crate::consts::*;

@@ -80,7 +80,11 @@ fn ibconfig_timing_is_the_boards_t1_and_changes_each_byte_the_board_sends() {
     // plus 300 ns, never less than the 1 µs handshake ceiling.
     let per = |t1: T1Delay| handshake_ns(t1.nanos(), DeviceTiming::default().accept_ns, false);
     assert_eq!(
-        (per(T1Delay::Ns2000), per(T1Delay::Ns500), per(T1Delay::Ns350)),
+        (
+            per(T1Delay::Ns2000),
+            per(T1Delay::Ns500),
+            per(T1Delay::Ns350)
+        ),
         (2300, 1000, 1000)
     );
     assert_eq!(slow - fast, Duration::from_nanos(1000 * 1300));
@@ -88,7 +92,10 @@ fn ibconfig_timing_is_the_boards_t1_and_changes_each_byte_the_board_sends() {
     assert_eq!(mid, fast);
     // Bad codes are EARG, as in linux-gpib's set_t1_delay.
     for bad in [0, 4] {
-        assert_eq!(config(&lib, &board, OPT_TIMING, bad).unwrap_err().iberr, EARG);
+        assert_eq!(
+            config(&lib, &board, OPT_TIMING, bad).unwrap_err().iberr,
+            EARG
+        );
     }
     assert_eq!(ask(&lib, &board, OPT_TIMING), T1_DELAY_350NS);
     // A device descriptor has no T1: EARG both ways.
@@ -108,10 +115,7 @@ fn autopoll_is_off_when_a_board_opens_and_rqs_comes_only_with_it() {
     engine::tmo(&mut engine::lock_desc(&dmm), 7).unwrap(); // T10ms
     engine::wrt(&lib, &mut engine::lock_desc(&dmm), b"*SRE 16;*IDN?\n").unwrap();
     // SRQ is asserted (MAV), but without autopoll nobody polls: no RQS, a timeout.
-    assert_eq!(
-        lib.status(&engine::lock_desc(&board)) & SRQI,
-        SRQI
-    );
+    assert_eq!(lib.status(&engine::lock_desc(&board)) & SRQI, SRQI);
     engine::wait(&lib, &dmm, RQS | TIMO).unwrap();
     let st = lib.status(&engine::lock_desc(&dmm));
     assert_eq!(st & (RQS | TIMO), TIMO);
@@ -228,7 +232,10 @@ fn readdr_changes_nothing_and_unaddr_adds_unl_unt_after_each_write_not_after_clr
     assert!(cmds.iter().all(|c| !c.ends_with(&unl_unt)), "{cmds:x?}");
     // Board descriptors have neither (EARG), as in linux-gpib.
     let board = lib.get(0).unwrap();
-    assert_eq!(config(&lib, &board, OPT_UN_ADDR, 1).unwrap_err().iberr, EARG);
+    assert_eq!(
+        config(&lib, &board, OPT_UN_ADDR, 1).unwrap_err().iberr,
+        EARG
+    );
     assert_eq!(config(&lib, &board, OPT_READDR, 1).unwrap_err().iberr, EARG);
 }
 
@@ -349,4 +356,3 @@ fn what_linux_gpib_refuses_is_refused_the_same_way() {
         assert_eq!(ask(&lib, d, opt), asked, "ibask({opt:#x})");
     }
 }
-

@@ -126,7 +126,11 @@ mod tests {
             assert_eq!(T1Delay::from_nanos(t.nanos()), t);
         }
         assert_eq!(
-            (T1Delay::Ns2000.code(), T1Delay::Ns500.code(), T1Delay::Ns350.code()),
+            (
+                T1Delay::Ns2000.code(),
+                T1Delay::Ns500.code(),
+                T1Delay::Ns350.code()
+            ),
             (1, 2, 3)
         );
         assert_eq!(T1Delay::from_code(0), None);

@@ -82,7 +82,10 @@ fn autopoll_switched_on_polls_a_pending_request_from_now_not_in_the_past() {
     assert!(bus.srq().unwrap(), "nobody polls: SRQ stays asserted");
     bus.tuning(|t| t.set_autopoll(true)).unwrap();
     bus.delay(Duration::from_millis(10));
-    assert_eq!(h.bus_busy(0), Duration::from_micros(33) * (1 + 10_000 / 133));
+    assert_eq!(
+        h.bus_busy(0),
+        Duration::from_micros(33) * (1 + 10_000 / 133)
+    );
 }
 
 /// Command bytes sent for three 4-byte writes to 22 through a [`crate::Device`].
