@@ -4,7 +4,9 @@
 # it (NO_LOCAL_LIB=1, target-linux-gpib) and runs gpib/benches/linux_gpib_overhead.rs:
 # ours vs raw ibwrt/ibrd on an ibdev descriptor (interleaved), the libgpib calls and the
 # driver crossings real libgpib makes for them (compat/src/crossings.rs), and
-# linux-gpib-rs's Instrument::receive on a 10 MB answer. Protocol: see bench/compare.sh.
+# linux-gpib-rs's Instrument::receive on a 10 MB answer; and (3.4) the wall time of
+# real-time mode (GPIB_SIM_REALTIME=1) against the modelled time. Protocol: see
+# bench/compare.sh.
 set -euo pipefail
 ROOT=$PWD
 OUT=${OUT:-target/bench-results}
@@ -51,4 +53,25 @@ for name, how in (("10 MB read (into)", "Device::query_block_into"), ("10 MB rea
     emit("3.3", f"10 MB read, ours ({how}) vs linux-gpib-rs Instrument::receive", "ms", ours,
          ">= 5x faster (median)", speedup >= 5, peer=theirs, ratio=speedup,
          note=None if speedup >= 5 else "allocation: the Vec grows in 1 MiB windows (zero-filled, reallocated) as data arrives")
+PY
+# 3.4: the hardware path in real time (GPIB_SIM_REALTIME=1): the wall time of io-test's
+# write and read (each well over 1 ms on the 1988 HP 9000/350) against the time the
+# model gives them, three runs.
+nice -n 10 cargo build -q --release -p gpib-diag --features linux-gpib >&2
+DIAG=$CARGO_TARGET_DIR/release/gpib-diag
+"$DIAG" io-test --bus hp9000-350 --format json 4000 >"$OUT/io_test_virtual.json"
+for i in 1 2 3; do
+  GPIB_SIM_CONFIG=hp9000-350 GPIB_SIM_REALTIME=1 "$DIAG" io-test --backend linux-gpib --device 11 \
+    --format json 4000 >"$OUT/io_test_realtime_$i.json"
+done
+"$PY" - "$OUT/io_test_virtual.json" "$OUT"/io_test_realtime_[123].json <<'PY'
+import json, statistics, sys
+from line import emit
+model = json.load(open(sys.argv[1]))["records"]
+for k, m in enumerate(model):
+    walls = [json.load(open(p))["records"][k]["seconds"] for p in sys.argv[2:]]
+    ratios = [w / m["seconds"] for w in walls]
+    r = statistics.median(ratios)
+    emit("3.4", f"real-time io-test {m['direction']} of 4000 bytes ({1e3 * m['seconds']:.0f} ms modelled): wall / modelled",
+         "ratio", ratios, "within 2 % (median)", abs(r - 1) <= 0.02, ratio=r)
 PY

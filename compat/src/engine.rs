@@ -6,6 +6,7 @@ use std::io::{Read as _, Write as _};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
+use gpib_sim::backend::tuning::{BoardTuning, T1Delay};
 use gpib_sim::sim::config::{self, Config};
 use gpib_sim::sim::timing::{BoardTiming, TransferMode};
 use gpib_sim::sim::{NamedDevice, SimBoard, SimHost};
@@ -86,20 +87,13 @@ pub struct Settings {
     pub eot: bool,
     /// EOS mode: flags | byte.
     pub eos: i32,
-    /// Re-address before every I/O (always done anyway).
+    /// `IbcREADDR`, kept for `ibask`: linux-gpib addresses the bus for every device
+    /// call whatever it says ("useless, included for compatibility only").
     pub readdr: bool,
-    /// UNT and UNL after each device I/O.
+    /// UNL and UNT after each device read and write (`IbcUnAddr`).
     pub unaddr: bool,
-    /// END set on EOS as well as on EOI.
-    pub end_bit_normal: bool,
-    /// Board: automatic serial polling.
-    pub autopoll: bool,
     /// Board: event queue enabled.
     pub event_queue: bool,
-    /// Board: SPOLL bit enabled.
-    pub spoll_bit: bool,
-    /// Board: LLO when devices come online.
-    pub send_llo: bool,
     /// Board: parallel poll configuration (as a device), local configure mode.
     pub ppc: i32,
     /// Board: local parallel poll configure mode.
@@ -110,8 +104,6 @@ pub struct Settings {
     pub rsv: i32,
     /// Board: DMA enabled.
     pub dma: bool,
-    /// Board: T1 delay code.
-    pub timing: i32,
 }
 
 impl Settings {
@@ -126,24 +118,18 @@ impl Settings {
             eos,
             readdr: false,
             unaddr: false,
-            end_bit_normal: true,
-            autopoll: true,
             event_queue: false,
-            spoll_bit: false,
-            send_llo: false,
             ppc: 0,
             pp2: false,
             ist: false,
             rsv: 0,
             dma: false,
-            timing: T1_DELAY_500NS,
         }
     }
 
     fn board(b: &Board) -> Self {
         let mut s = Self::device(b.pad, None, b.default_tmo, b.default_eot, b.default_eos);
         s.dma = b.dma;
-        s.timing = b.t1_code;
         s
     }
 
@@ -328,6 +314,17 @@ impl BoardBus {
         self.bus.delay(d);
     }
 
+    /// Runs `f` on the board's driver settings (T1, autopoll): the simulated board's
+    /// own, so that they change what the model does.
+    fn tuning<T>(&mut self, f: impl FnOnce(&mut dyn BoardTuning) -> gpib_sim::Result<T>) -> Res<T> {
+        self.bus.tuning(f).map_err(|e| fail_from(&e, Call::Other))
+    }
+
+    /// Whether the board's driver polls devices that request service (`IbcAUTOPOLL`).
+    fn autopolls(&mut self) -> bool {
+        self.tuning(|t| t.autopoll()).unwrap_or(false)
+    }
+
     /// Whether waits take wall time (real-time mode).
     fn waits_in_wall_time(&mut self) -> bool {
         self.bus.with_backend(|b| b.waits_in_wall_time())
@@ -342,8 +339,6 @@ pub struct Board {
     pub name: String,
     /// Its primary address.
     pub pad: u8,
-    /// Its T1 delay code (`IbaTIMING`).
-    pub t1_code: i32,
     /// It moves data by DMA.
     pub dma: bool,
     /// Its timeout code at open.
@@ -415,16 +410,6 @@ pub fn library() -> &'static Library {
             ))
         })
     })
-}
-
-fn t1_code(t1_ns: u64) -> i32 {
-    if t1_ns < 500 {
-        T1_DELAY_350NS
-    } else if t1_ns < 2000 {
-        T1_DELAY_500NS
-    } else {
-        T1_DELAY_2000NS
-    }
 }
 
 /// Where the simulated host comes from: `GPIB_SIM_CONFIG` and linux-gpib's `IB_CONFIG`.
@@ -515,7 +500,6 @@ impl Library {
                 index: i,
                 name: b.name.clone(),
                 pad: b.address,
-                t1_code: t1_code(b.t1_ns.unwrap_or(defaults.t1_ns)),
                 dma: b.transfer.unwrap_or(defaults.mode) == TransferMode::Dma,
                 default_tmo: timeout_code(sim.timeout()),
                 default_eos: i32::from(b.eos.unwrap_or(0))
@@ -852,7 +836,8 @@ fn read_data(bus: &mut BoardBus, d: &mut Desc, buf: &mut [u8], eos: Option<Eos>)
         Ok(st) => {
             d.end = match st.end {
                 ReadEnd::Eoi => true,
-                ReadEnd::Eos => d.s.end_bit_normal,
+                // linux-gpib sets END on EOS too (IbcEndBitIsNormal cannot be 0).
+                ReadEnd::Eos => true,
                 _ => false,
             };
             Ok(st.count)
@@ -960,7 +945,8 @@ fn addressed(lib: &Library, d: &mut Desc, m: u8) -> Res {
     io_timeout(&mut bus, d)?;
     bus.send_setup(&[d.address()])?;
     bus.command(&[m])?;
-    unaddress(&mut bus, d)?;
+    // No UNL UNT after it, whatever IbcUnAddr says: linux-gpib sends them after
+    // reads and writes only.
     Ok(None)
 }
 
@@ -1111,7 +1097,8 @@ fn autopoll(lib: &Library, d: &Desc) {
     let board = lib.board(d.board);
     let mut bus = board.lock();
     let a = d.address();
-    if !bus.srq() || bus.spoll.get(&a).is_some_and(|q| !q.is_empty()) {
+    // "RQS will only be set if you have automatic serial polling enabled" (linux-gpib).
+    if !bus.autopolls() || !bus.srq() || bus.spoll.get(&a).is_some_and(|q| !q.is_empty()) {
         return;
     }
     if bus.use_timeout(timeout_of(d.s.spoll_tmo)).is_err() {
@@ -1280,7 +1267,7 @@ pub fn ask(lib: &Library, d: &Desc, option: i32) -> Res<i32> {
         OPT_EOS_CMP => Some(s.eos & BIN),
         OPT_EOS_CHAR => Some(s.eos & 0xff),
         OPT_READ_ADJUST | OPT_WRITE_ADJUST => Some(0),
-        OPT_END_BIT_IS_NORMAL => Some(i32::from(s.end_bit_normal)),
+        OPT_END_BIT_IS_NORMAL => Some(1),
         OPT_BNA => Some(d.board as i32),
         _ => None,
     };
@@ -1290,15 +1277,16 @@ pub fn ask(lib: &Library, d: &Desc, option: i32) -> Res<i32> {
     let v = if d.is_board {
         match option {
             OPT_PPC => s.ppc,
-            OPT_AUTOPOLL => i32::from(s.autopoll),
+            OPT_AUTOPOLL => i32::from(lib.board(d.board).lock().autopolls()),
             OPT_CICPROT | OPT_IRQ | OPT_HS_CABLE_LENGTH => 0,
             OPT_SC | OPT_SRE | OPT_7BIT_EOS => 1,
             OPT_PP2 => i32::from(s.pp2),
-            OPT_TIMING => s.timing,
+            OPT_TIMING => lib.board(d.board).lock().tuning(|t| t.t1())?.code(),
             OPT_DMA => i32::from(s.dma),
             OPT_EVENT_QUEUE => i32::from(s.event_queue),
-            OPT_SPOLL_BIT => i32::from(s.spoll_bit),
-            OPT_SEND_LLO => i32::from(s.send_llo),
+            // linux-gpib: SPOLL detection is always on; LLO on open never.
+            OPT_SPOLL_BIT => 1,
+            OPT_SEND_LLO => 0,
             OPT_PPOLL_TIME => s.ppoll_tmo,
             OPT_IST => i32::from(s.ist),
             OPT_RSV => s.rsv,
@@ -1312,7 +1300,6 @@ pub fn ask(lib: &Library, d: &Desc, option: i32) -> Res<i32> {
             _ => return Err(Fail::code(EARG)),
         }
     };
-    let _ = lib;
     Ok(v)
 }
 
@@ -1333,7 +1320,9 @@ pub fn config(lib: &Library, d: &mut Desc, option: i32, v: i32) -> Res {
         // Byte swapping is not supported (as in libgpib).
         OPT_READ_ADJUST | OPT_WRITE_ADJUST if v != 0 => return Err(Fail::code(ECAP)),
         OPT_READ_ADJUST | OPT_WRITE_ADJUST => {}
-        OPT_END_BIT_IS_NORMAL => d.s.end_bit_normal = bool_opt(v),
+        // linux-gpib: "no support for END on EOI only yet".
+        OPT_END_BIT_IS_NORMAL if v == 0 => return Err(Fail::code(ECAP)),
+        OPT_END_BIT_IS_NORMAL => {}
         OPT_BNA if !d.is_board => {
             let b = usize::try_from(v)
                 .ok()
@@ -1343,7 +1332,14 @@ pub fn config(lib: &Library, d: &mut Desc, option: i32, v: i32) -> Res {
         }
         _ if d.is_board => match option {
             OPT_PPC => return ppc(lib, d, v),
-            OPT_AUTOPOLL => d.s.autopoll = bool_opt(v),
+            OPT_AUTOPOLL => {
+                lib.board(d.board)
+                    .lock()
+                    .tuning(|t| t.set_autopoll(v != 0))?;
+            }
+            // linux-gpib: no pass control protocol, no operation without interrupts.
+            OPT_CICPROT if v != 0 => return Err(Fail::code(ECAP)),
+            OPT_IRQ if v == 0 => return Err(Fail::code(ECAP)),
             OPT_CICPROT | OPT_IRQ => {}
             // Giving up system control or HS488 cannot be simulated.
             OPT_SC if v == 0 => return Err(Fail::code(ECAP)),
@@ -1353,17 +1349,17 @@ pub fn config(lib: &Library, d: &mut Desc, option: i32, v: i32) -> Res {
             OPT_SRE => return sre(lib, d, v != 0),
             OPT_PP2 => d.s.pp2 = bool_opt(v),
             OPT_TIMING => {
-                if !(T1_DELAY_2000NS..=T1_DELAY_350NS).contains(&v) {
-                    return Err(Fail::code(EARG));
-                }
-                d.s.timing = v;
+                let t1 = T1Delay::from_code(v).ok_or(Fail::code(EARG))?;
+                lib.board(d.board).lock().tuning(|t| t.set_t1(t1))?;
             }
             // linux-gpib: "disabling DMA not supported".
             OPT_DMA if v == 0 => return Err(Fail::code(ECAP)),
             OPT_DMA => d.s.dma = true,
             OPT_EVENT_QUEUE => d.s.event_queue = bool_opt(v),
-            OPT_SPOLL_BIT => d.s.spoll_bit = bool_opt(v),
-            OPT_SEND_LLO => d.s.send_llo = bool_opt(v),
+            OPT_SPOLL_BIT => {}
+            // linux-gpib: "sending local lockout on device open not implemented".
+            OPT_SEND_LLO if v != 0 => return Err(Fail::code(ECAP)),
+            OPT_SEND_LLO => {}
             OPT_PPOLL_TIME => d.s.ppoll_tmo = check_timeout_code(v)?,
             OPT_IST => d.s.ist = bool_opt(v),
             OPT_RSV => d.s.rsv = u8::try_from(v).map_err(|_| Fail::code(EARG))?.into(),
@@ -1854,8 +1850,10 @@ mod tests {
         wrt(&lib, &mut d, b"*SRE 16;*IDN?\n").unwrap();
         assert_eq!(lib.status(&d), CMPL | END);
         // MAV with *SRE 16: SRQ, seen on the board; the device's status gets RQS
-        // once automatic polling took its status byte.
+        // once automatic polling (switched on: linux-gpib's boards open without it)
+        // took its status byte.
         assert_eq!(lib.status(&b) & SRQI, SRQI);
+        config(&lib, &mut b, OPT_AUTOPOLL, 1).unwrap();
         drop(d);
         wait(&lib, &slot, RQS | TIMO).unwrap();
         let mut d = slot.lock().unwrap();

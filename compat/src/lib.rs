@@ -37,3 +37,5 @@ mod crossings_tests;
 mod fidelity_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tuning_tests;

@@ -874,9 +874,12 @@ fn ibwait_jumps_to_a_timed_measurement_on_the_simulated_clock() {
     let ud = dev(22); // T3s
     write(ud, b"*RST;*CLS;VOLT:APER 0.5;*ESE 1;*SRE 32\n");
     write(ud, b"INIT;*OPC\n");
+    // RQS comes from automatic serial polling, off when a board opens.
+    assert_eq!(ibconfig(0, OPT_AUTOPOLL, 1) & ERR, 0);
     let host = crate::engine::library().host.clone().unwrap();
     let t0 = host.now();
     let sta = ibwait(ud, RQS | TIMO);
+    ibconfig(0, OPT_AUTOPOLL, 0);
     let waited = host.now() - t0;
     assert_eq!(sta & (RQS | TIMO | ERR), RQS, "{sta:#x}");
     // It waited for the measurement on the simulated clock, not for the timeout.

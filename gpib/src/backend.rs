@@ -26,7 +26,10 @@ use crate::status::{BoardStatus, BusLines, StatusByte};
 pub mod linux_gpib;
 mod net;
 pub mod prologix;
+pub mod tuning;
 pub mod vxi11;
+
+use tuning::BoardTuning;
 
 /// The end-of-string byte that stops a read, and how it is compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -271,6 +274,20 @@ pub trait Backend: Send {
     /// when the addressed device changes. Default: false.
     fn addresses_every_call(&self) -> bool {
         false
+    }
+
+    /// Whether the board's driver ends every device read and write with UNL and UNT
+    /// (linux-gpib's `IbcUnAddr`). A [`crate::Bus`] over such a backend sends them after
+    /// each transfer it addresses itself, and addresses the next one again. Default:
+    /// false.
+    fn unaddresses_after_call(&self) -> bool {
+        false
+    }
+
+    /// The board's driver settings ([`BoardTuning`]: T1, autopoll, readdressing,
+    /// unaddressing), when the backend can read and change them. `None` by default.
+    fn tuning(&mut self) -> Option<&mut dyn BoardTuning> {
+        None
     }
 
     /// Serial-polls one device: UNL, MLA(board), SPE, MTA(device) \[MSA\], read one
@@ -525,6 +542,12 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     }
     fn addresses_every_call(&self) -> bool {
         (**self).addresses_every_call()
+    }
+    fn unaddresses_after_call(&self) -> bool {
+        (**self).unaddresses_after_call()
+    }
+    fn tuning(&mut self) -> Option<&mut dyn BoardTuning> {
+        (**self).tuning()
     }
     fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
         (**self).serial_poll(device)

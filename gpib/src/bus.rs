@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use crate::address::{Address, PrimaryAddress, SecondaryAddress};
+use crate::backend::tuning::BoardTuning;
 use crate::backend::{Backend, BoardId, ClockKind, Eos, ReadStatus, Turns};
 use crate::error::{Error, Result};
 use crate::message::{addressing, InterfaceMessage};
@@ -34,6 +35,8 @@ pub(crate) struct BusState {
     default_timeout: Duration,
     /// Send the addressing before every transfer, even when it is in place.
     readdress: bool,
+    /// Send UNL and UNT after every device transfer ([`Backend::unaddresses_after_call`]).
+    unaddress: bool,
 }
 
 struct Shared {
@@ -136,6 +139,7 @@ impl Bus {
         let turns = backend.turns();
         let timeout = backend.timeout();
         let readdress = backend.addresses_every_call();
+        let unaddress = backend.unaddresses_after_call();
         Self {
             shared: Arc::new(Shared {
                 state: Mutex::new(BusState {
@@ -144,6 +148,7 @@ impl Bus {
                     applied_timeout: timeout,
                     default_timeout: timeout,
                     readdress,
+                    unaddress,
                 }),
                 name,
                 turns,
@@ -439,6 +444,32 @@ impl Bus {
         self.transaction(|tx| tx.state.backend.parallel_poll())
     }
 
+    /// Runs `f` on the board's driver settings ([`BoardTuning`]: T1, autopoll,
+    /// readdressing, unaddressing), with the bus locked.
+    ///
+    /// Afterwards the bus follows the driver's addressing: it sends the addressing
+    /// before every transfer when the driver readdresses on every call (or when
+    /// [`Bus::set_readdress`] asked for it before), and UNL UNT after each device transfer
+    /// when the driver unaddresses.
+    ///
+    /// Errors: kind `Unsupported` when the backend has no such settings
+    /// ([`Backend::tuning`] is `None`); else what `f` returns.
+    pub fn tuning<T>(&self, f: impl FnOnce(&mut dyn BoardTuning) -> Result<T>) -> Result<T> {
+        let mut g = self.lock();
+        g.addressed = Addressed::Nothing;
+        let before = g.backend.addresses_every_call();
+        let out = match g.backend.tuning() {
+            Some(t) => f(t),
+            None => Err(Error::unsupported("board tuning", &self.shared.name)),
+        };
+        let after = g.backend.addresses_every_call();
+        if before != after {
+            g.readdress = after;
+        }
+        g.unaddress = g.backend.unaddresses_after_call();
+        out
+    }
+
     /// Runs `f` on the backend itself, with the bus locked (for backend-specific calls).
     pub fn with_backend<T>(&self, f: impl FnOnce(&mut dyn Backend) -> T) -> T {
         let mut g = self.lock();
@@ -534,7 +565,9 @@ impl Transaction<'_> {
     /// addressing must be sent.
     pub fn write_to_device(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
         if !self.state.readdress && self.state.addressed == Addressed::ToDevice(device) {
-            return self.state.backend.write(data, eoi);
+            let n = self.state.backend.write(data, eoi)?;
+            self.unaddress_if_asked()?;
+            return Ok(n);
         }
         let cmd = addressing::to_devices(self.board_address(), &[device]);
         self.state.addressed = Addressed::Nothing;
@@ -543,7 +576,17 @@ impl Transaction<'_> {
             .backend
             .command_then_write(cmd.as_bytes(), data, eoi)?;
         self.state.addressed = Addressed::ToDevice(device);
+        self.unaddress_if_asked()?;
         Ok(n)
+    }
+
+    /// UNL UNT after a device transfer, when the driver unaddresses after every call
+    /// ([`Backend::unaddresses_after_call`]): the next transfer addresses again.
+    fn unaddress_if_asked(&mut self) -> Result<()> {
+        if self.state.unaddress {
+            self.command(addressing::unaddress().as_bytes())?;
+        }
+        Ok(())
     }
 
     /// Addresses `device` to talk (as [`Transaction::address_from_device`]) and reads
@@ -556,7 +599,9 @@ impl Transaction<'_> {
         eos: Option<Eos>,
     ) -> Result<ReadStatus> {
         if !self.state.readdress && self.state.addressed == Addressed::FromDevice(device) {
-            return self.state.backend.read(buf, eos);
+            let st = self.state.backend.read(buf, eos)?;
+            self.unaddress_if_asked()?;
+            return Ok(st);
         }
         let cmd = addressing::from_device(self.board_address(), device);
         self.state.addressed = Addressed::Nothing;
@@ -565,6 +610,7 @@ impl Transaction<'_> {
             .backend
             .command_then_read(cmd.as_bytes(), buf, eos)?;
         self.state.addressed = Addressed::FromDevice(device);
+        self.unaddress_if_asked()?;
         Ok(st)
     }
 

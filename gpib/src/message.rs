@@ -347,10 +347,11 @@ pub mod addressing {
         }
     }
 
-    /// UNT, UNL: nobody addressed (linux-gpib's `IbcUnAddr` after each device I/O).
+    /// UNL, UNT: nobody addressed (linux-gpib's `IbcUnAddr` after each device I/O, in
+    /// its order).
     pub fn unaddress() -> CommandBuf {
         let mut cmd = CommandBuf::new();
-        cmd.push(M::Untalk).push(M::Unlisten);
+        cmd.push(M::Unlisten).push(M::Untalk);
         cmd
     }
 

@@ -23,6 +23,7 @@
 //! | `serial_poll` | `ReadStatusByte` |
 //! | `srq` | `TestSRQ` (`wait_srq` polls it once per millisecond) |
 //! | `parallel_poll` / `lines` / `listener_present` | `ibrpp` / `iblines` / `ibln` |
+//! | `tuning` ([`crate::backend::tuning::BoardTuning`]) | `ibconfig`/`ibask` of `IbcTIMING`, `IbcAUTOPOLL` on the board descriptor, `IbcUnAddr` on the device descriptors |
 //!
 //! The open parameters of linux-gpib-rs's high-level `Instrument` API (EOS on NL, no
 //! EOI on writes, a device clear on open) are never used: every setting a call depends
@@ -53,6 +54,8 @@ use crate::backend::{Backend, ClockKind, Eos, ReadEnd, ReadStatus};
 use crate::error::{Error, ErrorKind, Result};
 use crate::gpibconf::{Entry, GpibConf};
 use crate::status::{BusLines, StatusByte};
+
+mod tuning;
 
 /// The backend's name in messages.
 const NAME: &str = "linux-gpib";
@@ -135,6 +138,8 @@ pub struct LinuxGpibBoard {
     /// Device descriptors (`ibdev`), one per device address used: each transfer is one
     /// `ibwrt`/`ibrd` on it, libgpib addressing the bus in the same call.
     devices: std::collections::HashMap<Address, (c_int, Applied)>,
+    /// `IbcUnAddr` on the device descriptors ([`crate::backend::tuning::BoardTuning`]).
+    unaddress: bool,
 }
 
 /// Settings last applied to one descriptor (`None`: not known yet). Transfers pass
@@ -258,6 +263,7 @@ impl LinuxGpibBoard {
                 ..Applied::default()
             },
             devices: std::collections::HashMap::new(),
+            unaddress: false,
         };
         log::debug!("opened {board:?}");
         Ok(board)
@@ -278,6 +284,12 @@ impl LinuxGpibBoard {
                 eos_mode(None),
             )
             .map_err(|e| driver_error("ibdev", Call::Other, e, None, t))?;
+            if self.unaddress {
+                if let Err(e) = traditional::ibconfig(ud, IbOption::UnAddr, 1) {
+                    let _ = traditional::ibonl(ud, IbOnline::Close);
+                    return Err(driver_error("ibconfig", Call::Other, e, None, t));
+                }
+            }
             let applied = Applied {
                 eos: Some(None),
                 eot: Some(true),
@@ -616,6 +628,10 @@ impl Backend for LinuxGpibBoard {
         true
     }
 
+    fn tuning(&mut self) -> Option<&mut dyn crate::backend::tuning::BoardTuning> {
+        Some(self)
+    }
+
     fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
         let t = self.timeout;
         let (ud, applied) = self.device_descriptor(device)?;
@@ -876,6 +892,52 @@ mod hardware {
         bus.set_timeout(Duration::from_secs(3)).expect("timeout");
         bus.device(address).unwrap().clear().expect("device clear");
         f(&bus, address);
+    }
+
+    #[test]
+    fn hw_tuning_reaches_the_driver() {
+        use crate::backend::tuning::{BoardTuning, T1Delay};
+        let test = "hw_tuning_reaches_the_driver";
+        let Some((name, address)) = target(test) else {
+            eprintln!("{test}: set GPIB_HW_BOARD and GPIB_HW_ADDRESS to run it: skipped");
+            return;
+        };
+        let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+        let mut board = LinuxGpibBoard::open_name(&name).expect("open the board");
+        let ud = board.descriptor();
+        // Unaddressing: set on the device descriptor libgpib uses for the transfers,
+        // whether it was open before or opens after.
+        board
+            .device_write(address, b"*CLS", true)
+            .expect("a write to the device");
+        assert!(board.set_unaddress(true).unwrap());
+        let dev_ud = board.devices[&address].0;
+        assert_eq!(traditional::ibask(dev_ud, IbOption::UnAddr).unwrap(), 1);
+        board.device_write(address, b"*CLS", true).unwrap();
+        assert!(!board.set_unaddress(false).unwrap());
+        assert_eq!(traditional::ibask(dev_ud, IbOption::UnAddr).unwrap(), 0);
+        assert!(
+            board.set_readdress(false).unwrap(),
+            "libgpib always readdresses"
+        );
+        // T1 and autopoll through the Bus: what the driver answers to ibask.
+        let bus = Bus::new(board);
+        let before = bus.tuning(|t| t.t1()).unwrap();
+        let asked = || T1Delay::from_code(traditional::ibask(ud, IbOption::TIMING).unwrap());
+        // Every driver has 2 µs.
+        assert_eq!(
+            bus.tuning(|t| t.set_t1(T1Delay::Ns2000)).unwrap(),
+            T1Delay::Ns2000
+        );
+        assert_eq!(asked(), Some(T1Delay::Ns2000));
+        let applied = bus.tuning(|t| t.set_t1(T1Delay::Ns350)).unwrap();
+        assert_eq!(asked(), Some(applied));
+        eprintln!("{test}: T1 350 ns asked, {applied} applied");
+        bus.tuning(|t| t.set_t1(before)).unwrap();
+        let autopoll = bus.tuning(|t| t.autopoll()).unwrap();
+        assert!(bus.tuning(|t| t.set_autopoll(true)).unwrap());
+        assert_eq!(traditional::ibask(ud, IbOption::AUTOPOLL).unwrap(), 1);
+        bus.tuning(|t| t.set_autopoll(autopoll)).unwrap();
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! | SRQ storm ([`DeviceBehaviour::srq_every`]) with [`BoardBehaviour::autopoll`] | device, board | the driver serial-polls on every request: UNL, MLA, SPE, TAD, one status byte, SPD, UNT each time, on the bus and the CPU |
 //! | background disc traffic ([`DeviceBehaviour::activity_bytes_per_s`]) | device | interrupts (DMA) or byte moves (PIO) take a share of the host CPU, so CPU work elsewhere stretches |
 //! | addressing on every call ([`AddressingMode::EveryCall`]) | board | UNL, MTA/MLA and secondaries before each read and write, however small |
+//! | unaddressing after every call ([`BoardBehaviour::unaddress`]) | board | UNL and UNT after each device read and write (linux-gpib's `IbcUnAddr`), and so the addressing again before the next |
 //! | cable length ([`BoardBehaviour::cable_m`]) | board | 5 ns a metre, four trips a handshake cycle; past IEEE 488.1's limits (20 m, 2 m a device) settling needs the standard's 2 µs T1 |
 //!
 //! The other sources are timing parameters ([`crate::sim::timing`]): programmed I/O
@@ -38,6 +39,9 @@ pub struct BoardBehaviour {
     pub autopoll: bool,
     /// When the driver sends addressing bytes.
     pub addressing: AddressingMode,
+    /// The driver sends UNL and UNT after every device read and write (linux-gpib's
+    /// `IbcUnAddr`).
+    pub unaddress: bool,
     /// Total cable length in metres (`None`: a short bus, propagation ignored).
     pub cable_m: Option<f64>,
 }

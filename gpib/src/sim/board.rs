@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::address::{Address, PrimaryAddress};
+use crate::backend::tuning::BoardTuning;
 use crate::backend::{Backend, BoardId, ClockKind, Eos, ReadStatus, Turns};
 use crate::error::{Error, Result};
 use crate::sim::host::SimHost;
@@ -213,6 +214,14 @@ impl Backend for SimBoard {
     fn addresses_every_call(&self) -> bool {
         self.host.lock().boards[self.index].behaviour.addressing
             == crate::sim::behaviour::AddressingMode::EveryCall
+    }
+
+    fn unaddresses_after_call(&self) -> bool {
+        self.host.lock().boards[self.index].behaviour.unaddress
+    }
+
+    fn tuning(&mut self) -> Option<&mut dyn BoardTuning> {
+        Some(self)
     }
 
     fn waits_in_wall_time(&self) -> bool {

@@ -457,12 +457,23 @@ impl SimHost {
 
     /// Switches a board driver's contention sources (autopoll, addressing on every
     /// call, cable length).
+    ///
+    /// Autopoll switched on polls a request left pending meanwhile (SRQ held while
+    /// nobody polled) from the caller's now on, not back in the past.
     pub fn set_board_behaviour(&self, board: usize, behaviour: BoardBehaviour) -> Result<()> {
         let mut g = self.lock();
+        let now = g.callers.now();
         let b = g
             .boards
             .get_mut(board)
             .ok_or_else(|| Error::Config(format!("no board {board}")))?;
+        if behaviour.autopoll && !b.behaviour.autopoll {
+            for d in &mut b.devices {
+                if d.next_request.is_some_and(|at| at < now) {
+                    d.next_request = Some(now);
+                }
+            }
+        }
         b.behaviour = behaviour;
         g.refresh_background();
         Ok(())
@@ -484,6 +495,19 @@ impl SimHost {
             .get(board)
             .map(|b| b.timing.clone())
             .ok_or_else(|| Error::Config(format!("no board {board}")))
+    }
+
+    /// Changes a board's timing parameters (its T1 when it talks, for instance), for the
+    /// operations that start from now on.
+    pub fn set_board_timing(&self, board: usize, timing: BoardTiming) -> Result<()> {
+        let mut g = self.lock();
+        let b = g
+            .boards
+            .get_mut(board)
+            .ok_or_else(|| Error::Config(format!("no board {board}")))?;
+        b.timing = timing;
+        g.refresh_background();
+        Ok(())
     }
 
     /// Real-time mode: every operation also sleeps for its modelled duration.

@@ -41,6 +41,9 @@ mod slot;
 mod state488;
 pub mod timing;
 mod transcript;
+mod tuning;
+#[cfg(test)]
+mod tuning_tests;
 mod world;
 
 pub use board::SimBoard;

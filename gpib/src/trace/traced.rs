@@ -229,6 +229,15 @@ impl<B: Backend> Backend for TracedBackend<B> {
     fn waits_in_wall_time(&self) -> bool {
         self.inner.waits_in_wall_time()
     }
+    fn addresses_every_call(&self) -> bool {
+        self.inner.addresses_every_call()
+    }
+    fn unaddresses_after_call(&self) -> bool {
+        self.inner.unaddresses_after_call()
+    }
+    fn tuning(&mut self) -> Option<&mut dyn crate::backend::tuning::BoardTuning> {
+        self.inner.tuning()
+    }
     fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
         let t0 = self.inner.now();
         let out = self.inner.serial_poll(device);

@@ -449,6 +449,7 @@ impl Config {
                     autopoll: b.autopoll,
                     addressing: b.addressing.unwrap_or_default(),
                     cable_m,
+                    ..Default::default()
                 },
             )?;
             for dev in &b.devices {
