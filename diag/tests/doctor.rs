@@ -416,3 +416,48 @@ fn bad_doctor_arguments_are_refused_with_the_reason() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+fn compat_config(name: &str) -> String {
+    format!("{}/../compat/tests/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The board's settings tried the other way: a T1 of 2 us where 350 ns would do.
+#[test]
+fn a_slow_t1_is_found_by_trying_350_ns_and_put_back() {
+    let r = names(&["--bus", &compat_config("slow_t1.toml")], "slow-t1");
+    let t = &r["settings"][0];
+    assert_eq!(t["setting"], "t1");
+    assert_eq!(t["found"], "2 µs");
+    assert_eq!(t["tried"], "350 ns");
+    assert_eq!(t["significant"], true);
+    // 65536 bytes at 2.5 us (T1 and the HP3565's 500 ns acceptance) against 1 us.
+    let s = t["speedup"].as_f64().unwrap();
+    assert!((s - 2.30).abs() < 0.005, "{s}");
+    assert_eq!(
+        r["findings"][0]["advice"],
+        "ibconfig(board, IbcTIMING, 3) (T1 350 ns); the shorter T1 needs a cable of 15 m at most with every device powered"
+    );
+}
+
+#[test]
+fn autopoll_under_an_srq_storm_is_tried_off_and_named_in_the_storms_evidence() {
+    let r = names(
+        &["--bus", &compat_config("srq_storm.toml"), "--device", "22"],
+        "srq-storm",
+    );
+    let t = r["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["setting"] == "autopoll")
+        .unwrap()
+        .clone();
+    assert!((t["speedup"].as_f64().unwrap() - 1.20).abs() < 0.005, "{t}");
+    let evidence = r["findings"][0]["evidence"].to_string();
+    assert!(
+        evidence.contains(
+            "autopoll on slows reads of 16 B: with off they run 1.20x faster (virtual time: exact)"
+        ),
+        "{evidence}"
+    );
+}

@@ -300,3 +300,60 @@ fn calibrate_predicts_held_out_sizes_within_5_percent_on_three_buses() {
         per_byte(&dma)
     );
 }
+
+/// The speedup of trial `setting` in a doctor's report.
+fn trial(r: &Value, setting: &str) -> Value {
+    r["settings"]
+        .as_array()
+        .expect("settings")
+        .iter()
+        .find(|t| t["setting"] == setting)
+        .unwrap_or_else(|| panic!("no {setting} trial: {r:#}"))
+        .clone()
+}
+
+#[test]
+fn a_slow_t1_setting_is_found_by_trying_the_other_and_named_with_the_call() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let (code, r) = through_libgpib(&config("slow_t1.toml"), true, &[]);
+    assert_eq!(code, 3);
+    assert_eq!(
+        problems(&r).first().map(String::as_str),
+        Some("slow-t1"),
+        "{r:#}"
+    );
+    let t = trial(&r, "t1");
+    assert_eq!(
+        (t["found"].as_str(), t["tried"].as_str()),
+        (Some("2 µs"), Some("350 ns"))
+    );
+    assert!(t["test"]["p"].as_f64().unwrap() < 0.05, "{t:#}");
+    // The speedup is the model's for the same writes (virtual time, same sizes).
+    let model = on_the_model(&config("slow_t1.toml"), &r);
+    let ratio = t["speedup"].as_f64().unwrap() / trial(&model, "t1")["speedup"].as_f64().unwrap();
+    assert!((0.8..1.1).contains(&ratio), "{ratio}: {t:#}");
+    assert!(r["findings"][0]["advice"]
+        .as_str()
+        .unwrap()
+        .starts_with("ibconfig(board, IbcTIMING, 3)"));
+}
+
+#[test]
+fn autopoll_under_an_srq_storm_is_found_by_trying_it_off() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut c = common::gpib_diag();
+    c.args(["doctor", "--backend", "linux-gpib", "--device", "22"])
+        .args(["--budget", BUDGET, "--format", "json"])
+        .env("GPIB_SIM_CONFIG", config("srq_storm.toml"))
+        .env("GPIB_SIM_REALTIME", "1");
+    let (code, r) = report(c.output().expect("gpib-diag runs"), "srq_storm");
+    assert_eq!(code, 3);
+    assert_eq!(
+        problems(&r).first().map(String::as_str),
+        Some("autopoll"),
+        "{r:#}"
+    );
+    let t = trial(&r, "autopoll");
+    assert!(t["test"]["p"].as_f64().unwrap() < 0.05, "{t:#}");
+    assert!(t["speedup"].as_f64().unwrap() > 1.1, "{t:#}");
+}

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::cli::{DoctorArgs, Format};
 use crate::doctor::probe::{rate_of, QUERIES};
+use crate::doctor::settings_ab::p_text;
 use crate::doctor::{self, Report, Request, Severity};
 use crate::error::{DiagError, Result};
 use crate::measure::SessionOptions;
@@ -115,7 +116,35 @@ fn print_sweep(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
         h.byte_ns(Direction::Read) as f64 / 1e3,
         h.byte_ns(Direction::Write) as f64 / 1e3,
         h.describe()
-    )
+    )?;
+    if let Some(first) = r.settings.first() {
+        writeln!(
+            out,
+            "  settings tried the other way ({}, alternately with the setting as found; all put back):",
+            match first.as_found.len() {
+                1 => "once each way".to_string(),
+                n => format!("{n} runs each way"),
+            }
+        )?;
+    }
+    for t in &r.settings {
+        writeln!(
+            out,
+            "    {} {} -> {}: {} {:.2}x as fast ({})",
+            t.setting,
+            t.found,
+            t.tried,
+            t.probe.describe(t.bytes),
+            t.speedup,
+            match (&t.test, t.significant) {
+                (Some(w), true) => p_text(w.p),
+                (Some(w), false) => format!("{}: no real difference", p_text(w.p)),
+                (None, true) => "exact".into(),
+                (None, false) => "exact: no difference".into(),
+            }
+        )?;
+    }
+    Ok(())
 }
 
 fn print_text(out: &mut impl Write, r: &Report) -> std::io::Result<()> {

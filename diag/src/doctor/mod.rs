@@ -8,6 +8,7 @@ mod advice;
 mod limits;
 pub mod probe;
 pub mod reference;
+pub mod settings_ab;
 pub mod sweep;
 
 pub use advice::rate_text as advice_rate;
@@ -57,6 +58,9 @@ pub enum Cause {
     CpuContention,
     /// Another process holds a GPIB board open.
     BoardShared,
+    /// A board setting (`t1`, `autopoll`, `readdress`, `unaddress`) that, tried the
+    /// other way, made its probe significantly faster.
+    Setting(&'static str),
 }
 
 impl Cause {
@@ -75,6 +79,11 @@ impl Cause {
             Cause::FasterThanTheBus => "faster-than-the-bus",
             Cause::CpuContention => "cpu-contention",
             Cause::BoardShared => "board-shared",
+            Cause::Setting("t1") => "slow-t1",
+            Cause::Setting("autopoll") => "autopoll",
+            Cause::Setting("readdress") => "readdressing",
+            Cause::Setting("unaddress") => "unaddressing",
+            Cause::Setting(_) => "setting",
         }
     }
 }
@@ -127,6 +136,8 @@ pub struct Report {
     pub sweep: Sweep,
     /// The handshake's ceiling for this board's settings.
     pub handshake: Handshake,
+    /// The board's settings, each tried the other way.
+    pub settings: Vec<settings_ab::Trial>,
     /// The same transfers with every contention source switched off (simulator).
     pub baseline: Option<Transfers>,
     /// The contention sources the configuration has (simulator).
@@ -180,6 +191,7 @@ pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report>
         transfers: Transfers::default(),
         sweep: Sweep::default(),
         handshake: handshake(&target, config.as_ref()),
+        settings: Vec::new(),
         baseline: None,
         sources: config.as_ref().map(Config::sources).unwrap_or_default(),
         findings: Vec::new(),
@@ -219,7 +231,17 @@ pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report>
         .copied()
         .filter(|a| Some(*a) != device)
         .collect();
-    let limits = limits::findings(&swept, &measured, &report.handshake, &others);
+    let mut limits = limits::findings(&swept, &measured, &report.handshake, &others);
+    if measured.failure.is_none() {
+        report.settings = settings_ab::run(
+            &target,
+            &session,
+            req.small,
+            ab_bytes(&swept, req.budget),
+            report.handshake.t1_ns,
+        )?;
+        limits.extend(settings_ab::findings(&report.settings, req.threshold));
+    }
     if let Some(config) = &config {
         let board = config
             .boards
@@ -258,8 +280,31 @@ pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report>
     Ok(report)
 }
 
+/// The size of the settings' write probe: the largest swept size whose write takes at
+/// most a sixteenth of the budget over the repeats (each of up to four settings runs it
+/// twice a repeat), else the smallest.
+fn ab_bytes(s: &Sweep, budget: Duration) -> u64 {
+    let repeats = if s.repeats > 1 {
+        settings_ab::WALL_REPEATS as f64
+    } else {
+        1.0
+    };
+    let allowed = budget.as_secs_f64() / 16.0 / repeats;
+    s.sizes
+        .iter()
+        .rev()
+        .find(|&&n| {
+            s.median(crate::sample::Direction::Write, n)
+                .is_some_and(|p| p.seconds <= allowed)
+        })
+        .or(s.sizes.first())
+        .copied()
+        .unwrap_or(16)
+}
+
 /// The handshake reference of the board `target` drives: its T1 and HS488 where the
-/// backend tells them.
+/// backend tells them (a simulated configuration's own figures, else the driver's T1
+/// setting).
 pub fn handshake(target: &Target, config: Option<&Config>) -> Handshake {
     match config.and_then(|c| c.boards.get(target.board)) {
         Some(b) => Handshake {
@@ -269,7 +314,10 @@ pub fn handshake(target: &Target, config: Option<&Config>) -> Handshake {
             ),
             hs488: Some(b.hs488),
         },
-        None => Handshake::UNKNOWN,
+        None => Handshake {
+            t1_ns: target.bus.tuning(|t| t.t1()).ok().map(|t| t.nanos()),
+            ..Handshake::UNKNOWN
+        },
     }
 }
 

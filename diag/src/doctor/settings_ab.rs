@@ -1,0 +1,468 @@
+//! A/B runs of what the user can change without touching a cable: the board driver's
+//! settings ([`gpib::backend::tuning::BoardTuning`]: T1, autopoll, addressing and
+//! unaddressing on every call), each tried the other way on the probe it affects,
+//! alternately with the setting as found, repeated and tested with Welch's t-test.
+//!
+//! Every setting is put back as it was afterwards: when a trial ends, when a transfer
+//! fails, and on Ctrl-C (the run stops at the next transfer, restores, and exits).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use gpib::backend::tuning::{BoardTuning, T1Delay};
+use gpib::{Bus, ClockKind};
+use serde::Serialize;
+
+use crate::error::{DiagError, Result};
+use crate::measure::{Session, SessionOptions};
+use crate::stats::{welch, Welch};
+use crate::target::Target;
+
+use super::{Cause, Finding, Severity};
+
+/// Times each way a trial runs on a wall clock (virtual time repeats exactly: once).
+pub const WALL_REPEATS: usize = 5;
+
+/// Short queries in one sample of the queries probe.
+const QUERIES: u32 = 10;
+
+/// A board setting and a value of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// T1 settling time.
+    T1(T1Delay),
+    /// Automatic serial polling.
+    Autopoll(bool),
+    /// Addressing before every call.
+    Readdress(bool),
+    /// UNL UNT after every call.
+    Unaddress(bool),
+}
+
+impl Setting {
+    /// The setting's name in reports and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Setting::T1(_) => "t1",
+            Setting::Autopoll(_) => "autopoll",
+            Setting::Readdress(_) => "readdress",
+            Setting::Unaddress(_) => "unaddress",
+        }
+    }
+
+    /// Its value in words.
+    pub fn value(self) -> String {
+        let on = |b: bool| if b { "on" } else { "off" }.to_string();
+        match self {
+            Setting::T1(t) => t.to_string(),
+            Setting::Autopoll(b) | Setting::Readdress(b) | Setting::Unaddress(b) => on(b),
+        }
+    }
+
+    /// How a linux-gpib program makes it so.
+    pub fn how(self) -> String {
+        match self {
+            Setting::T1(t) => format!("ibconfig(board, IbcTIMING, {}) (T1 {t})", t.code()),
+            Setting::Autopoll(b) => format!("ibconfig(board, IbcAUTOPOLL, {})", i32::from(b)),
+            Setting::Readdress(b) => format!("ibconfig(device, IbcREADDR, {})", i32::from(b)),
+            Setting::Unaddress(b) => format!("ibconfig(device, IbcUnAddr, {})", i32::from(b)),
+        }
+    }
+
+    /// Applies it; the value the driver took.
+    fn apply(self, t: &mut dyn BoardTuning) -> gpib::Result<Setting> {
+        Ok(match self {
+            Setting::T1(v) => Setting::T1(t.set_t1(v)?),
+            Setting::Autopoll(v) => Setting::Autopoll(t.set_autopoll(v)?),
+            Setting::Readdress(v) => Setting::Readdress(t.set_readdress(v)?),
+            Setting::Unaddress(v) => Setting::Unaddress(t.set_unaddress(v)?),
+        })
+    }
+}
+
+/// Which probe a trial times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Probe {
+    /// A write of the trial's size (the board talks: its T1 counts).
+    Write,
+    /// Short queries back to back (per-call costs: command bytes).
+    Queries,
+    /// Small reads back to back (per-call costs: the polls a storm of service requests
+    /// costs at each call).
+    SmallReads,
+}
+
+impl Probe {
+    /// What it times, in words: "writes of 4096 B", "short queries".
+    pub fn describe(self, bytes: u64) -> String {
+        match self {
+            Probe::Write => format!("writes of {bytes} B"),
+            Probe::Queries => "short queries".into(),
+            Probe::SmallReads => format!("reads of {bytes} B"),
+        }
+    }
+}
+
+/// One setting tried both ways.
+#[derive(Debug, Clone, Serialize)]
+pub struct Trial {
+    /// The setting's name.
+    pub setting: &'static str,
+    /// Its value as found.
+    pub found: String,
+    /// The value tried.
+    pub tried: String,
+    /// What a program calls to make it so.
+    pub how: String,
+    /// The probe timed.
+    pub probe: Probe,
+    /// Bytes of each transfer (the write and small-reads probes).
+    pub bytes: u64,
+    /// Seconds of each run as found.
+    pub as_found: Vec<f64>,
+    /// Seconds of each run as tried.
+    pub as_tried: Vec<f64>,
+    /// Mean as found over mean as tried (above 1: the tried value is faster).
+    pub speedup: f64,
+    /// Welch's t-test (wall clocks).
+    pub test: Option<Welch>,
+    /// The difference is real: significant at 5 % (wall clocks), or exact (virtual time).
+    pub significant: bool,
+}
+
+/// The settings worth trying from what the board has now: a T1 above 350 ns, autopoll
+/// on, addressing or unaddressing on every call.
+fn candidates(found: &[Setting]) -> Vec<(Setting, Setting, Probe)> {
+    found
+        .iter()
+        .filter_map(|&s| match s {
+            Setting::T1(t) if t != T1Delay::Ns350 => {
+                Some((s, Setting::T1(T1Delay::Ns350), Probe::Write))
+            }
+            // The driver polls when a call starts with SRQ asserted: small calls show it.
+            Setting::Autopoll(true) => Some((s, Setting::Autopoll(false), Probe::SmallReads)),
+            Setting::Readdress(true) => Some((s, Setting::Readdress(false), Probe::Queries)),
+            Setting::Unaddress(true) => Some((s, Setting::Unaddress(false), Probe::Queries)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The board's settings as found (those the backend tells).
+fn found(bus: &Bus) -> Vec<Setting> {
+    let mut out = Vec::new();
+    if let Ok(t) = bus.tuning(|t| t.t1()) {
+        out.push(Setting::T1(t));
+    }
+    if let Ok(a) = bus.tuning(|t| t.autopoll()) {
+        out.push(Setting::Autopoll(a));
+    }
+    if let Ok(r) = bus.tuning(|t| t.readdress()) {
+        out.push(Setting::Readdress(r));
+    }
+    if let Ok(u) = bus.tuning(|t| t.unaddress()) {
+        out.push(Setting::Unaddress(u));
+    }
+    out
+}
+
+/// Puts a setting back when dropped.
+struct Restore<'a> {
+    bus: &'a Bus,
+    to: Setting,
+}
+
+impl Drop for Restore<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.bus.tuning(|t| self.to.apply(t)) {
+            log::warn!(
+                "could not put {} back to {}: {e}",
+                self.to.name(),
+                self.to.value()
+            );
+        }
+    }
+}
+
+/// Set by Ctrl-C while trials run.
+fn interrupted() -> &'static Arc<AtomicBool> {
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        if let Err(e) = ctrlc::set_handler(move || f.store(true, Ordering::SeqCst)) {
+            log::warn!("Ctrl-C cannot be caught ({e}): settings are restored only on errors");
+        }
+        flag
+    })
+}
+
+/// The least speedup an exact (virtual-time) trial counts as a difference.
+const EXACT_DIFFERENCE: f64 = 0.005;
+
+/// Runs the trials on the device of `opts`, each write of `bytes`. `t1_ns` is the
+/// board's exact T1 where known: a board settling at a time that is none of the three
+/// settings (a simulated 600 ns) could not be put back, so its T1 is left alone.
+pub fn run(
+    target: &Target,
+    opts: &SessionOptions,
+    small: u64,
+    bytes: u64,
+    t1_ns: Option<u64>,
+) -> Result<Vec<Trial>> {
+    run_until(target, opts, small, bytes, t1_ns, interrupted())
+}
+
+/// [`run`], stopping (with every setting put back) when `stop` is set.
+fn run_until(
+    target: &Target,
+    opts: &SessionOptions,
+    small: u64,
+    bytes: u64,
+    t1_ns: Option<u64>,
+    stop: &AtomicBool,
+) -> Result<Vec<Trial>> {
+    let bus = &target.bus;
+    let mut settings = found(bus);
+    settings.retain(|s| match s {
+        Setting::T1(t) => t1_ns.is_none_or(|ns| ns == t.nanos()),
+        _ => true,
+    });
+    let todo = candidates(&settings);
+    if todo.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut session = Session::open(target, opts, bytes.max(small))?;
+    let repeats = if bus.clock_kind() == ClockKind::Virtual {
+        1
+    } else {
+        WALL_REPEATS
+    };
+    let mut trials = Vec::new();
+    for &(as_found, to_try, probe) in &todo {
+        let _restore = Restore { bus, to: as_found };
+        // The driver may not take the value (linux-gpib readdresses whatever it is told).
+        let took = bus.tuning(|t| to_try.apply(t))?;
+        bus.tuning(|t| as_found.apply(t))?;
+        if took != to_try {
+            log::info!(
+                "{} cannot be changed to {} here (the driver keeps {})",
+                to_try.name(),
+                to_try.value(),
+                took.value()
+            );
+            continue;
+        }
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for _ in 0..repeats {
+            for (value, into) in [(as_found, &mut a), (to_try, &mut b)] {
+                if stop.load(Ordering::SeqCst) {
+                    return Err(DiagError::Usage(
+                        "interrupted: every setting was put back as it was".into(),
+                    ));
+                }
+                bus.tuning(|t| value.apply(t))?;
+                let seconds = match probe {
+                    Probe::Write => session.write(bytes)?.seconds,
+                    Probe::Queries => session.transactions(QUERIES)?.seconds,
+                    Probe::SmallReads => {
+                        let mut t = 0.0;
+                        for _ in 0..QUERIES {
+                            t += session.read(small)?.seconds;
+                        }
+                        t
+                    }
+                };
+                into.push(seconds);
+            }
+        }
+        let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len().max(1) as f64;
+        let speedup = mean(&a) / mean(&b).max(f64::MIN_POSITIVE);
+        let test = welch(&a, &b);
+        let significant = match &test {
+            Some(w) => w.significant,
+            // Virtual time: one exact run each way.
+            None => repeats == 1 && (speedup - 1.0).abs() >= EXACT_DIFFERENCE,
+        };
+        trials.push(Trial {
+            setting: as_found.name(),
+            found: as_found.value(),
+            tried: to_try.value(),
+            how: to_try.how(),
+            probe,
+            bytes: match probe {
+                Probe::Write => bytes,
+                Probe::SmallReads => small,
+                Probe::Queries => 0,
+            },
+            as_found: a,
+            as_tried: b,
+            speedup,
+            test,
+            significant,
+        });
+    }
+    Ok(trials)
+}
+
+/// A p-value as reports print it: `p = 0.012`, `p < 0.001`.
+pub fn p_text(p: f64) -> String {
+    if p < 0.001 {
+        "p < 0.001".into()
+    } else {
+        format!("p = {p:.3}")
+    }
+}
+
+/// A finding for each trial whose tried value ran significantly faster, by `threshold`
+/// at least.
+pub fn findings(trials: &[Trial], threshold: f64) -> Vec<Finding> {
+    trials
+        .iter()
+        .filter(|t| t.significant && t.speedup >= threshold)
+        .map(|t| {
+            let what = t.probe.describe(t.bytes);
+            let stats = match &t.test {
+                Some(w) => format!(
+                    "{}, Welch's t-test over {} runs each way",
+                    p_text(w.p),
+                    t.as_found.len()
+                ),
+                None => "virtual time: exact".into(),
+            };
+            Finding {
+                cause: Cause::Setting(t.setting),
+                severity: Severity::Problem,
+                summary: format!(
+                    "{} {} slows {what}: with {} they run {:.2}x faster ({stats})",
+                    t.setting, t.found, t.tried, t.speedup
+                ),
+                evidence: vec![format!(
+                    "{what}: {:.6} s with {} {}, {:.6} s with {}",
+                    t.as_found.iter().sum::<f64>() / t.as_found.len().max(1) as f64,
+                    t.setting,
+                    t.found,
+                    t.as_tried.iter().sum::<f64>() / t.as_tried.len().max(1) as f64,
+                    t.tried
+                )],
+                advice: format!(
+                    "{}{}",
+                    t.how,
+                    match t.setting {
+                        "t1" => "; the shorter T1 needs a cable of 15 m at most with every device powered",
+                        "autopoll" => "; then poll for service requests yourself (ibwait on SRQ, then ibrsp) when you need them",
+                        _ => "",
+                    }
+                ),
+                speedup: Some(t.speedup),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::BusSpec;
+    use gpib::sim::Config;
+
+    /// A DMA board at T1 2 us with autopoll on, the HP3565 at 11.
+    const SLOW: &str = r#"
+name = "slow"
+[[board]]
+name = "gpib0"
+address = 0
+transfer = "dma"
+t1_ns = 2000
+autopoll = true
+  [[board.device]]
+  address = 11
+  model = "hp3565"
+"#;
+
+    fn open(spec: &str) -> Target {
+        let spec = BusSpec::parse(spec).unwrap();
+        let mut config = Config::parse(SLOW).unwrap();
+        for e in &spec.edits {
+            e.apply(&mut config, 0).unwrap();
+        }
+        Target::open_config(&spec, &config).unwrap()
+    }
+
+    fn opts() -> SessionOptions {
+        SessionOptions {
+            device: Some(11),
+            protocol: crate::session_options::ProtocolChoice::Auto,
+            timeout: None,
+        }
+    }
+
+    fn settings(t: &Target) -> (T1Delay, bool) {
+        (
+            t.bus.tuning(|x| x.t1()).unwrap(),
+            t.bus.tuning(|x| x.autopoll()).unwrap(),
+        )
+    }
+
+    #[test]
+    fn each_setting_is_tried_and_put_back() {
+        let t = open("slow");
+        let trials = run_until(&t, &opts(), 16, 4096, Some(2000), &AtomicBool::new(false)).unwrap();
+        let tried: Vec<(&str, &str, &str)> = trials
+            .iter()
+            .map(|x| (x.setting, x.found.as_str(), x.tried.as_str()))
+            .collect();
+        assert_eq!(tried, [("t1", "2 µs", "350 ns"), ("autopoll", "on", "off")]);
+        // The same write on the configuration edited to T1 350 ns (a what-if) and as it
+        // is: the trial's speedup is their ratio, exactly (virtual time).
+        let write = |spec: &str| {
+            let t = open(spec);
+            let mut s = Session::open(&t, &opts(), 4096).unwrap();
+            s.write(4096).unwrap().seconds
+        };
+        let expected = write("slow") / write("slow:t1=350");
+        assert!(expected > 2.0, "{expected}");
+        assert!(
+            (trials[0].speedup / expected - 1.0).abs() < 1e-9,
+            "{} against {expected}",
+            trials[0].speedup
+        );
+        assert!(trials[0].significant);
+        assert_eq!(settings(&t), (T1Delay::Ns2000, true), "put back");
+    }
+
+    #[test]
+    fn a_transfer_failing_mid_trial_puts_the_settings_back() {
+        // The HP3565 stops answering after a few transfers: a trial fails part way.
+        let t = open("slow:fault=11=stops-after:6");
+        let r = run_until(&t, &opts(), 16, 4096, Some(2000), &AtomicBool::new(false));
+        assert!(r.is_err(), "{r:?}");
+        assert_eq!(settings(&t), (T1Delay::Ns2000, true), "put back");
+    }
+
+    #[test]
+    fn ctrl_c_stops_the_trials_and_puts_the_settings_back() {
+        let t = open("slow");
+        let e = run_until(&t, &opts(), 16, 4096, Some(2000), &AtomicBool::new(true)).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("interrupted: every setting was put back"),
+            "{e}"
+        );
+        assert_eq!(settings(&t), (T1Delay::Ns2000, true), "put back");
+    }
+
+    #[test]
+    fn a_t1_that_cannot_be_put_back_exactly_is_left_alone() {
+        let t = open("slow");
+        let trials = run_until(&t, &opts(), 16, 4096, Some(600), &AtomicBool::new(false)).unwrap();
+        assert!(trials.iter().all(|x| x.setting != "t1"));
+    }
+
+    #[test]
+    fn p_values_read_as_people_write_them() {
+        assert_eq!(p_text(0.0004), "p < 0.001");
+        assert_eq!(p_text(0.0123), "p = 0.012");
+    }
+}
