@@ -66,7 +66,11 @@ pub fn open(a: &ServeArgs) -> Result<Boards> {
                 }
                 _ => DiagError::from(e),
             })?;
-            push(&mut out, bus, r)?;
+            let label = match a.backend {
+                BackendKind::LinuxGpib => format!("linux-gpib {r}"),
+                _ => r,
+            };
+            push(&mut out, bus, label)?;
         }
         out
     };

@@ -51,7 +51,7 @@ struct State {
 
 /// The device of a link that goes away in the middle of reading its answer or of
 /// writing a message.
-fn abandoned_device(l: LinkInfo) -> Option<(u16, Address)> {
+fn abandoned_device(l: &LinkInfo) -> Option<(u16, Address)> {
     match (l.mid_read || l.mid_write, l.target) {
         (true, Target::Device(b, a)) => Some((b, a)),
         _ => None,
@@ -212,24 +212,26 @@ impl Gateway {
     /// read the rest (a `BLOCK?` ramp, say), so its memory goes. So is one the
     /// connection was writing a message to (its last write without END): the next
     /// client's message would otherwise be taken as the rest of it.
+    ///
+    /// The devices are cleared before the links and their locks go: a client waiting
+    /// for the lock gets the device clean (cleared after, its own message could go
+    /// with the other's half).
     fn drop_conn(&self, conn: u64) {
-        let mut st = self.state();
-        let mine: Vec<u32> = st
+        let abandoned: Vec<(u16, Address)> = self
+            .state()
             .links
-            .iter()
-            .filter(|(_, l)| l.conn == conn)
-            .map(|(&id, _)| id)
+            .values()
+            .filter(|l| l.conn == conn)
+            .filter_map(abandoned_device)
             .collect();
-        let mut abandoned = Vec::new();
-        for id in mine {
-            abandoned.extend(st.links.remove(&id).and_then(abandoned_device));
-        }
+        self.clear_abandoned(abandoned);
+        let mut st = self.state();
         let State { links, locks, .. } = &mut *st;
+        links.retain(|_, l| l.conn != conn);
         locks.retain(|_, holder| links.contains_key(holder));
         st.intr.remove(&conn);
         drop(st);
         self.changed.notify_all();
-        self.clear_abandoned(abandoned);
     }
 
     /// Clears the devices left half read or half written by links that are gone.
@@ -415,10 +417,17 @@ impl Gateway {
                 let Ok(lid) = XdrReader::new(args).u32() else {
                     return Outcome::Garbage;
                 };
+                // As a dropped connection: the device cleared while the lock stands.
+                let abandoned = self
+                    .state()
+                    .links
+                    .get(&lid)
+                    .filter(|l| l.conn == conn)
+                    .and_then(abandoned_device);
+                self.clear_abandoned(abandoned);
                 let mut st = self.state();
-                let mut abandoned = None;
                 let code = if st.links.get(&lid).is_some_and(|l| l.conn == conn) {
-                    abandoned = st.links.remove(&lid).and_then(abandoned_device);
+                    st.links.remove(&lid);
                     st.locks.retain(|_, h| *h != lid);
                     err::NONE
                 } else {
@@ -426,7 +435,6 @@ impl Gateway {
                 };
                 drop(st);
                 self.changed.notify_all();
-                self.clear_abandoned(abandoned);
                 only_error(code)
             }
             procs::CREATE_INTR_CHAN => {
