@@ -178,3 +178,42 @@ fn serve_a_whole_message_is_not_cleared_when_its_writer_goes() {
     );
     srv.stop();
 }
+
+// Waiters woken together by an unlock: the first took the lock between the second's
+// wait and its taking it, and the second answered "locked by another link" at once,
+// though it had asked to wait (WAITLOCK) and its lock timeout had not run out (the load
+// test lost 7 of 1,200 tokens so). Waiting and taking the lock are now one step.
+#[test]
+fn serve_lock_waiters_woken_together_all_get_the_lock() {
+    let srv = super::tests::served();
+    let at = srv.vxi11_addr().unwrap();
+    let waiters: Vec<_> = (0..16)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut c = Rpc::connect(at, proto::DEVICE_CORE);
+                let lid = create_link(&mut c, "gpib0,22").lid;
+                let mut codes = Vec::new();
+                for _ in 0..50 {
+                    let p = proto::Lock {
+                        lid,
+                        flags: flags::WAITLOCK,
+                        lock_timeout: 20_000,
+                    };
+                    let code = proto::decode_error(&c.call(procs::DEVICE_LOCK, &p.encode()));
+                    codes.push(code.unwrap());
+                    let r = c.call(procs::DEVICE_UNLOCK, &lid.to_be_bytes());
+                    proto::decode_error(&r).unwrap();
+                }
+                codes
+            })
+        })
+        .collect();
+    let codes: Vec<u32> = waiters
+        .into_iter()
+        .flat_map(|w| w.join().unwrap())
+        .collect();
+    assert_eq!(codes.len(), 800);
+    let refused = codes.iter().filter(|&&c| c != err::NONE).count();
+    assert_eq!(refused, 0, "{refused} of 800 waiting locks refused");
+    srv.stop();
+}

@@ -164,22 +164,35 @@ impl Gateway {
     /// Waits until `lid` may use its target: no other link holds the lock. Returns
     /// the target, or the error code.
     fn access(&self, conn: u64, lid: u32, fl: u32, lock_timeout: u32) -> Result<Target, u32> {
+        self.wait_access(self.state(), conn, lid, fl, lock_timeout)
+            .1
+    }
+
+    /// [`Gateway::access`] on the state `st`, which it gives back still held: what
+    /// the caller does next (take the lock) happens in the same step as the wait.
+    fn wait_access<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        conn: u64,
+        lid: u32,
+        fl: u32,
+        lock_timeout: u32,
+    ) -> (MutexGuard<'a, State>, Result<Target, u32>) {
         let deadline = Instant::now() + ms(lock_timeout);
-        let mut st = self.state();
         loop {
             let Some(l) = st.links.get_mut(&lid).filter(|l| l.conn == conn) else {
-                return Err(err::INVALID_LINK);
+                return (st, Err(err::INVALID_LINK));
             };
             if l.aborted {
                 l.aborted = false;
-                return Err(err::ABORT);
+                return (st, Err(err::ABORT));
             }
             let t = l.target;
             match st.locks.get(&t) {
                 Some(&holder) if holder != lid => {
                     let now = Instant::now();
                     if fl & flags::WAITLOCK == 0 || now >= deadline {
-                        return Err(err::LOCKED);
+                        return (st, Err(err::LOCKED));
                     }
                     st = self
                         .changed
@@ -187,7 +200,7 @@ impl Gateway {
                         .unwrap_or_else(|p| p.into_inner())
                         .0;
                 }
-                _ => return Ok(t),
+                _ => return (st, Ok(t)),
             }
         }
     }
@@ -519,25 +532,15 @@ impl Gateway {
         resp(err::NONE, lid)
     }
 
+    /// Takes the lock of `p.lid`'s target, waiting for another link's (WAITLOCK) in
+    /// the same step: of waiters woken together, one takes it and the others wait on.
     fn lock(&self, conn: u64, p: proto::Lock) -> u32 {
-        if let Err(c) = self.access(conn, p.lid, p.flags, p.lock_timeout) {
-            return c;
-        }
-        let mut st = self.state();
-        let Some(t) = st
-            .links
-            .get(&p.lid)
-            .filter(|l| l.conn == conn)
-            .map(|l| l.target)
-        else {
-            return err::INVALID_LINK;
-        };
-        match st.locks.get(&t) {
-            Some(&h) if h != p.lid => err::LOCKED,
-            _ => {
+        match self.wait_access(self.state(), conn, p.lid, p.flags, p.lock_timeout) {
+            (mut st, Ok(t)) => {
                 st.locks.insert(t, p.lid);
                 err::NONE
             }
+            (_, Err(c)) => c,
         }
     }
 
