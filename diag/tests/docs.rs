@@ -373,6 +373,7 @@ fn check_transcript(b: &Block, cwd: &Path) -> Result<(), String> {
             let args = diag_args(&w).ok_or_else(|| format!("`{cmd}` does not run gpib-diag"))?;
             if args.first().is_some_and(|a| a == "serve") {
                 // Runs until stopped: its first line names the ports.
+                let want = shown.first().ok_or("serve shows no line")?;
                 let mut child = gpib_diag(cwd, &env)
                     .args(&args)
                     .stdout(Stdio::piped())
@@ -383,7 +384,6 @@ fn check_transcript(b: &Block, cwd: &Path) -> Result<(), String> {
                 BufReader::new(child.stdout.take().unwrap())
                     .read_line(&mut first)
                     .unwrap();
-                let want = shown.first().ok_or("serve shows no line")?;
                 server = Some((child, shown[1..].to_vec()));
                 let (want_shape, doc_ports) = ports(want);
                 let (got_shape, real_ports) = ports(first.trim_end());

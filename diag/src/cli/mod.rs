@@ -454,7 +454,7 @@ pub struct ServeArgs {
     /// vxi11: the gateway's interface (default 0).
     #[arg(long, value_name = "NAME|INDEX", value_delimiter = ',')]
     pub board: Vec<String>,
-    /// The adapter or gateway relayed (--backend prologix|vxi11): HOST[:PORT].
+    /// The adapter or gateway relayed (--backend prologix|vxi11): `HOST` or `HOST:PORT`.
     #[arg(long, value_name = "HOST[:PORT]")]
     pub host: Option<String>,
     /// Address to listen on (loopback unless told otherwise; 0.0.0.0 for every
