@@ -10,7 +10,9 @@
 #   4. build the `linux-gpib` feature against the library (linux-gpib-sys with
 #      NO_LOCAL_LIB=1 in its own target dir, the link added by RUSTFLAGS), lint it, and
 #      run the gpib unit tests, the hardware tests (on the simulated bench) and the
-#      shared integration tests on both backends;
+#      shared integration tests on both backends; serve two linux-gpib boards with
+#      `gpib-diag serve --backend linux-gpib` and run PyVISA's checks through it
+#      (net/pyvisa_test.sh);
 #   5. print what Device over LinuxGpibBoard costs beside raw ibwrt/ibrd calls through the
 #      same library (cargo bench --bench linux_gpib_overhead; informational).
 #
@@ -160,10 +162,22 @@ echo "-- the documents' hardware-path transcripts: doctor and calibrate through 
 mkdir -p "$OUT/transcripts"
 (cd "$OUT/transcripts" && python3 "$ROOT/compat/scripts/hardware_transcripts.py" "$LG_TARGET/release/gpib-diag" "$ROOT/README.md" "$ROOT"/docs/*.md) ||
   fail "a hardware-path transcript of the documents printed something else"
+echo "-- docs/gateway.md's install command, into a scratch root (the release build above is reused)"
+cargo install --locked --path diag --features linux-gpib --root "$OUT/install" 2>&1 | tail -n 2
+"$OUT/install/bin/gpib-diag" --version | tee /dev/stderr | grep -q '(features: linux-gpib)' ||
+  fail "the installed gpib-diag does not have the linux-gpib feature"
 echo "-- gpib-diag io-test --backend linux-gpib 400000 (GPIB_SIM_CONFIG=hp9000-350: linux-gpib-rs -> libgpib.so.0 -> simulator; every write is read back and compared)"
 GPIB_SIM_CONFIG=hp9000-350 "$LG_TARGET/release/gpib-diag" io-test --backend linux-gpib 400000 | tee "$OUT/io_test_linux_gpib.txt"
 grep -c '^transfer size: 400000$' "$OUT/io_test_linux_gpib.txt" | grep -qx 2 ||
   fail "io-test through linux-gpib did not move 400000 bytes each way"
+echo "-- PyVISA through gpib-diag serve --backend linux-gpib --board 0,1 (pyvisa-py -> VXI-11 and Prologix -> serve -> linux-gpib backend -> libgpib.so.0 -> simulator; the shared checks of net/pyvisa_test.py on gpib0 and gpib1)"
+GPIB_SIM_CONFIG="$ROOT/compat/tests/two_boards.toml" GPIB_DIAG="$LG_TARGET/release/gpib-diag" PYVISA_BOARDS=0,1 \
+  PYVISA_IDN='gpib1,7=ACME,COUNTER-7,1,1.0;gpib0,5=ACME,SCOPE-5,1234,2.1' \
+  net/pyvisa_test.sh --backend linux-gpib --board 0,1 --default-device 22 2>&1 | tee "$OUT/serve_linux_gpib.txt"
+grep -q '^gpib-diag serve: gpib0 = linux-gpib GPIB0::INTFC, gpib1 = linux-gpib GPIB1::INTFC' "$OUT/serve_linux_gpib.txt" ||
+  fail "gpib-diag serve did not serve linux-gpib's boards 0 and 1"
+grep -c 'all checks passed' "$OUT/serve_linux_gpib.txt" | grep -qx 3 ||
+  fail "PyVISA's checks did not all pass through serve --backend linux-gpib (Prologix, VXI-11 gpib0 and gpib1)"
 echo "-- gpib-diag io-test --backend linux-gpib --device voltmeter (a name from linux-gpib's example gpib.conf, IB_CONFIG)"
 IB_CONFIG="$ROOT/gpib/configs/gpib.conf.example" "$LG_TARGET/release/gpib-diag" io-test --backend linux-gpib \
   --device voltmeter 4096 | grep -c '^transfer size: 4096$' | grep -qx 2 ||

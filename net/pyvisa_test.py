@@ -1,10 +1,13 @@
 """PyVISA + pyvisa-py against `gpib-diag serve`, through each protocol.
 
-Usage: pyvisa_test.py PROLOGIX_HOST:PORT VXI11_HOST:PORT [ADDRESS]
+Usage: pyvisa_test.py PROLOGIX_HOST:PORT VXI11_HOST:PORT [ADDRESS [BOARDS [IDNS]]]
 
 For each protocol: *IDN?, a 100 KB definite-length block holding every byte value
 written and read back, serial poll (MAV set after an unread query, clear after
-reading), device clear and trigger. Exits non-zero on the first failure.
+reading), device clear and trigger. Over VXI-11 the checks run on each served board
+of BOARDS (`0,1`: gpib0 and gpib1; default 0). IDNS: `DEVICE=IDN` pairs separated by
+`;` (`gpib1,7=ACME,COUNTER-7,1,1.0`): the VXI-11 device's *IDN? must be that IDN.
+Exits non-zero on the first failure.
 """
 import sys
 import time
@@ -89,9 +92,21 @@ def main():
     exercise("Prologix", rm.open_resource(f"GPIB0::{SCPI}::INSTR"), intfc=intfc)
     intfc.close()
     vh, vp = vxi11.rsplit(":", 1)
-    res = f"TCPIP::{vh},{vp}::gpib0,{SCPI}::INSTR"
-    print(f"VXI-11: {res}")
-    exercise("VXI-11", rm.open_resource(res))
+    boards = sys.argv[4].split(",") if len(sys.argv) > 4 and sys.argv[4] else ["0"]
+    for board in boards:
+        res = f"TCPIP::{vh},{vp}::gpib{board},{SCPI}::INSTR"
+        print(f"VXI-11: {res}")
+        exercise(f"VXI-11 gpib{board}", rm.open_resource(res))
+    pairs = sys.argv[5].split(";") if len(sys.argv) > 5 and sys.argv[5] else []
+    for pair in pairs:
+        device, want = pair.split("=", 1)
+        res = f"TCPIP::{vh},{vp}::{device}::INSTR"
+        inst = rm.open_resource(res)
+        inst.timeout = 5000
+        inst.read_termination = "\n"
+        got = inst.query("*IDN?").strip()
+        check(res, got == want, repr(got))
+        inst.close()
     rm.close()
 
 

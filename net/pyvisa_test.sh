@@ -2,6 +2,14 @@
 # PyVISA + pyvisa-py (pinned, in a venv under target/) against `gpib-diag serve`,
 # through its Prologix and VXI-11 services. Starts the server on free ports, parses
 # the ports it prints, runs net/pyvisa_test.py, stops the server.
+#
+#   net/pyvisa_test.sh                      # serves the simulated bench
+#   net/pyvisa_test.sh SERVE-OPTIONS...     # serves what the options say, e.g.
+#                                           # --backend linux-gpib --board 0,1
+#
+# GPIB_DIAG: the gpib-diag to run (default: built here, release); PYVISA_BOARDS: the
+# served boards the VXI-11 checks run on (default 0); PYVISA_IDN: more checks, each
+# `DEVICE=IDN` (`gpib1,7=ACME,COUNTER-7,1,1.0`), separated by `;`.
 # Needs python3 with venv and pip, and PyPI (or a pip mirror).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,9 +20,15 @@ if ! "$VENV/bin/python" -c "import pyvisa, pyvisa_py, sys; sys.exit(pyvisa.__ver
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q "pyvisa==$PYVISA" "pyvisa-py==$PYVISA_PY"
 fi
-cargo build --release -q -p gpib-diag
+if [[ -z "${GPIB_DIAG:-}" ]]; then
+  cargo build --release -q -p gpib-diag
+  GPIB_DIAG=target/release/gpib-diag
+fi
+if [[ $# -eq 0 ]]; then
+  set -- --bus bench --default-device 22
+fi
 OUT=$(mktemp)
-target/release/gpib-diag serve --bus bench --port 0 --vxi11-port 0 --no-portmap --default-device 22 >"$OUT" &
+"$GPIB_DIAG" serve "$@" --port 0 --vxi11-port 0 --no-portmap >"$OUT" &
 PID=$!
 trap 'kill -INT $PID 2>/dev/null; wait $PID 2>/dev/null; rm -f "$OUT"' EXIT
 for _ in $(seq 100); do grep -q '^serving ' "$OUT" && break; sleep 0.1; done
@@ -22,4 +36,4 @@ LINE=$(grep '^serving ' "$OUT") || { echo "gpib-diag serve printed no ports" >&2
 PROLOGIX=$(sed -n 's/.* prologix=\([^ ]*\).*/\1/p' <<<"$LINE")
 VXI11=$(sed -n 's/.* vxi11=\([^ ]*\).*/\1/p' <<<"$LINE")
 echo "$LINE"
-"$VENV/bin/python" net/pyvisa_test.py "$PROLOGIX" "$VXI11" 22
+"$VENV/bin/python" net/pyvisa_test.py "$PROLOGIX" "$VXI11" 22 "${PYVISA_BOARDS:-0}" "${PYVISA_IDN:-}"

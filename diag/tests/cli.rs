@@ -888,3 +888,50 @@ fn query_write_read_and_list_take_resource_strings() {
         "is not a timeout",
     );
 }
+
+// `serve` options that cannot go together, or a board that is not there, are usage
+// errors before anything listens.
+#[test]
+fn serve_refuses_what_it_cannot_serve() {
+    fails(
+        &["serve", "--backend", "prologix", "--no-portmap"],
+        2,
+        "--backend prologix relays an adapter: give --host HOST[:PORT]",
+    );
+    fails(
+        &["serve", "--backend", "vxi11", "--host", "pi:x"],
+        2,
+        "--host pi:x: expected HOST or HOST:PORT",
+    );
+    fails(
+        &[
+            "serve",
+            "--backend",
+            "prologix",
+            "--host",
+            "pi",
+            "--board",
+            "1",
+        ],
+        2,
+        "a Prologix adapter has one bus",
+    );
+    fails(
+        &["serve", "--backend", "vxi11", "--host", "pi", "--realtime"],
+        2,
+        "--realtime is for the simulator",
+    );
+    fails(
+        &["serve", "--allow", "10.0.0.0/33"],
+        2,
+        "the prefix length must be 0 to 32",
+    );
+    fails(&["serve", "--board", "7"], 1, "7");
+    if cfg!(not(feature = "linux-gpib")) {
+        fails(
+            &["serve", "--backend", "linux-gpib", "--board", "0"],
+            2,
+            "linux-gpib",
+        );
+    }
+}

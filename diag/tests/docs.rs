@@ -6,13 +6,14 @@
 //!
 //! | block | check |
 //! |---|---|
-//! | `text` whose first line is `$ COMMAND` | a transcript: each command runs (`gpib-diag ...`, `cargo run ... -p gpib-diag -- ...`), and every line shown under it must appear in its output, in order (lines may be left out, none changed) |
+//! | `text` whose first line is `$ COMMAND` | a transcript: each command runs (`gpib-diag ...`, `cargo run ... -p gpib-diag -- ...`), and every line shown under it must appear in its output, in order (lines may be left out, none changed); a `gpib-diag serve` runs until the block's end, its first line shown is its ports line, and the lines shown after it must appear, in order, among what it printed on stderr by then (client ports `127.0.0.1:N` may differ) |
 //! | `text` of `gpib-diag SUB ...` lines | a synopsis: the subcommand exists and takes every `--option` shown |
 //! | `sh` | each command: gpib-diag runs and succeeds; `cargo test` names a package, test target, feature and test that exist; `cargo run --example` an example that exists and is run (when built) with those arguments; scripts exist and take the targets named; the rest is run verbatim by a CI script (`.ci/run`, `compat/ci.sh`) that this test finds it in |
 //! | `toml` | a simulator configuration: loads, and `gpib-diag scan` lists its instruments |
 //! | `rust` | compiled (and, unless `no_run`, run) as gpib's doc tests (`gpib/src/lib.rs` includes README.md) |
 //! | marked `<!-- compat/ci.sh runs this block -->` (compat/README.md's set-up, C and Python blocks) | run as written by `compat/ci.sh` (through `compat/scripts/readme_blocks.py`), which compares what they print with what the block shows; this test checks that the script does so |
 //! | `text` of lines that each start with a path | a file layout: every path named exists |
+//! | `ini` whose first line is `[Unit]` | a systemd unit: its `ExecStart=` runs gpib-diag (a path ending in `/gpib-diag`) with a subcommand and options it takes, as a synopsis |
 //!
 //! A block no check claims fails the test, so a new kind of block needs a check.
 
@@ -126,6 +127,7 @@ enum Kind {
     Rust,
     Python,
     Layout,
+    SystemdUnit,
 }
 
 fn kind(b: &Block) -> Option<Kind> {
@@ -157,6 +159,7 @@ fn kind(b: &Block) -> Option<Kind> {
         "toml" => Some(Kind::Toml),
         "rust" => Some(Kind::Rust),
         "python" => Some(Kind::Python),
+        "ini" if first.trim() == "[Unit]" => Some(Kind::SystemdUnit),
         _ => None,
     }
 }
@@ -367,8 +370,9 @@ fn check_transcript(b: &Block, cwd: &Path) -> Result<(), String> {
             None => steps.last_mut().unwrap().1.push(l.clone()),
         }
     }
-    // A server started by the block, and its documented ports -> the real ones.
-    let mut server: Option<Child> = None;
+    // A server started by the block, the stderr lines shown for it, and its
+    // documented ports -> the real ones.
+    let mut server: Option<(Child, Vec<String>)> = None;
     let mut port_map: HashMap<String, String> = HashMap::new();
     let result = (|| {
         for (cmd, shown) in &steps {
@@ -381,18 +385,18 @@ fn check_transcript(b: &Block, cwd: &Path) -> Result<(), String> {
             let args = diag_args(&w).ok_or_else(|| format!("`{cmd}` does not run gpib-diag"))?;
             if args.first().is_some_and(|a| a == "serve") {
                 // Runs until stopped: its first line names the ports.
+                let want = shown.first().ok_or("serve shows no line")?;
                 let mut child = gpib_diag(cwd, &env)
                     .args(&args)
                     .stdout(Stdio::piped())
-                    .stderr(Stdio::null())
+                    .stderr(Stdio::piped())
                     .spawn()
                     .unwrap();
                 let mut first = String::new();
                 BufReader::new(child.stdout.take().unwrap())
                     .read_line(&mut first)
                     .unwrap();
-                server = Some(child);
-                let want = shown.first().ok_or("serve shows no line")?;
+                server = Some((child, shown[1..].to_vec()));
                 let (want_shape, doc_ports) = ports(want);
                 let (got_shape, real_ports) = ports(first.trim_end());
                 if want_shape != got_shape {
@@ -409,11 +413,36 @@ fn check_transcript(b: &Block, cwd: &Path) -> Result<(), String> {
         }
         Ok(())
     })();
-    if let Some(mut s) = server {
+    if let Some((mut s, shown)) = server {
         s.kill().ok();
-        s.wait().ok();
+        let out = s.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        // Client ports differ from run to run: lines compare with each port as `{}`.
+        let shape = |l: &str| ports(l).0;
+        let shown: Vec<String> = shown.iter().map(|l| shape(l)).collect();
+        let actual: String = err.lines().map(|l| shape(l) + "\n").collect();
+        if result.is_ok() {
+            return shown_in(&shown, &actual).map_err(|e| format!("the server's stderr: {e}"));
+        }
     }
     result
+}
+
+/// A systemd unit: `ExecStart=/path/to/gpib-diag SUB --options` checked as a synopsis.
+fn check_unit(b: &Block) -> Result<(), String> {
+    let exec = b
+        .body
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("ExecStart="))
+        .ok_or("no ExecStart=")?;
+    let (prog, rest) = exec.split_once(' ').unwrap_or((exec, ""));
+    if !prog.ends_with("/gpib-diag") {
+        return Err(format!("ExecStart runs {prog}, not gpib-diag"));
+    }
+    check_synopsis(&Block {
+        body: vec![format!("gpib-diag {rest}")],
+        ..b.clone()
+    })
 }
 
 fn help_of(sub: &[String]) -> String {
@@ -764,6 +793,7 @@ fn check(b: &Block, cwd: &Path) -> Result<(), String> {
         }
         Some(Kind::Python) => Err("a Python block nothing runs (mark it for compat/ci.sh)".into()),
         Some(Kind::Layout) => check_layout(b),
+        Some(Kind::SystemdUnit) => check_unit(b),
         None => Err(format!("a `{}` block no check claims", b.lang)),
     }
 }

@@ -268,45 +268,121 @@ fn silent_clients_are_closed_and_the_cap_refuses_the_rest() {
     }
     assert!(served, "no service after the flood");
     let report = srv.interrupt();
-    let refused_line = report
-        .lines()
-        .find(|l| l.contains("refused"))
-        .unwrap_or_default()
-        .to_string();
-    let n: u64 = refused_line
-        .rsplit_once(", ")
-        .and_then(|(_, r)| r.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0);
+    let n = stopped_count(&report, "refused");
     assert!(n >= 900, "{report}");
 }
 
-// In virtual time every call returns at once; `--trace` shows what each took on the
-// bus's clock (the modelled duration).
+/// The count before `what` in the server's closing line (`stopped (12 connection(s)
+/// served, 3 refused, 1 not allowed)`).
+fn stopped_count(report: &str, what: &str) -> u64 {
+    let line = report
+        .lines()
+        .find(|l| l.contains("stopped ("))
+        .unwrap_or_else(|| panic!("no closing line in {report}"));
+    line.split(['(', ',', ')'])
+        .find_map(|part| part.trim().strip_suffix(what)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {what} count in {line}"))
+}
+
+// `--allow`: a client from outside the allowed networks has its connection closed at
+// once, on every service; one inside is served. From loopback the only addresses are
+// 127.0.0.0/8: the refused client binds its socket to 127.0.0.2.
 #[test]
-fn trace_shows_each_request_with_its_modelled_duration() {
+fn clients_outside_allow_are_closed_and_counted() {
+    let srv = Served::start(&["--allow", "127.0.0.1/32"]);
+    let from = |ip: &str, to: SocketAddr| -> TcpStream {
+        let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        let local: SocketAddr = format!("{ip}:0").parse().unwrap();
+        s.bind(&local.into()).unwrap();
+        s.connect_timeout(&to.into(), HANG).unwrap();
+        s.into()
+    };
+    for to in [srv.prologix, srv.vxi11] {
+        let mut outside = from("127.0.0.2", to);
+        // Even a whole request gets no answer: the connection is closed.
+        let _ = outside.write_all(b"++ver\n");
+        assert!(
+            closed_by_server(&mut outside),
+            "{to}: client from 127.0.0.2 kept"
+        );
+    }
+    // From 127.0.0.1 (bound explicitly), the same services answer.
+    let mut inside = from("127.0.0.1", srv.prologix);
+    inside.write_all(b"++addr 22\n*IDN?\n++read eoi\n").unwrap();
+    inside.set_read_timeout(Some(HANG)).unwrap();
+    let mut line = String::new();
+    BufReader::new(inside).read_line(&mut line).unwrap();
+    assert_eq!(line.trim_end(), "SIMULATED,SCPI-DMM,0,1.0");
+    srv.still_serves();
+    let report = srv.interrupt();
+    assert_eq!(stopped_count(&report, "not allowed"), 2, "{report}");
+    assert_eq!(stopped_count(&report, "refused"), 0, "{report}");
+    assert!(
+        report.contains("clients from 127.0.0.1/32 only"),
+        "{report}"
+    );
+}
+
+// `--trace` prints one line per call: the client, what it sent and got back, and what
+// it took on the bus's clock (in virtual time, the modelled duration: every call returns
+// at once).
+#[test]
+fn trace_shows_what_each_client_sends_one_line_per_call() {
     let s = Served::start(&["--trace"]);
     s.still_serves();
     let stderr = s.interrupt();
     let lines: Vec<&str> = stderr
         .lines()
-        .filter(|l| l.contains("on the bus"))
+        .filter(|l| l.starts_with("gpib-diag serve: 127.0.0.1:"))
         .collect();
+    // Prologix: the commands and the data line, each with the client's address.
     assert!(
-        lines
-            .iter()
-            .any(|l| l.contains("prologix") && l.contains("byte(s) to 22")),
+        lines.iter().any(|l| l.contains(" prologix ++addr 22: ")),
         "{stderr}"
     );
     assert!(
-        lines.iter().any(|l| l.contains("vxi11 procedure")),
+        lines
+            .iter()
+            .any(|l| l.contains(" prologix \"*IDN?\\n\" to 22: ") && l.ends_with("ms on the bus")),
         "{stderr}"
+    );
+    // VXI-11: every call of still_serves' query, in order, each once.
+    let vxi: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.contains(" vxi11 "))
+        .collect();
+    let order = [
+        " vxi11 create_link \"gpib0,22\": ok, link ",
+        " vxi11 device_write gpib0,22 \"*IDN?\\n\" END: ok, 6 bytes, ",
+        " vxi11 device_read gpib0,22 up to ",
+    ];
+    let mut at = 0;
+    for want in order {
+        let i = vxi[at..]
+            .iter()
+            .position(|l| l.contains(want))
+            .unwrap_or_else(|| panic!("no {want:?} after line {at} in\n{}", vxi.join("\n")));
+        at += i + 1;
+    }
+    assert!(
+        vxi[at - 1].contains(": ok, \"SIMULATED,SCPI-DMM,0,1.0\\n\" END, "),
+        "{}",
+        vxi[at - 1]
     );
     // A query's write took modelled bus time, not zero.
     let ms: Vec<f64> = lines
         .iter()
-        .filter_map(|l| l.split(": ").last()?.split(' ').next()?.parse().ok())
+        .filter_map(|l| {
+            l.strip_suffix(" ms on the bus")?
+                .rsplit(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
         .collect();
     assert!(ms.iter().any(|&m| m > 0.0), "{lines:?}");
+    assert!(ms.len() >= 5, "{lines:?}");
 }
 
 // `io-test -v` over the network: the machine line once read all zeros, or "system 100 %"

@@ -4,7 +4,7 @@
 //! | resource | opens |
 //! |---|---|
 //! | `GPIB0::22::INSTR`, `GPIB1::5::3::INSTR` | device 22 (secondary 3) of board 0: a board [attached](ResourceManager::attach) to the manager (a simulated host's boards, a Prologix adapter opened as `GPIB<n>`), else linux-gpib's board (feature `linux-gpib`) |
-//! | `TCPIP0::host::gpib0,22::INSTR`, `TCPIP::host,1024::gpib0,22::INSTR` | device 22 behind a VXI-11 LAN/GPIB gateway |
+//! | `TCPIP0::host::gpib0,22::INSTR`, `TCPIP::host,1024::gpib0,22::INSTR` | device 22 behind a VXI-11 LAN/GPIB gateway (`gpib1,5`: device 5 on its second interface) |
 //! | `TCPIP0::host::inst0::INSTR` | a VXI-11 instrument on the LAN (no GPIB address) |
 //! | `PRLGX-TCPIP::host::1234::INTFC`, `PRLGX-ASRL::/dev/ttyUSB0::INTFC` | a Prologix adapter, as pyvisa-py names it: [`ResourceManager::open_interface`] attaches it as `GPIB<n>`, then `GPIB<n>::22::INSTR` is a device on it |
 //! | `voltmeter` | the gpib.conf device section of that name (`$IB_CONFIG` or `/etc/gpib.conf`): its board, address, timeout and EOS |
@@ -277,6 +277,7 @@ impl ResourceManager {
                     ..Default::default()
                 };
                 let mut gateway = crate::backend::vxi11::Vxi11Board::connect(host, opts)?;
+                gateway.use_interface(r.interface());
                 let address = match r.address() {
                     Some(a) => a,
                     None => {

@@ -91,8 +91,8 @@ pub enum Command {
     /// --bus FILE, and what they print then is the model's prediction. Exit status 3
     /// when a held-out size is predicted more than 5 % off.
     Calibrate(CalibrateArgs),
-    /// Serve a simulated configuration on the network, as a Prologix GPIB-ETHERNET
-    /// adapter and as a VXI-11 LAN/GPIB gateway, until Ctrl-C.
+    /// Serve boards on the network, as a VXI-11 LAN/GPIB gateway and a Prologix
+    /// GPIB-ETHERNET adapter, until Ctrl-C: simulated ones, linux-gpib's, or a relay.
     Serve(ServeArgs),
     /// Send TEXT to an instrument and print its answer (any resource string).
     Query(instrument::QueryArgs),
@@ -484,15 +484,31 @@ pub struct CalibrateArgs {
 /// `serve`.
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
+    /// What is served: the simulator, linux-gpib's boards, or a relay of a Prologix
+    /// adapter or a VXI-11 gateway at --host.
+    #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
+    pub backend: BackendKind,
     /// Simulated configuration: a built-in name (bench, hp9000-350) or a TOML file.
     #[arg(long = "bus", value_name = "NAME|FILE", default_value = "bench")]
     pub bus: String,
-    /// Board: a name or index in the configuration (default: its first board).
-    #[arg(long, value_name = "NAME|INDEX")]
-    pub board: Option<String>,
-    /// Address to listen on (loopback unless told otherwise).
+    /// A board to serve; give it again (or a list, 0,1) for several, served as gpib0,
+    /// gpib1, ... in the order given. Simulator: a name or index in the configuration
+    /// (default: its first board); linux-gpib: the board's minor number (default 0);
+    /// vxi11: the gateway's interface (default 0).
+    #[arg(long, value_name = "NAME|INDEX", value_delimiter = ',')]
+    pub board: Vec<String>,
+    /// The adapter or gateway relayed (--backend prologix|vxi11): `HOST` or `HOST:PORT`.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub host: Option<String>,
+    /// Address to listen on (loopback unless told otherwise; 0.0.0.0 for every
+    /// interface).
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: std::net::IpAddr,
+    /// Serve only clients in this network (CIDR: 192.168.1.0/24, or one address);
+    /// give it again for several. Others have their connection closed at once.
+    /// Default: every client that reaches --bind.
+    #[arg(long, value_name = "NETWORK", value_delimiter = ',')]
+    pub allow: Vec<gpib::serve::Network>,
     /// Prologix port (0: any free port).
     #[arg(long, default_value_t = 1234)]
     pub port: u16,
@@ -530,8 +546,9 @@ pub struct ServeArgs {
     /// (default: virtual time, each call returns at once).
     #[arg(long)]
     pub realtime: bool,
-    /// Print each request on stderr with its duration on the bus's clock (modelled
-    /// time: in virtual time every call returns at once).
+    /// Print each request on stderr, one line per call: the client, what it sent
+    /// (the procedure or command, the device, the bytes), what it got back, and the
+    /// duration on the bus's clock (modelled time on the simulator).
     #[arg(long)]
     pub trace: bool,
 }

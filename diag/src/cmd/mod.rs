@@ -10,6 +10,7 @@ pub mod io_test;
 pub mod manpage;
 pub mod scan;
 pub mod serve;
+pub mod serve_boards;
 pub mod shell;
 pub mod sweep;
 pub mod trace;

@@ -1,5 +1,6 @@
-//! `gpib-diag serve`: a simulated configuration on the network, as a Prologix
-//! GPIB-ETHERNET adapter and a VXI-11 LAN/GPIB gateway, until Ctrl-C.
+//! `gpib-diag serve`: boards on the network, as a VXI-11 LAN/GPIB gateway and a
+//! Prologix GPIB-ETHERNET adapter, until Ctrl-C: a simulated configuration, the
+//! machine's linux-gpib boards, or a relay of another adapter or gateway.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -7,32 +8,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gpib::serve::{ServeOptions, Server};
-use gpib::{Address, Bus};
 
+use super::serve_boards;
 use crate::cli::ServeArgs;
 use crate::error::{DiagError, Result};
 
 /// Runs the server until Ctrl-C (or SIGTERM).
 pub fn run(a: &ServeArgs) -> Result<()> {
-    let host = gpib::sim::load(&a.bus)?;
-    host.set_realtime(a.realtime);
-    let board = match &a.board {
-        None => host.board(0)?,
-        Some(b) => match b.parse::<usize>() {
-            Ok(i) => host.board(i)?,
-            Err(_) => host.board_named(b)?,
-        },
-    };
-    let index = board.index();
-    let default = match a.default_device {
-        Some(d) => Some(Address::try_from(d)?),
-        // The first instrument on the board that is not a disc.
-        None => host
-            .devices(index)
-            .into_iter()
-            .find(|(_, _, mount)| mount.is_none())
-            .map(|(addr, _, _)| addr),
-    };
+    let boards = serve_boards::open(a)?;
+    let default = boards.default;
     let opts = ServeOptions {
         bind: a.bind,
         prologix_port: (!a.no_prologix).then_some(a.port),
@@ -48,12 +32,13 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         max_recv_size: 1 << 20,
         default_address: default,
         trace: a.trace,
+        allow: a.allow.clone(),
     };
     let stop = Arc::new(AtomicBool::new(false));
     let s = stop.clone();
     ctrlc::set_handler(move || s.store(true, Ordering::SeqCst))
         .map_err(|e| DiagError::Usage(format!("cannot catch Ctrl-C: {e}")))?;
-    let server = Server::start(Bus::new(board), opts)
+    let server = Server::start_boards(boards.buses.clone(), opts)
         .map_err(|e| DiagError::Usage(format!("cannot listen on {}: {e}", a.bind)))?;
     if let Some(why) = server.portmap_error() {
         eprintln!(
@@ -70,14 +55,29 @@ pub fn run(a: &ServeArgs) -> Result<()> {
             path: "-".into(),
             source,
         })?;
+    let served: Vec<String> = boards
+        .labels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| format!("gpib{i} = {l}"))
+        .collect();
     eprintln!(
-        "gpib-diag serve: {} board {} in {} time{}; Ctrl-C stops",
-        a.bus,
-        index,
-        if a.realtime { "real" } else { "virtual" },
+        "gpib-diag serve: {}{}{}{}; Ctrl-C stops",
+        served.join(", "),
+        match (boards.host.is_some(), a.realtime) {
+            (false, _) => "",
+            (true, false) => " in virtual time",
+            (true, true) => " in real time",
+        },
         default.map_or(String::new(), |d| format!(
             ", inst0 and ++addr at start = {d}"
-        ))
+        )),
+        if a.allow.is_empty() {
+            String::new()
+        } else {
+            let nets: Vec<String> = a.allow.iter().map(ToString::to_string).collect();
+            format!(", clients from {} only", nets.join(", "))
+        }
     );
     while !stop.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(50));
@@ -85,8 +85,8 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     let st = server.stats();
     server.stop();
     eprintln!(
-        "gpib-diag serve: stopped ({} connection(s) served, {} refused)",
-        st.accepted, st.refused
+        "gpib-diag serve: stopped ({} connection(s) served, {} refused, {} not allowed)",
+        st.accepted, st.refused, st.denied
     );
     Ok(())
 }

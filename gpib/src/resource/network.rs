@@ -151,7 +151,7 @@ impl FromStr for NetworkResource {
             if host.is_empty() {
                 return Err(bad(text, "empty host"));
             }
-            proto::parse_device_name(device, Some(Address::try_from(0u8).expect("valid")))
+            proto::parse_link_name(device, Some(Address::try_from(0u8).expect("valid")))
                 .map_err(|why| bad(text, why))?;
             if device.to_ascii_lowercase().starts_with("hislip") {
                 return Err(bad(text, "HiSLIP is not VXI-11"));
@@ -174,11 +174,22 @@ impl NetworkResource {
     /// The device it names (VXI-11 `gpib0,N[,S]`); `None` for an interface.
     pub fn address(&self) -> Option<Address> {
         match self {
-            Self::Vxi11 { device, .. } => match proto::parse_device_name(device, None) {
-                Ok(DeviceName::Device(a)) => Some(a),
+            Self::Vxi11 { device, .. } => match proto::parse_link_name(device, None) {
+                Ok((_, DeviceName::Device(a))) => Some(a),
                 _ => None,
             },
             Self::Prologix { .. } => None,
+        }
+    }
+
+    /// The gateway's interface a VXI-11 resource names: 1 for `gpib1,5` or `gpib1`; 0
+    /// for `gpib0,N`, `inst0` and a Prologix adapter.
+    pub fn interface(&self) -> u16 {
+        match self {
+            Self::Vxi11 { device, .. } => proto::parse_link_name(device, None)
+                .map(|(b, _)| b)
+                .unwrap_or(0),
+            Self::Prologix { .. } => 0,
         }
     }
 
@@ -212,9 +223,9 @@ impl NetworkResource {
                     port: *port,
                     ..Default::default()
                 };
-                Ok(Box::new(crate::backend::vxi11::Vxi11Board::connect(
-                    host, opts,
-                )?))
+                let mut gateway = crate::backend::vxi11::Vxi11Board::connect(host, opts)?;
+                gateway.use_interface(self.interface());
+                Ok(Box::new(gateway))
             }
         }
     }

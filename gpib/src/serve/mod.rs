@@ -13,9 +13,14 @@
 //! server.stop();
 //! ```
 //!
-//! Every connection runs on a thread of its own, up to
-//! [`ServeOptions::max_connections`] at once; beyond that a connection is closed as
-//! soon as it is accepted. Connections stay open while silent (VISA clients keep
+//! Several boards can be served at once ([`Server::start_boards`]): VXI-11 clients
+//! name them `gpib0`, `gpib1`, ... (`gpib1,5` is device 5 on the second); the
+//! Prologix service, an adapter with one bus, serves the first.
+//!
+//! Clients from outside [`ServeOptions::allow`] (when it is not empty) have their
+//! connection closed as soon as it is accepted. Every connection runs on a thread of
+//! its own, up to [`ServeOptions::max_connections`] at once; beyond that a connection
+//! is closed as soon as it is accepted. Connections stay open while silent (VISA clients keep
 //! sessions for hours) unless [`ServeOptions::idle_timeout`] is set; TCP keepalive
 //! reaps dead peers. A message (an RPC record, a Prologix line) must arrive whole
 //! within [`ServeOptions::message_timeout`] of its first byte (or the idle timeout,
@@ -25,12 +30,16 @@
 //! (the [`Bus`] lock); VXI-11 locks are honoured, and a dropped connection releases
 //! its locks and links.
 
+mod allow;
 mod portmap;
 mod prologix;
 mod rpc_server;
 mod vxi11;
+mod vxi11_trace;
 
-use std::collections::HashMap;
+pub use allow::Network;
+
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -79,9 +88,13 @@ pub struct ServeOptions {
     pub max_recv_size: u32,
     /// The device `inst0` names on VXI-11 and the Prologix `++addr` at connection.
     pub default_address: Option<Address>,
-    /// Print each request on stderr with the time it took on the bus's clock (the
-    /// modelled duration on the simulator, whose calls return at once).
+    /// Print each request on stderr, one line per call: the client, what it sent,
+    /// what it got back, and the time it took on the bus's clock (the modelled
+    /// duration on the simulator, whose calls return at once).
     pub trace: bool,
+    /// The client networks served (empty: every client that reaches the bound
+    /// address). A connection from elsewhere is closed as soon as it is accepted.
+    pub allow: Vec<Network>,
 }
 
 impl ServeOptions {
@@ -99,6 +112,7 @@ impl ServeOptions {
             max_recv_size: 1 << 20,
             default_address: None,
             trace: false,
+            allow: Vec::new(),
         }
     }
 }
@@ -121,6 +135,7 @@ pub(crate) struct Registry {
     live: Mutex<HashMap<u64, TcpStream>>,
     count: AtomicUsize,
     refused: AtomicU64,
+    denied: AtomicU64,
     accepted: AtomicU64,
 }
 
@@ -186,6 +201,8 @@ pub struct ServerStats {
     pub accepted: u64,
     /// Connections refused because the cap was reached.
     pub refused: u64,
+    /// Connections closed because the client is outside [`ServeOptions::allow`].
+    pub denied: u64,
 }
 
 /// A running server; [`Server::stop`] (or dropping it) stops it.
@@ -251,14 +268,24 @@ struct Listening {
     wake: TcpListener,
 }
 
-fn listen(
-    addr: SocketAddr,
-    handler: Handler,
+/// What every listener of a server shares.
+#[derive(Clone)]
+struct Shared {
     stop: Arc<AtomicBool>,
     registry: Arc<Registry>,
     max: usize,
     t: Timeouts,
-) -> io::Result<Listening> {
+    allow: Arc<[Network]>,
+}
+
+fn listen(addr: SocketAddr, handler: Handler, sh: Shared) -> io::Result<Listening> {
+    let Shared {
+        stop,
+        registry,
+        max,
+        t,
+        allow,
+    } = sh;
     let l = bind(addr)?;
     let local = l.local_addr()?;
     let wake = l.try_clone()?;
@@ -272,6 +299,12 @@ fn listen(
             }
             match accepted {
                 Ok((s, peer)) => {
+                    if !allow::allowed(&allow, peer.ip()) {
+                        log::info!("refused {peer}: not in the allowed networks");
+                        registry.denied.fetch_add(1, Ordering::Relaxed);
+                        let _ = s.shutdown(Shutdown::Both);
+                        continue;
+                    }
                     let Some(slot) = registry.admit(&s, max, t) else {
                         log::debug!("refused {peer}: {max} connections open");
                         let _ = s.shutdown(Shutdown::Both);
@@ -323,18 +356,36 @@ fn wake(l: &TcpListener) {
 }
 
 impl Server {
-    /// Starts the services `opts` asks for over `bus`.
+    /// Starts the services `opts` asks for over `bus` (served as `gpib0`).
     pub fn start(bus: Bus, opts: ServeOptions) -> io::Result<Self> {
+        Self::start_boards(BTreeMap::from([(0, bus)]), opts)
+    }
+
+    /// Starts the services `opts` asks for over `boards`, by their `gpib<n>` numbers:
+    /// VXI-11 serves every one, Prologix the first (lowest number). Errors: no board
+    /// ([`io::ErrorKind::InvalidInput`]), an address that cannot be bound.
+    pub fn start_boards(boards: BTreeMap<u16, Bus>, opts: ServeOptions) -> io::Result<Self> {
+        let Some(bus) = boards.values().next().cloned() else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "no board to serve",
+            ));
+        };
         let stop = Arc::new(AtomicBool::new(false));
         let registry = Arc::new(Registry::default());
         let mut listeners = Vec::new();
-        let max = opts.max_connections.max(1);
         let idle = opts.idle_timeout.map(|i| i.max(Duration::from_millis(1)));
-        let times = Timeouts {
-            idle,
-            message: idle
-                .map_or(opts.message_timeout, |i| i.min(opts.message_timeout))
-                .max(Duration::from_millis(1)),
+        let sh = Shared {
+            stop: stop.clone(),
+            registry: registry.clone(),
+            max: opts.max_connections.max(1),
+            t: Timeouts {
+                idle,
+                message: idle
+                    .map_or(opts.message_timeout, |i| i.min(opts.message_timeout))
+                    .max(Duration::from_millis(1)),
+            },
+            allow: opts.allow.clone().into(),
         };
         let mut prologix = None;
         if let Some(port) = opts.prologix_port {
@@ -343,57 +394,29 @@ impl Server {
             let trace = opts.trace;
             let h: Handler =
                 Arc::new(move |s, slot| prologix::serve(b.clone(), s, slot, default, trace));
-            let l = listen(
-                SocketAddr::new(opts.bind, port),
-                h,
-                stop.clone(),
-                registry.clone(),
-                max,
-                times,
-            )?;
+            let l = listen(SocketAddr::new(opts.bind, port), h, sh.clone())?;
             prologix = Some(l.local);
             listeners.push(l);
         }
         let (mut vxi, mut abort, mut portmap, mut portmap_error) = (None, None, None, None);
         if let Some(port) = opts.vxi11_port {
-            let gw = Arc::new(vxi11::Gateway::new(bus.clone(), &opts));
+            let gw = Arc::new(vxi11::Gateway::new(boards, &opts));
             let g = gw.clone();
             let h: Handler = Arc::new(move |s, slot| vxi11::serve_abort(&g, s, slot));
-            let l = listen(
-                SocketAddr::new(opts.bind, opts.abort_port),
-                h,
-                stop.clone(),
-                registry.clone(),
-                max,
-                times,
-            )?;
+            let l = listen(SocketAddr::new(opts.bind, opts.abort_port), h, sh.clone())?;
             abort = Some(l.local);
             gw.set_abort_port(l.local.port());
             listeners.push(l);
             let g = gw.clone();
             let h: Handler = Arc::new(move |s, slot| vxi11::serve_core(&g, s, slot));
-            let l = listen(
-                SocketAddr::new(opts.bind, port),
-                h,
-                stop.clone(),
-                registry.clone(),
-                max,
-                times,
-            )?;
+            let l = listen(SocketAddr::new(opts.bind, port), h, sh.clone())?;
             let a = l.local;
             vxi = Some(a);
             listeners.push(l);
             if let Some(pm) = opts.portmap_port {
                 let core = a.port();
                 let h: Handler = Arc::new(move |s, slot| portmap::serve(s, slot, core));
-                match listen(
-                    SocketAddr::new(opts.bind, pm),
-                    h,
-                    stop.clone(),
-                    registry.clone(),
-                    max,
-                    times,
-                ) {
+                match listen(SocketAddr::new(opts.bind, pm), h, sh.clone()) {
                     Ok(l) => {
                         portmap = Some(l.local);
                         listeners.push(l);
@@ -448,6 +471,7 @@ impl Server {
             open: self.registry.count.load(Ordering::SeqCst),
             accepted: self.registry.accepted.load(Ordering::Relaxed),
             refused: self.registry.refused.load(Ordering::Relaxed),
+            denied: self.registry.denied.load(Ordering::Relaxed),
         }
     }
 
@@ -511,3 +535,5 @@ pub(crate) fn quick_ack(s: &TcpStream) {
 
 #[cfg(all(test, feature = "sim"))]
 mod tests;
+#[cfg(all(test, feature = "sim"))]
+mod tests_boards;

@@ -188,7 +188,7 @@ impl<W: Write> Conn<W> {
         };
         let what = match self.line {
             Line::Command => format!("++{}", String::from_utf8_lossy(&self.cmd).trim()),
-            _ => format!("{} byte(s) to {}", self.data.len(), self.addr),
+            _ => format!("{} to {}", super::vxi11_trace::bytes(&self.data), self.addr),
         };
         let t0 = self.bus.now();
         let r = self.line_done();

@@ -16,20 +16,20 @@ const LIMITS: Limits = Limits {
 };
 
 /// One RPC connection to `prog`.
-struct Rpc {
+pub(super) struct Rpc {
     s: TcpStream,
     prog: u32,
     xid: u32,
 }
 
 impl Rpc {
-    fn connect(at: SocketAddr, prog: u32) -> Self {
+    pub(super) fn connect(at: SocketAddr, prog: u32) -> Self {
         let s = TcpStream::connect(at).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         Self { s, prog, xid: 1 }
     }
 
-    fn call(&mut self, proc_: u32, args: &[u8]) -> Vec<u8> {
+    pub(super) fn call(&mut self, proc_: u32, args: &[u8]) -> Vec<u8> {
         let rec = self.reply(proc_, args);
         msg::decode_reply(&rec, self.xid).unwrap().to_vec()
     }
@@ -55,14 +55,21 @@ impl Rpc {
     }
 }
 
-fn served() -> Server {
+pub(super) fn served() -> Server {
     let bus = Bus::new(crate::sim::bench().board(0).unwrap());
     Server::start(bus, ServeOptions::ephemeral()).unwrap()
 }
 
 /// A core connection with a link to `name`.
-fn link(srv: &Server, name: &str) -> (Rpc, u32) {
+pub(super) fn link(srv: &Server, name: &str) -> (Rpc, u32) {
     let mut c = Rpc::connect(srv.vxi11_addr().unwrap(), proto::DEVICE_CORE);
+    let r = create_link(&mut c, name);
+    assert_eq!(r.error, err::NONE, "create_link {name}");
+    (c, r.lid)
+}
+
+/// `create_link` of `name` on `c`.
+pub(super) fn create_link(c: &mut Rpc, name: &str) -> proto::CreateLinkResp {
     let r = c.call(
         procs::CREATE_LINK,
         &proto::CreateLink {
@@ -73,9 +80,7 @@ fn link(srv: &Server, name: &str) -> (Rpc, u32) {
         }
         .encode(),
     );
-    let r = proto::CreateLinkResp::decode(&r).unwrap();
-    assert_eq!(r.error, err::NONE, "create_link {name}");
-    (c, r.lid)
+    proto::CreateLinkResp::decode(&r).unwrap()
 }
 
 fn docmd_call(c: &mut Rpc, lid: u32, cmd: i32, datasize: i32, data: &[u8]) -> (u32, Vec<u8>) {

@@ -1,7 +1,7 @@
 //! The VXI-11 gateway: links, locks, the core channel's procedures over a [`Bus`],
 //! the abort channel, and SRQ sent on clients' interrupt channels.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io::BufWriter;
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicU16, Ordering};
@@ -9,6 +9,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::rpc_server::{serve_records, Outcome};
+use super::vxi11_trace;
 use super::{ServeOptions, Slot};
 use crate::address::Address;
 use crate::backend::vxi11::proto::{self, err, flags, procs, reason, DeviceName};
@@ -26,7 +27,7 @@ const MAX_LINKS_PER_CONN: usize = 64;
 
 struct LinkInfo {
     conn: u64,
-    target: DeviceName,
+    target: Target,
     srq: Option<Vec<u8>>,
     /// A call on this link is being served (an abort may end it).
     in_flight: bool,
@@ -34,6 +35,8 @@ struct LinkInfo {
     aborted: bool,
     /// The last `device_read` stopped before the end of the device's answer.
     mid_read: bool,
+    /// The last `device_write` ended without END: the device holds part of a message.
+    mid_write: bool,
 }
 
 #[derive(Default)]
@@ -46,10 +49,11 @@ struct State {
     intr: HashMap<u64, IntrChannel>,
 }
 
-/// The device of a link that goes away in the middle of reading its answer.
-fn abandoned_device(l: LinkInfo) -> Option<Address> {
-    match (l.mid_read, l.target) {
-        (true, DeviceName::Device(a)) => Some(a),
+/// The device of a link that goes away in the middle of reading its answer or of
+/// writing a message.
+fn abandoned_device(l: &LinkInfo) -> Option<(u16, Address)> {
+    match (l.mid_read || l.mid_write, l.target) {
+        (true, Target::Device(b, a)) => Some((b, a)),
         _ => None,
     }
 }
@@ -57,29 +61,41 @@ fn abandoned_device(l: LinkInfo) -> Option<Address> {
 /// A connection to a client's interrupt server.
 type IntrChannel = Arc<Mutex<BufWriter<TcpStream>>>;
 
+/// What a link names: a served board's interface, or a device on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Target {
-    Interface,
-    Device(Address),
+    Interface(u16),
+    Device(u16, Address),
 }
 
-fn target(d: DeviceName) -> Target {
-    match d {
-        DeviceName::Interface => Target::Interface,
-        DeviceName::Device(a) => Target::Device(a),
+impl Target {
+    fn board(self) -> u16 {
+        match self {
+            Target::Interface(b) | Target::Device(b, _) => b,
+        }
+    }
+
+    /// The VXI-11 name: `gpib0`, `gpib1,5`.
+    fn name(self) -> String {
+        match self {
+            Target::Interface(b) => format!("gpib{b}"),
+            Target::Device(b, a) => proto::device_name_on(b, a),
+        }
     }
 }
 
 pub(crate) struct Gateway {
-    bus: Bus,
+    /// The served boards, by their `gpib<n>` number.
+    boards: BTreeMap<u16, Bus>,
     state: Mutex<State>,
     changed: Condvar,
     max_recv: usize,
     default: Option<Address>,
     abort_port: AtomicU16,
-    srq_was: Mutex<bool>,
-    /// The controller's address a client set with `bus address` (`device_docmd`).
-    bus_address: Mutex<Option<u8>>,
+    /// Each board's SRQ line as last seen.
+    srq_was: Mutex<HashMap<u16, bool>>,
+    /// The controller's address a client set with `bus address` (`device_docmd`), by board.
+    bus_address: Mutex<HashMap<u16, u8>>,
     /// Print each call with its time on the bus's clock.
     trace: bool,
 }
@@ -119,9 +135,10 @@ fn ms(v: u32) -> Duration {
 }
 
 impl Gateway {
-    pub(crate) fn new(bus: Bus, opts: &ServeOptions) -> Self {
+    /// A gateway to `boards` (at least one), by their `gpib<n>` numbers.
+    pub(crate) fn new(boards: BTreeMap<u16, Bus>, opts: &ServeOptions) -> Self {
         Self {
-            bus,
+            boards,
             state: Mutex::new(State {
                 next_lid: 1,
                 ..State::default()
@@ -130,8 +147,8 @@ impl Gateway {
             max_recv: (opts.max_recv_size as usize).clamp(1024, 16 << 20),
             default: opts.default_address,
             abort_port: AtomicU16::new(0),
-            srq_was: Mutex::new(false),
-            bus_address: Mutex::new(None),
+            srq_was: Mutex::new(HashMap::new()),
+            bus_address: Mutex::new(HashMap::new()),
             trace: opts.trace,
         }
     }
@@ -146,23 +163,36 @@ impl Gateway {
 
     /// Waits until `lid` may use its target: no other link holds the lock. Returns
     /// the target, or the error code.
-    fn access(&self, conn: u64, lid: u32, fl: u32, lock_timeout: u32) -> Result<DeviceName, u32> {
+    fn access(&self, conn: u64, lid: u32, fl: u32, lock_timeout: u32) -> Result<Target, u32> {
+        self.wait_access(self.state(), conn, lid, fl, lock_timeout)
+            .1
+    }
+
+    /// [`Gateway::access`] on the state `st`, which it gives back still held: what
+    /// the caller does next (take the lock) happens in the same step as the wait.
+    fn wait_access<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        conn: u64,
+        lid: u32,
+        fl: u32,
+        lock_timeout: u32,
+    ) -> (MutexGuard<'a, State>, Result<Target, u32>) {
         let deadline = Instant::now() + ms(lock_timeout);
-        let mut st = self.state();
         loop {
             let Some(l) = st.links.get_mut(&lid).filter(|l| l.conn == conn) else {
-                return Err(err::INVALID_LINK);
+                return (st, Err(err::INVALID_LINK));
             };
             if l.aborted {
                 l.aborted = false;
-                return Err(err::ABORT);
+                return (st, Err(err::ABORT));
             }
             let t = l.target;
-            match st.locks.get(&target(t)) {
+            match st.locks.get(&t) {
                 Some(&holder) if holder != lid => {
                     let now = Instant::now();
                     if fl & flags::WAITLOCK == 0 || now >= deadline {
-                        return Err(err::LOCKED);
+                        return (st, Err(err::LOCKED));
                     }
                     st = self
                         .changed
@@ -170,16 +200,21 @@ impl Gateway {
                         .unwrap_or_else(|p| p.into_inner())
                         .0;
                 }
-                _ => return Ok(t),
+                _ => return (st, Ok(t)),
             }
         }
     }
 
-    fn device(&self, t: DeviceName, io_timeout: u32) -> Result<crate::Device, u32> {
-        let DeviceName::Device(a) = t else {
+    /// The bus of board `b` (one the gateway serves: links name no other).
+    fn bus(&self, b: u16) -> Result<&Bus, u32> {
+        self.boards.get(&b).ok_or(err::INVALID_ADDRESS)
+    }
+
+    fn device(&self, t: Target, io_timeout: u32) -> Result<crate::Device, u32> {
+        let Target::Device(b, a) = t else {
             return Err(err::NOT_SUPPORTED);
         };
-        let mut d = self.bus.device(a).map_err(|_| err::INVALID_ADDRESS)?;
+        let mut d = self.bus(b)?.device(a).map_err(|_| err::INVALID_ADDRESS)?;
         d.set_timeout(Some(ms(io_timeout.max(1))));
         d.set_write_terminator(None);
         Ok(d)
@@ -187,39 +222,44 @@ impl Gateway {
 
     /// Destroys every link of `conn`, releasing its locks, and its interrupt channel.
     /// A device whose answer the connection was reading is cleared: nobody is left to
-    /// read the rest (a `BLOCK?` ramp, say), so its memory goes.
+    /// read the rest (a `BLOCK?` ramp, say), so its memory goes. So is one the
+    /// connection was writing a message to (its last write without END): the next
+    /// client's message would otherwise be taken as the rest of it.
+    ///
+    /// The devices are cleared before the links and their locks go: a client waiting
+    /// for the lock gets the device clean (cleared after, its own message could go
+    /// with the other's half).
     fn drop_conn(&self, conn: u64) {
-        let mut st = self.state();
-        let mine: Vec<u32> = st
+        let abandoned: Vec<(u16, Address)> = self
+            .state()
             .links
-            .iter()
-            .filter(|(_, l)| l.conn == conn)
-            .map(|(&id, _)| id)
+            .values()
+            .filter(|l| l.conn == conn)
+            .filter_map(abandoned_device)
             .collect();
-        let mut abandoned = Vec::new();
-        for id in mine {
-            abandoned.extend(st.links.remove(&id).and_then(abandoned_device));
-        }
+        self.clear_abandoned(abandoned);
+        let mut st = self.state();
         let State { links, locks, .. } = &mut *st;
+        links.retain(|_, l| l.conn != conn);
         locks.retain(|_, holder| links.contains_key(holder));
         st.intr.remove(&conn);
         drop(st);
         self.changed.notify_all();
-        self.clear_abandoned(abandoned);
     }
 
-    /// Clears the devices whose answers were left half read by links that are gone.
-    fn clear_abandoned(&self, devices: impl IntoIterator<Item = Address>) {
-        for a in devices {
-            if let Ok(d) = self.bus.device(a) {
+    /// Clears the devices left half read or half written by links that are gone.
+    fn clear_abandoned(&self, devices: impl IntoIterator<Item = (u16, Address)>) {
+        for (b, a) in devices {
+            if let Some(d) = self.boards.get(&b).and_then(|bus| bus.device(a).ok()) {
                 let _ = d.clear();
             }
         }
     }
 
-    /// After an operation: when SRQ has just been asserted, tells every link that
-    /// enabled it, on its connection's interrupt channel (no reply expected).
-    fn check_srq(&self) {
+    /// After an operation on board `board`: when its SRQ has just been asserted,
+    /// tells every link to that board that enabled it, on its connection's interrupt
+    /// channel (no reply expected).
+    fn check_srq(&self, board: u16) {
         let targets: Vec<(Vec<u8>, IntrChannel)> = {
             let st = self.state();
             if st.intr.is_empty() {
@@ -227,17 +267,19 @@ impl Gateway {
             }
             st.links
                 .values()
+                .filter(|l| l.target.board() == board)
                 .filter_map(|l| Some((l.srq.clone()?, st.intr.get(&l.conn)?.clone())))
                 .collect()
         };
         if targets.is_empty() {
             return;
         }
-        let now = self.bus.srq().unwrap_or(false);
+        let Ok(bus) = self.bus(board) else { return };
+        let now = bus.srq().unwrap_or(false);
         let mut was = self.srq_was.lock().unwrap_or_else(|p| p.into_inner());
+        let was = was.entry(board).or_insert(false);
         let rising = now && !*was;
         *was = now;
-        drop(was);
         if !rising {
             return;
         }
@@ -261,43 +303,61 @@ impl Gateway {
     }
 
     fn call(&self, conn: u64, peer: SocketAddr, proc_: u32, args: &[u8]) -> Outcome {
-        let t0 = self.trace.then(|| self.bus.now());
-        let lid = takes_link(proc_)
+        let lid = (takes_link(proc_) || proc_ == procs::DESTROY_LINK)
             .then(|| XdrReader::new(args).u32().ok())
             .flatten();
-        if let Some(lid) = lid {
-            self.set_in_flight(conn, lid, true);
-        }
+        // The link's target, when the call names one of this connection's links.
+        let target = lid.and_then(|lid| self.set_in_flight(conn, lid, takes_link(proc_)));
+        let traced = self.trace.then(|| {
+            // Time on the bus, for the calls that use it.
+            let t0 = target
+                .filter(|_| takes_link(proc_))
+                .and_then(|t| self.bus(t.board()).ok())
+                .map(Bus::now);
+            let name = target.map(Target::name);
+            (t0, vxi11_trace::request(proc_, args, name.as_deref()))
+        });
         let out = self.dispatch(conn, peer, proc_, args);
-        if let Some(lid) = lid {
+        if let Some(lid) = lid.filter(|_| takes_link(proc_)) {
             self.set_in_flight(conn, lid, false);
         }
-        if let Some(t0) = t0 {
+        if let Some((t0, what)) = traced {
+            let bus_time = match (t0, target.and_then(|t| self.bus(t.board()).ok())) {
+                (Some(t0), Some(bus)) => format!(
+                    ", {:.3} ms on the bus",
+                    bus.now().saturating_sub(t0).as_secs_f64() * 1e3
+                ),
+                _ => String::new(),
+            };
             eprintln!(
-                "gpib-diag serve: {peer} vxi11 procedure {proc_}: {:.3} ms on the bus",
-                self.bus.now().saturating_sub(t0).as_secs_f64() * 1e3
+                "gpib-diag serve: {peer} vxi11 {what}: {}{bus_time}",
+                vxi11_trace::reply(proc_, &out)
             );
         }
-        if matches!(
-            proc_,
-            procs::DEVICE_WRITE
-                | procs::DEVICE_READ
-                | procs::DEVICE_TRIGGER
-                | procs::DEVICE_READSTB
-                | procs::DEVICE_CLEAR
-        ) {
-            self.check_srq();
+        if let Some(t) = target.filter(|_| {
+            matches!(
+                proc_,
+                procs::DEVICE_WRITE
+                    | procs::DEVICE_READ
+                    | procs::DEVICE_TRIGGER
+                    | procs::DEVICE_READSTB
+                    | procs::DEVICE_CLEAR
+            )
+        }) {
+            self.check_srq(t.board());
         }
         out
     }
 
-    /// Marks a call on `lid` begun or ended; either way an abort that came before is
-    /// forgotten (it was for a call that is over).
-    fn set_in_flight(&self, conn: u64, lid: u32, on: bool) {
-        if let Some(l) = self.state().links.get_mut(&lid).filter(|l| l.conn == conn) {
-            l.in_flight = on;
-            l.aborted = false;
-        }
+    /// Marks a call on `lid` begun or ended (`on`); either way an abort that came
+    /// before is forgotten (it was for a call that is over). Returns the link's target
+    /// when `lid` is one of `conn`'s links.
+    fn set_in_flight(&self, conn: u64, lid: u32, on: bool) -> Option<Target> {
+        let mut st = self.state();
+        let l = st.links.get_mut(&lid).filter(|l| l.conn == conn)?;
+        l.in_flight = on;
+        l.aborted = false;
+        Some(l.target)
     }
 
     fn dispatch(&self, conn: u64, peer: SocketAddr, proc_: u32, args: &[u8]) -> Outcome {
@@ -370,10 +430,17 @@ impl Gateway {
                 let Ok(lid) = XdrReader::new(args).u32() else {
                     return Outcome::Garbage;
                 };
+                // As a dropped connection: the device cleared while the lock stands.
+                let abandoned = self
+                    .state()
+                    .links
+                    .get(&lid)
+                    .filter(|l| l.conn == conn)
+                    .and_then(abandoned_device);
+                self.clear_abandoned(abandoned);
                 let mut st = self.state();
-                let mut abandoned = None;
                 let code = if st.links.get(&lid).is_some_and(|l| l.conn == conn) {
-                    abandoned = st.links.remove(&lid).and_then(abandoned_device);
+                    st.links.remove(&lid);
                     st.locks.retain(|_, h| *h != lid);
                     err::NONE
                 } else {
@@ -381,7 +448,6 @@ impl Gateway {
                 };
                 drop(st);
                 self.changed.notify_all();
-                self.clear_abandoned(abandoned);
                 only_error(code)
             }
             procs::CREATE_INTR_CHAN => {
@@ -418,8 +484,13 @@ impl Gateway {
             )
         };
         let name = String::from_utf8_lossy(&p.device);
-        let t = match proto::parse_device_name(&name, self.default) {
-            Ok(t) => t,
+        let t = match proto::parse_link_name(&name, self.default) {
+            Ok((b, _)) if !self.boards.contains_key(&b) => {
+                log::info!("create_link: {name:?}: no board gpib{b} here");
+                return resp(err::INVALID_ADDRESS, 0);
+            }
+            Ok((b, DeviceName::Interface)) => Target::Interface(b),
+            Ok((b, DeviceName::Device(a))) => Target::Device(b, a),
             Err(why) => {
                 log::info!("create_link: {why}");
                 return resp(err::INVALID_ADDRESS, 0);
@@ -440,6 +511,7 @@ impl Gateway {
                 in_flight: false,
                 aborted: false,
                 mid_read: false,
+                mid_write: false,
             },
         );
         drop(st);
@@ -460,25 +532,15 @@ impl Gateway {
         resp(err::NONE, lid)
     }
 
+    /// Takes the lock of `p.lid`'s target, waiting for another link's (WAITLOCK) in
+    /// the same step: of waiters woken together, one takes it and the others wait on.
     fn lock(&self, conn: u64, p: proto::Lock) -> u32 {
-        if let Err(c) = self.access(conn, p.lid, p.flags, p.lock_timeout) {
-            return c;
-        }
-        let mut st = self.state();
-        let Some(t) = st
-            .links
-            .get(&p.lid)
-            .filter(|l| l.conn == conn)
-            .map(|l| target(l.target))
-        else {
-            return err::INVALID_LINK;
-        };
-        match st.locks.get(&t) {
-            Some(&h) if h != p.lid => err::LOCKED,
-            _ => {
+        match self.wait_access(self.state(), conn, p.lid, p.flags, p.lock_timeout) {
+            (mut st, Ok(t)) => {
                 st.locks.insert(t, p.lid);
                 err::NONE
             }
+            (_, Err(c)) => c,
         }
     }
 
@@ -488,7 +550,7 @@ impl Gateway {
             .links
             .get(&lid)
             .filter(|l| l.conn == conn)
-            .map(|l| target(l.target))
+            .map(|l| l.target)
         else {
             return err::INVALID_LINK;
         };
@@ -507,11 +569,12 @@ impl Gateway {
         let Ok(p) = proto::Write::decode(args, self.max_recv) else {
             return Outcome::Garbage;
         };
+        let end = p.flags & flags::END != 0;
         let r = self
             .access(conn, p.lid, p.flags, p.lock_timeout)
             .and_then(|t| self.device(t, p.io_timeout))
             .map(|d| {
-                let res = if p.flags & flags::END != 0 {
+                let res = if end {
                     d.write(p.data).map(|()| p.data.len())
                 } else {
                     d.write_partial(p.data)
@@ -521,6 +584,16 @@ impl Gateway {
                     Err(e) => (error_code(&e), e.transferred().unwrap_or(0)),
                 }
             });
+        // Bytes that reached the device without END leave it holding part of a message.
+        if let Ok((code, n)) = r {
+            if let Some(l) = self.state().links.get_mut(&p.lid) {
+                if end && code == err::NONE {
+                    l.mid_write = false;
+                } else if n > 0 {
+                    l.mid_write = true;
+                }
+            }
+        }
         Outcome::Reply(match r {
             Ok((code, n)) => proto::encode_error_value(code, n as u32),
             Err(c) => proto::encode_error_value(c, 0),
@@ -592,9 +665,13 @@ impl Gateway {
             Ok(t) => t,
             Err(c) => return reply(c, &[]),
         };
-        if t != DeviceName::Interface {
+        let Target::Interface(board) = t else {
             return reply(err::NOT_SUPPORTED, &[]);
-        }
+        };
+        let bus = match self.bus(board) {
+            Ok(b) => b,
+            Err(c) => return reply(c, &[]),
+        };
         let word = |v: u16| -> Vec<u8> { v.to_be_bytes().to_vec() };
         let arg = p
             .data_in
@@ -607,30 +684,28 @@ impl Gateway {
             .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
         let echo = || p.data_in.get(..2).map_or(vec![0, 0], <[u8]>::to_vec);
         let result = match p.cmd {
-            proto::docmd::SEND_COMMAND => self
-                .bus
+            proto::docmd::SEND_COMMAND => bus
                 .transaction(|tx| tx.command(p.data_in))
                 .map(|()| p.data_in.to_vec()),
             proto::docmd::BUS_STATUS => match arg {
-                proto::docmd::STATUS_SRQ => self.bus.srq().map(|s| word(u16::from(s))),
-                proto::docmd::STATUS_REMOTE => self.bus.lines().map(|l| word(u16::from(l.ren))),
-                proto::docmd::STATUS_NDAC => self.bus.lines().map(|l| word(u16::from(l.ndac))),
+                proto::docmd::STATUS_SRQ => bus.srq().map(|s| word(u16::from(s))),
+                proto::docmd::STATUS_REMOTE => bus.lines().map(|l| word(u16::from(l.ren))),
+                proto::docmd::STATUS_NDAC => bus.lines().map(|l| word(u16::from(l.ndac))),
                 // The served board is the system controller: it never passes control.
                 proto::docmd::STATUS_SYSTEM_CONTROLLER => Ok(word(1)),
                 proto::docmd::STATUS_CIC => Ok(word(u16::from(
-                    self.board_status().is_none_or(|s| s.controller_in_charge),
+                    Self::board_status(bus).is_none_or(|s| s.controller_in_charge),
                 ))),
                 proto::docmd::STATUS_TALKER => Ok(word(u16::from(
-                    self.board_status().is_some_and(|s| s.talker),
+                    Self::board_status(bus).is_some_and(|s| s.talker),
                 ))),
                 proto::docmd::STATUS_LISTENER => Ok(word(u16::from(
-                    self.board_status().is_some_and(|s| s.listener),
+                    Self::board_status(bus).is_some_and(|s| s.listener),
                 ))),
-                proto::docmd::STATUS_ADDRESS => Ok(word(u16::from(self.bus_address()))),
+                proto::docmd::STATUS_ADDRESS => Ok(word(u16::from(self.bus_address(board, bus)))),
                 _ => return reply(err::PARAMETER, &[]),
             },
-            proto::docmd::ATN_CONTROL => self
-                .bus
+            proto::docmd::ATN_CONTROL => bus
                 .transaction(|tx| {
                     let b = tx.backend();
                     let r = if arg != 0 {
@@ -646,19 +721,22 @@ impl Gateway {
                     }
                 })
                 .map(|()| echo()),
-            proto::docmd::REN_CONTROL => self.bus.remote_enable(arg != 0).map(|()| echo()),
+            proto::docmd::REN_CONTROL => bus.remote_enable(arg != 0).map(|()| echo()),
             proto::docmd::PASS_CONTROL => match long {
                 Some(a) if a <= 30 => return reply(err::NOT_SUPPORTED, &[]),
                 _ => return reply(err::PARAMETER, &[]),
             },
             proto::docmd::BUS_ADDRESS => match long {
                 Some(a) if a <= 30 => {
-                    *self.bus_address.lock().unwrap_or_else(|p| p.into_inner()) = Some(a as u8);
+                    self.bus_address
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(board, a as u8);
                     Ok(a.to_be_bytes().to_vec())
                 }
                 _ => return reply(err::PARAMETER, &[]),
             },
-            proto::docmd::IFC_CONTROL => self.bus.interface_clear().map(|()| Vec::new()),
+            proto::docmd::IFC_CONTROL => bus.interface_clear().map(|()| Vec::new()),
             _ => return reply(err::NOT_SUPPORTED, &[]),
         };
         match result {
@@ -667,18 +745,22 @@ impl Gateway {
         }
     }
 
-    /// The served board's own state (CIC, talker, listener), when its backend knows it.
-    fn board_status(&self) -> Option<crate::BoardStatus> {
-        self.bus.transaction(|tx| tx.backend().board_status()).ok()
+    /// A served board's own state (CIC, talker, listener), when its backend knows it.
+    fn board_status(bus: &Bus) -> Option<crate::BoardStatus> {
+        bus.transaction(|tx| tx.backend().board_status()).ok()
     }
 
-    /// The controller's bus address: the one a client set (`bus address`), else the
-    /// board's own.
-    fn bus_address(&self) -> u8 {
-        let set = *self.bus_address.lock().unwrap_or_else(|p| p.into_inner());
+    /// The controller's bus address on `board`: the one a client set (`bus address`),
+    /// else the board's own.
+    fn bus_address(&self, board: u16, bus: &Bus) -> u8 {
+        let set = self
+            .bus_address
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&board)
+            .copied();
         set.unwrap_or_else(|| {
-            self.bus
-                .transaction(|tx| Ok(tx.board_address().get()))
+            bus.transaction(|tx| Ok(tx.board_address().get()))
                 .unwrap_or(0)
         })
     }

@@ -80,8 +80,10 @@ pub struct Vxi11Board {
     links: HashMap<Address, u32>,
     /// Link names given by [`Vxi11Board::name_link`] (else `gpib0,N[,S]`).
     link_names: HashMap<Address, String>,
-    /// The `gpib0` interface link: `None` not tried yet, `Some(None)` refused.
+    /// The `gpib<board>` interface link: `None` not tried yet, `Some(None)` refused.
     interface: Option<Option<u32>>,
+    /// Which of the gateway's interfaces the devices are on ([`Vxi11Board::use_interface`]).
+    board: u16,
     timeout: Duration,
     lock_timeout: Duration,
     start: Instant,
@@ -206,6 +208,7 @@ impl Vxi11Board {
             links: HashMap::new(),
             link_names: HashMap::new(),
             interface: None,
+            board: 0,
             timeout: Duration::from_secs(10),
             lock_timeout: opts.lock_timeout,
             start: Instant::now(),
@@ -295,7 +298,7 @@ impl Vxi11Board {
         }
         let name = match self.link_names.get(&device) {
             Some(n) => n.clone(),
-            None => proto::device_name(device),
+            None => proto::device_name_on(self.board, device),
         };
         let lid = self.create_link(&name)?;
         self.links.insert(device, lid);
@@ -315,11 +318,11 @@ impl Vxi11Board {
         match self.interface {
             Some(Some(l)) => Ok(l),
             Some(None) => Err(Error::unsupported(
-                "interface operations (no gpib0 link)",
+                "interface operations (no interface link)",
                 "vxi11",
             )),
             None => {
-                let l = self.create_link("gpib0").ok();
+                let l = self.create_link(&format!("gpib{}", self.board)).ok();
                 self.interface = Some(l);
                 self.interface_link()
             }
@@ -438,6 +441,14 @@ impl Vxi11Board {
             return Err(device_error(op, code, timeout, 0));
         }
         Ok(())
+    }
+
+    /// Talks to the devices of the gateway's interface `gpib<board>` (a gateway with
+    /// several GPIB interfaces, such as `gpib-diag serve` of several boards): links are
+    /// then `gpib<board>,N` and the interface link `gpib<board>`. Takes effect for links
+    /// created after it (call it before the first operation).
+    pub fn use_interface(&mut self, board: u16) {
+        self.board = board;
     }
 
     /// Makes the device at `address` the gateway's device `name` (`inst0`, a LAN

@@ -535,16 +535,30 @@ pub enum DeviceName {
 }
 
 /// Parses `inst0` (the default instrument, `default`), `gpib0`, `gpib0,N`,
-/// `gpib0,N,S` and `gpib,N` (S: 0-30, or 96-126 as sent on the bus).
+/// `gpib0,N,S` and `gpib,N` (S: 0-30, or 96-126 as sent on the bus): names on the
+/// gateway's only interface, `gpib0` ([`parse_link_name`] takes `gpib1,5` too).
 pub fn parse_device_name(
     name: &str,
     default: Option<crate::Address>,
 ) -> Result<DeviceName, String> {
+    match parse_link_name(name, default)? {
+        (0, t) => Ok(t),
+        (_, _) => Err(format!("{name:?}: only board gpib0 exists")),
+    }
+}
+
+/// Parses a `create_link` device name on a gateway with several interfaces: `gpibB`
+/// (interface B), `gpibB,N`, `gpibB,N,S`, `gpib,N` (board 0) and `inst0` (the default
+/// instrument `default`, on board 0). Returns the board and what it names there.
+pub fn parse_link_name(
+    name: &str,
+    default: Option<crate::Address>,
+) -> Result<(u16, DeviceName), String> {
     let lower = name.trim().to_ascii_lowercase();
     if let Some(rest) = lower.strip_prefix("inst") {
         if rest.is_empty() || rest.bytes().all(|b| b.is_ascii_digit()) {
             return default
-                .map(DeviceName::Device)
+                .map(|a| (0, DeviceName::Device(a)))
                 .ok_or_else(|| format!("{name:?}: this gateway has no default instrument"));
         }
     }
@@ -554,10 +568,13 @@ pub fn parse_device_name(
         ));
     };
     let mut parts = rest.split(',');
-    let board = parts.next().unwrap_or("");
-    if !(board.is_empty() || board == "0") {
-        return Err(format!("{name:?}: only board gpib0 exists"));
-    }
+    let board = match parts.next().unwrap_or("") {
+        "" => 0,
+        b if b.len() <= 3 && b.bytes().all(|c| c.is_ascii_digit()) => b
+            .parse::<u16>()
+            .map_err(|_| format!("{name:?}: bad interface number"))?,
+        b => return Err(format!("{name:?}: interface number {b:?} is not a number")),
+    };
     let num = |s: Option<&str>, what: &str| -> Result<Option<u32>, String> {
         match s {
             None => Ok(None),
@@ -574,7 +591,7 @@ pub fn parse_device_name(
         return Err(format!("{name:?}: too many fields"));
     }
     let Some(pad) = pad else {
-        return Ok(DeviceName::Interface);
+        return Ok((board, DeviceName::Interface));
     };
     let primary = crate::PrimaryAddress::try_from(pad).map_err(|e| format!("{name:?}: {e}"))?;
     let secondary = match sad {
@@ -584,14 +601,22 @@ pub fn parse_device_name(
             Some(crate::SecondaryAddress::try_from(s).map_err(|e| format!("{name:?}: {e}"))?)
         }
     };
-    Ok(DeviceName::Device(crate::Address { primary, secondary }))
+    Ok((
+        board,
+        DeviceName::Device(crate::Address { primary, secondary }),
+    ))
 }
 
 /// The VXI-11 device name for `address` on `gpib0`.
 pub fn device_name(address: crate::Address) -> String {
+    device_name_on(0, address)
+}
+
+/// The VXI-11 device name for `address` on the interface `gpib<board>`.
+pub fn device_name_on(board: u16, address: crate::Address) -> String {
     match address.secondary {
-        Some(s) => format!("gpib0,{},{}", address.primary, s.get()),
-        None => format!("gpib0,{}", address.primary),
+        Some(s) => format!("gpib{board},{},{}", address.primary, s.get()),
+        None => format!("gpib{board},{}", address.primary),
     }
 }
 
@@ -611,6 +636,16 @@ mod tests {
         let d = crate::Address::try_from(22u8).unwrap();
         assert_eq!(parse_device_name("inst0", Some(d)).unwrap(), a(22));
         assert!(parse_device_name("inst0", None).is_err());
+        // Several interfaces: the board comes with the name.
+        assert_eq!(parse_link_name("gpib1,5", None).unwrap(), (1, a(5)));
+        assert_eq!(
+            parse_link_name("GPIB12", None).unwrap(),
+            (12, DeviceName::Interface)
+        );
+        assert_eq!(parse_link_name("inst0", Some(d)).unwrap(), (0, a(22)));
+        for bad in ["gpibx,3", "gpib1234,3", "gpib-1,3", "gpib1,31", "gpib 1,3"] {
+            assert!(parse_link_name(bad, None).is_err(), "{bad}");
+        }
         let DeviceName::Device(x) = parse_device_name("gpib0,22,5", None).unwrap() else {
             panic!()
         };
@@ -620,6 +655,7 @@ mod tests {
         };
         assert_eq!(y, x);
         assert_eq!(device_name(x), "gpib0,22,5");
+        assert_eq!(device_name_on(1, x), "gpib1,22,5");
         for bad in [
             "gpib1,3",
             "gpib0,31",

@@ -1,0 +1,238 @@
+//! The boards `gpib-diag serve` serves: a simulated host's, linux-gpib's, or a relayed
+//! Prologix adapter's or VXI-11 gateway's, opened through the library's
+//! [`gpib::ResourceManager`] (the one way resource strings are opened), numbered
+//! `gpib0`, `gpib1`, ... in the order given.
+
+use std::collections::BTreeMap;
+
+use gpib::sim::SimHost;
+use gpib::{Address, Bus, ResourceManager};
+
+use crate::cli::{BackendKind, ServeArgs};
+use crate::error::{DiagError, Result};
+
+/// The boards to serve.
+pub struct Boards {
+    /// By their served number (`gpib<n>`).
+    pub buses: BTreeMap<u16, Bus>,
+    /// What each is, in order: `bench board 0`, `linux-gpib GPIB0::INTFC`.
+    pub labels: Vec<String>,
+    /// The device `inst0` names: `--default-device`, else on a simulated host its first
+    /// board's first instrument that is not a disc.
+    pub default: Option<Address>,
+    /// Keeps a simulated host running.
+    pub host: Option<SimHost>,
+}
+
+impl Boards {
+    fn empty() -> Self {
+        Self {
+            buses: BTreeMap::new(),
+            labels: Vec::new(),
+            default: None,
+            host: None,
+        }
+    }
+}
+
+/// Opens the boards `a` names.
+pub fn open(a: &ServeArgs) -> Result<Boards> {
+    if a.backend != BackendKind::Sim && a.realtime {
+        return Err(DiagError::Usage(
+            "--realtime is for the simulator (--backend sim): real boards take real time".into(),
+        ));
+    }
+    if a.backend != BackendKind::Sim && a.bus != "bench" {
+        return Err(DiagError::Usage(format!(
+            "--bus {} names a simulated configuration: give it with --backend sim",
+            a.bus
+        )));
+    }
+    if matches!(a.backend, BackendKind::Sim | BackendKind::LinuxGpib) && a.host.is_some() {
+        return Err(DiagError::Usage(
+            "--host is for relaying a Prologix adapter or a VXI-11 gateway (--backend prologix|vxi11)".into(),
+        ));
+    }
+    let default = a.default_device.map(Address::try_from).transpose()?;
+    let mut out = if a.backend == BackendKind::Sim {
+        simulated(a)?
+    } else {
+        let mut out = Boards::empty();
+        let mut rm = ResourceManager::new();
+        for r in resources(a)? {
+            let bus = rm.open_interface(&r).map_err(|e| match e.kind() {
+                gpib::ErrorKind::InvalidArgument if a.backend == BackendKind::LinuxGpib => {
+                    no_linux_gpib(e)
+                }
+                _ => DiagError::from(e),
+            })?;
+            let label = match a.backend {
+                BackendKind::LinuxGpib => format!("linux-gpib {r}"),
+                _ => r,
+            };
+            push(&mut out, bus, label)?;
+        }
+        out
+    };
+    if default.is_some() {
+        out.default = default;
+    }
+    Ok(out)
+}
+
+/// Without the `linux-gpib` feature the manager cannot open `GPIB<n>::INTFC`: say how
+/// to get it; with it, the manager's own error.
+fn no_linux_gpib(e: gpib::Error) -> DiagError {
+    if cfg!(feature = "linux-gpib") {
+        DiagError::from(e)
+    } else {
+        DiagError::NoLinuxGpib
+    }
+}
+
+fn push(out: &mut Boards, bus: Bus, label: String) -> Result<()> {
+    let n =
+        u16::try_from(out.buses.len()).map_err(|_| DiagError::Usage("too many boards".into()))?;
+    out.buses.insert(n, bus);
+    out.labels.push(label);
+    Ok(())
+}
+
+/// The simulated host's boards `--board` names (default: its first).
+fn simulated(a: &ServeArgs) -> Result<Boards> {
+    let host = gpib::sim::load(&a.bus)?;
+    host.set_realtime(a.realtime);
+    let names = if a.board.is_empty() {
+        vec!["0".to_string()]
+    } else {
+        a.board.clone()
+    };
+    let mut out = Boards::empty();
+    let mut first = None;
+    for b in &names {
+        let board = match b.parse::<usize>() {
+            Ok(i) => host.board(i)?,
+            Err(_) => host.board_named(b)?,
+        };
+        let index = board.index();
+        first.get_or_insert(index);
+        push(
+            &mut out,
+            Bus::new(board),
+            format!("{} board {index}", a.bus),
+        )?;
+    }
+    // The first instrument on the first board that is not a disc.
+    out.default = first.and_then(|i| {
+        host.devices(i)
+            .into_iter()
+            .find(|(_, _, mount)| mount.is_none())
+            .map(|(addr, _, _)| addr)
+    });
+    out.host = Some(host);
+    Ok(out)
+}
+
+/// The interface resource strings of a real backend's boards, in order.
+fn resources(a: &ServeArgs) -> Result<Vec<String>> {
+    let numbers = || -> Result<Vec<u16>> {
+        if a.board.is_empty() {
+            return Ok(vec![0]);
+        }
+        a.board
+            .iter()
+            .map(|b| {
+                b.trim().parse::<u16>().map_err(|_| {
+                    DiagError::Usage(format!(
+                        "--board {b}: give the board's number (0, 1, ...; linux-gpib's minor number)"
+                    ))
+                })
+            })
+            .collect()
+    };
+    let host = || {
+        a.host.as_deref().ok_or_else(|| {
+            DiagError::Usage(format!(
+                "--backend {} relays an adapter: give --host HOST[:PORT]",
+                match a.backend {
+                    BackendKind::Prologix => "prologix",
+                    _ => "vxi11",
+                }
+            ))
+        })
+    };
+    match a.backend {
+        BackendKind::Sim => Ok(Vec::new()),
+        BackendKind::LinuxGpib => Ok(numbers()?
+            .into_iter()
+            .map(|n| format!("GPIB{n}::INTFC"))
+            .collect()),
+        BackendKind::Prologix => {
+            if !a.board.is_empty() {
+                return Err(DiagError::Usage(
+                    "--board: a Prologix adapter has one bus (serve several adapters with one gpib-diag serve each)".into(),
+                ));
+            }
+            let (h, p) = split_host(host()?)?;
+            let p = p.unwrap_or(gpib::backend::prologix::DEFAULT_PORT);
+            Ok(vec![format!("PRLGX-TCPIP::{h}::{p}::INTFC")])
+        }
+        BackendKind::Vxi11 => {
+            let (h, p) = split_host(host()?)?;
+            let hp = match p {
+                Some(p) => format!("{h},{p}"),
+                None => h,
+            };
+            Ok(numbers()?
+                .into_iter()
+                .map(|n| format!("TCPIP::{hp}::gpib{n}::INSTR"))
+                .collect())
+        }
+    }
+}
+
+/// `host`, `host:port`, `[v6]:port`, `v6` into the host and the port.
+fn split_host(text: &str) -> Result<(String, Option<u16>)> {
+    let bad = || DiagError::Usage(format!("--host {text}: expected HOST or HOST:PORT"));
+    let port = |p: &str| p.parse::<u16>().map_err(|_| bad());
+    if let Some(rest) = text.strip_prefix('[') {
+        let (h, tail) = rest.split_once(']').ok_or_else(bad)?;
+        return match tail.strip_prefix(':') {
+            Some(p) => Ok((h.to_string(), Some(port(p)?))),
+            None if tail.is_empty() => Ok((h.to_string(), None)),
+            None => Err(bad()),
+        };
+    }
+    match text.split(':').count() {
+        1 if !text.is_empty() => Ok((text.to_string(), None)),
+        2 => {
+            let (h, p) = text.split_once(':').ok_or_else(bad)?;
+            if h.is_empty() {
+                return Err(bad());
+            }
+            Ok((h.to_string(), Some(port(p)?)))
+        }
+        // A bare IPv6 address.
+        n if n > 2 => Ok((text.to_string(), None)),
+        _ => Err(bad()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_split_into_host_and_port() {
+        assert_eq!(split_host("pi").unwrap(), ("pi".into(), None));
+        assert_eq!(
+            split_host("10.0.0.5:1234").unwrap(),
+            ("10.0.0.5".into(), Some(1234))
+        );
+        assert_eq!(split_host("[::1]:99").unwrap(), ("::1".into(), Some(99)));
+        assert_eq!(split_host("fe80::1").unwrap(), ("fe80::1".into(), None));
+        for bad in ["", ":80", "pi:x", "pi:70000", "[::1", "[::1]x"] {
+            assert!(split_host(bad).is_err(), "{bad}");
+        }
+    }
+}
