@@ -31,6 +31,9 @@ fn wire_between(a: Option<gpib::WireStats>, b: Option<gpib::WireStats>) -> Optio
 /// An instrument set up for timed transfers.
 pub struct Session {
     bus: Bus,
+    /// Writes return before the bytes are on the bus (a Prologix adapter queues them):
+    /// a timed write ends with a serial poll, which the adapter answers after them.
+    queued_writes: bool,
     device: Device,
     driver: Box<dyn Driver>,
     buf: Vec<u8>,
@@ -133,6 +136,7 @@ impl Session {
         driver.prepare(&device, size)?;
         Ok(Self {
             bus: target.bus.clone(),
+            queued_writes: target.backend == crate::record::Backend::Prologix,
             device,
             driver,
             buf: vec![0u8; size],
@@ -196,8 +200,12 @@ impl Session {
             self.bus.delay(SETTLE);
         }
         let (driver, data) = (&mut self.driver, &self.pattern[..n]);
+        let queued = self.queued_writes;
         let s = timed(&self.bus, || {
             driver.write(&dev, data)?;
+            if queued {
+                dev.serial_poll()?;
+            }
             Ok(n as u64)
         })?;
         self.verify(n)?;

@@ -24,18 +24,23 @@ struct Served {
 
 impl Served {
     fn start(extra: &[&str]) -> Self {
+        Self::start_on("bench", "22", extra)
+    }
+
+    /// Serves configuration `bus`, `device` the address Prologix clients start at.
+    fn start_on(bus: &str, device: &str, extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
             .args([
                 "serve",
                 "--bus",
-                "bench",
+                bus,
                 "--port",
                 "0",
                 "--vxi11-port",
                 "0",
                 "--no-portmap",
                 "--default-device",
-                "22",
+                device,
             ])
             .args(extra)
             .stdout(Stdio::piped())
@@ -434,6 +439,72 @@ fn verbose_network_runs_print_only_figures_they_measured() {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or_else(|| panic!("no share in {l}"));
             assert!((0.0..=100.0).contains(&share), "{l}");
+        }
+    }
+    served.interrupt();
+}
+
+/// The doctor (and calibrate) on a network backend: through `serve --realtime`, the 1988
+/// machine behind a LAN gateway. From the client the gateway's CPU cannot be seen: its
+/// thread idles while bytes take 134 us each, two orders of magnitude above the
+/// handshake, so the bus (the gateway and what is behind it) is named.
+#[test]
+fn doctor_and_calibrate_run_on_vxi11_and_prologix_through_serve() {
+    let served = Served::start_on("hp9000-350", "11", &["--realtime"]);
+    for (backend, host) in [
+        ("vxi11", served.vxi11.to_string()),
+        ("prologix", served.prologix.to_string()),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+            .args([
+                "doctor",
+                "--backend",
+                backend,
+                "--host",
+                &host,
+                "--device",
+                "11",
+            ])
+            .args(["--large", "1K", "--format", "json"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{backend}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let first = r["findings"][0]["cause"].as_str().unwrap().to_string();
+        assert!(
+            ["slow-device", "below-ceiling"].contains(&first.as_str()),
+            "{backend}: {first}: {r:#}"
+        );
+        // 134 us a byte: the 1988 figure, seen through the network.
+        let b = r["sweep"]["read"]["time"]["slope"].as_f64().unwrap();
+        assert!((130e-6..200e-6).contains(&b), "{backend}: {b}");
+        let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+            .args([
+                "calibrate",
+                "--backend",
+                backend,
+                "--host",
+                &host,
+                "--device",
+                "11",
+            ])
+            .args(["--large", "1K", "--format", "json"])
+            .output()
+            .unwrap();
+        let c: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{backend}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+        let held = c["device"]["held_out"].as_array().unwrap();
+        assert!(!held.is_empty(), "{backend}: {c:#}");
+        for h in held {
+            let e = h["predicted_seconds"].as_f64().unwrap()
+                / h["measured_seconds"].as_f64().unwrap()
+                - 1.0;
+            assert!(e.abs() < 0.05, "{backend}: {h}");
         }
     }
     served.interrupt();

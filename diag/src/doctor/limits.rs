@@ -223,7 +223,9 @@ pub fn findings(
             "a device holds the handshake: the instrument itself (its output format, display \
              updates, internal buffer) or a slow listener elsewhere on the bus (every listener \
              must accept each byte: listen-only printers and plotters). Switch other devices \
-             off or out of listen-only mode one at a time and measure again",
+             off or out of listen-only mode one at a time and measure again. Behind a LAN \
+             gateway or adapter the wait may be the gateway's own (its host's CPU, its \
+             driver): run the doctor on the gateway's host to see its side",
         ));
     }
     if !mixed.is_empty() {
