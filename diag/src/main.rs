@@ -17,6 +17,7 @@ mod plot;
 mod record;
 mod run;
 mod sample;
+mod saved;
 mod session_options;
 mod size;
 #[allow(dead_code)]

@@ -1,7 +1,7 @@
 //! Summary statistics (mean, median, spread, 95 % confidence interval and
 //! outliers) over a set of repeated measurements such as latencies in seconds
-//! or transfer rates; Student's t distribution (`student_t`); and Welch's t test of
-//! two such sets, with the ratio of their means (`welch`).
+//! or transfer rates; Student's t distribution ([`student_t`]); and Welch's t test of
+//! two such sets, with the ratio of their means ([`welch::welch`]).
 
 /// Threshold on the absolute modified Z-score above which a sample counts as
 /// an outlier, as recommended by Iglewicz and Hoaglin (1993).
@@ -12,11 +12,11 @@ pub const OUTLIER_THRESHOLD: f64 = 3.5;
 /// (0.6745 is the 0.75 quantile of the standard normal distribution).
 const MAD_SCALE: f64 = 0.6745;
 
-mod student_t;
-mod welch;
+pub mod student_t;
+pub mod welch;
 
-pub use student_t::{student_t_975, student_t_two_sided_p};
-pub use welch::{welch, welch_moments, Moments, Welch, ALPHA};
+pub use student_t::student_t_975;
+pub use welch::{welch_moments, Moments, Welch};
 
 /// Summary of a non-empty set of finite samples.
 ///

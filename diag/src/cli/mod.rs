@@ -64,7 +64,8 @@ pub enum Command {
     IoTest(IoTestArgs),
     /// Throughput, latency and CPU cost as a function of transfer size.
     Sweep(SweepArgs),
-    /// The same measurement under several configurations, side by side.
+    /// The same measurement under several configurations, side by side; or two saved
+    /// runs (before and after a change), with confidence intervals and significance.
     Compare(CompareArgs),
     /// Find listeners on a board and ask each `*IDN?`.
     Scan(ScanArgs),
@@ -317,9 +318,13 @@ pub struct SweepArgs {
 /// `compare`.
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
-    /// Transfer size in bytes.
-    #[arg(value_parser = parse_size)]
-    pub size: u64,
+    /// SIZE: the transfer size in bytes to measure each configuration at. Or BEFORE.json
+    /// AFTER.json: two runs saved with `--format json` by io-test, sweep, contention or
+    /// doctor (measure, change the machine, measure again), compared figure by figure:
+    /// the rates, their ratio with its 95 % confidence interval, and whether the
+    /// difference is significant (Welch's t test; save runs with --repeat N for it).
+    #[arg(required = true, num_args = 1..=2, value_name = "SIZE | BEFORE.json AFTER.json")]
+    pub what: Vec<String>,
     /// A configuration: NAME|FILE, optionally with `:key=value,...` where key is mount,
     /// unmount, board, with, without or fault (e.g. `hp9000-350:unmount=/disc`). The
     /// first is the reference. Given once (default: hp9000-350), it is compared with
@@ -348,7 +353,8 @@ pub struct ScanArgs {
 }
 
 /// What each active device does in a contention run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Workload {
     /// Writes of `--size` bytes (any listener takes them).
     Write,

@@ -26,6 +26,7 @@ use crate::export::csv::Num;
 use crate::export::table::{Align, Grid};
 use crate::plot::contention::{contention_svg, KneeMark};
 use crate::plot::Series;
+use crate::record::{Backend, Clock};
 use crate::stats;
 
 /// Rate per device below this share of one device's alone: past the knee.
@@ -194,8 +195,13 @@ pub fn run(args: &ContentionArgs) -> Result<()> {
     let out = match args.out.format {
         Format::Text | Format::Markdown => text(&label, &points, knee.as_ref()),
         Format::Json => {
+            let (backend, clock) = match place {
+                Where::Sim(_) => (Backend::Sim, Clock::Virtual),
+                Where::LinuxGpib => (Backend::LinuxGpib, Clock::Wall),
+            };
             let doc = serde_json::json!({
                 "tool": "gpib-diag", "command": "contention", "config": label,
+                "backend": backend, "clock": clock, "workload": args.workload,
                 "seconds": args.seconds, "size": size, "points": points, "knee": knee,
             });
             serde_json::to_string_pretty(&doc).map_err(|e| DiagError::Usage(e.to_string()))? + "\n"
