@@ -70,7 +70,8 @@ pub enum Command {
     /// Find listeners on a board and ask each `*IDN?`.
     Scan(ScanArgs),
     /// Throughput, latency and CPU against the number of concurrently active devices,
-    /// and the knee where the bus or the host CPU saturates (simulator).
+    /// and the knee where the bus or the host CPU saturates (simulator, linux-gpib,
+    /// Prologix, VXI-11).
     Contention(ContentionArgs),
     /// Bus traces: record a workload, print it like a bus analyzer, summarise it, export
     /// it as a waveform (VCD, sigrok), check its handshake.
@@ -390,17 +391,26 @@ pub struct ContentionArgs {
     /// against the devices active, with the knee marked, into this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
-    /// Backend: sim (the model's curves, the same every run) or linux-gpib (measured:
-    /// wall clock, /proc/stat, getrusage).
+    /// Backend: sim (the model's curves, the same every run), or measured on the wall
+    /// clock with the machine's CPU from /proc/stat: linux-gpib boards, a Prologix
+    /// adapter or a VXI-11 gateway (`--host`, or `--resource`).
     #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
     pub backend: BackendKind,
+    /// Prologix and VXI-11: the adapter or gateway, `HOST[:PORT]` (as io-test's).
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub host: Option<String>,
+    /// Prologix and VXI-11: a VISA resource instead of --backend/--host (as io-test's);
+    /// a device it names is the one made active when --devices is not given.
+    #[arg(long, value_name = "RESOURCE")]
+    pub resource: Option<String>,
     /// Each device starts one transaction every this many milliseconds (a paced
     /// acquisition loop polling its instruments); default: back to back.
     #[arg(long, value_name = "MS")]
     pub interval_ms: Option<f64>,
-    /// linux-gpib: the devices to make active, in order, as `BOARD:ADDR` (board index),
-    /// e.g. `--devices 0:11,0:12,1:5`.
-    #[arg(long, value_delimiter = ',', value_name = "BOARD:ADDR")]
+    /// Hardware and network backends: the devices to make active, in order, as
+    /// `BOARD:ADDR` (linux-gpib's board index; a Prologix adapter or VXI-11 gateway is
+    /// board 0, and `ADDR` alone means board 0), e.g. `--devices 0:11,0:12,1:5`.
+    #[arg(long, value_delimiter = ',', value_name = "[BOARD:]ADDR")]
     pub devices: Vec<String>,
     /// Simulator: add a typical contention source (as io-test's --with).
     #[arg(long = "with", value_name = "SOURCE")]
