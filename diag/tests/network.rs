@@ -563,3 +563,68 @@ fn contention_runs_on_network_backends() {
         "said moved, and received by the server"
     );
 }
+
+// `compare` on wall-clock runs (a VXI-11 gateway): the runs differ, so each figure gets
+// an interval of some width around its ratio and a p-value; no virtual-time note. A
+// simulated run against a measured one is compared too, and said to be on two clocks.
+#[test]
+fn compare_takes_wall_clock_runs() {
+    let served = Served::start(&[]);
+    let dir = std::env::temp_dir().join(format!("gpib-compare-wall-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let host = served.vxi11.to_string();
+    let save = |name: &str, network: bool| {
+        let p = dir.join(name).to_str().unwrap().to_string();
+        let mut args = vec!["io-test", "4096", "--device", "22", "--repeat", "5"];
+        if network {
+            args.extend(["--backend", "vxi11", "--host", &host]);
+        } else {
+            args.extend(["--bus", "bench"]);
+        }
+        args.extend(["--format", "json", "-o", &p]);
+        let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        p
+    };
+    let (a, b, sim) = (
+        save("a.json", true),
+        save("b.json", true),
+        save("sim.json", false),
+    );
+    let doc = diag_json(&["compare", &a, &b, "--format", "json"]);
+    let figures = doc["comparison"]["figures"].as_array().unwrap();
+    assert_eq!(figures.len(), 2, "{doc}");
+    for f in figures {
+        assert_eq!(f["before"]["clock"], "wall");
+        assert_eq!(
+            (&f["before"]["n"], &f["after"]["n"]),
+            (&5.into(), &5.into())
+        );
+        let ratio = f["ratio"].as_f64().unwrap();
+        let ci = &f["ratio_ci95"];
+        let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
+        assert!(lo < ratio && ratio < hi, "{f}");
+        let p = f["p"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&p), "{f}");
+        assert_eq!(f["significant"], p < 0.05, "{f}");
+    }
+    let text = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+        .args(["compare", &sim, &a])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("clocks: virtual before, wall after: one run is simulated"),
+        "{text}"
+    );
+    assert!(!text.contains("virtual clock:"), "{text}");
+    std::fs::remove_dir_all(&dir).ok();
+    served.interrupt();
+}

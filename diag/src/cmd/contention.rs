@@ -154,12 +154,13 @@ fn device_list(args: &ContentionArgs) -> Result<Vec<(usize, Address)>> {
         .collect()
 }
 
+/// Where the devices are, which to make active (board index, address), and the run's
+/// label.
+type Placed = (Where, Vec<(usize, Address)>, String);
+
 /// A Prologix adapter or VXI-11 gateway: where it is, checked by connecting once, and
 /// the devices to make active (board 0).
-fn network(
-    args: &ContentionArgs,
-    kind: BackendKind,
-) -> Result<(Where, Vec<(usize, Address)>, String)> {
+fn network(args: &ContentionArgs, kind: BackendKind) -> Result<Placed> {
     let spec = BusSpec {
         config: String::new(),
         board: None,

@@ -171,7 +171,7 @@ fn welch_unit(a: Moments, b: Moments) -> Welch {
 /// `(u + v)² / (u²/(nu-1) + v²/(nv-1))`, computed on the shares of the sum so small
 /// variances do not underflow; `nu + nv - 2` when both are 0.
 fn satterthwaite(u: f64, nu: usize, v: f64, nv: usize) -> f64 {
-    if !(u + v > 0.0) {
+    if u + v <= 0.0 || (u + v).is_nan() {
         return (nu + nv - 2) as f64;
     }
     let (su, sv) = (u / (u + v), v / (u + v));
@@ -189,7 +189,7 @@ fn fieller(
     let q2 = q * q;
     // (mb² - q² sb2) ρ² - 2 ma mb ρ + (ma² - q² sa2) <= 0.
     let lead = mb * mb - q2 * sb2;
-    if !(lead > 0.0) {
+    if lead <= 0.0 || lead.is_nan() {
         return None;
     }
     let root = q * (ma * ma * sb2 + lead * sa2).sqrt();
