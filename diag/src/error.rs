@@ -39,6 +39,16 @@ pub enum DiagError {
         /// What was wrong with it.
         what: String,
     },
+    /// Two saved runs that cannot be compared (`compare BEFORE.json AFTER.json`).
+    #[error("cannot compare {before} with {after}: {why}")]
+    Incomparable {
+        /// The first file.
+        before: String,
+        /// The second file.
+        after: String,
+        /// Why not.
+        why: String,
+    },
     /// A step of a longer run failed, after the steps before it were measured.
     #[error("{what}: {source}")]
     Step {
@@ -71,7 +81,7 @@ impl DiagError {
     pub fn exit_code(&self) -> u8 {
         match self {
             DiagError::Step { source, .. } => source.exit_code(),
-            DiagError::Usage(_) | DiagError::NoLinuxGpib => 2,
+            DiagError::Usage(_) | DiagError::NoLinuxGpib | DiagError::Incomparable { .. } => 2,
             DiagError::Gpib(e)
                 if matches!(
                     e.kind(),

@@ -65,7 +65,7 @@ pub fn fit(points: &[(f64, f64)]) -> Option<LinearFit> {
     let r_squared = if syy > 0.0 { 1.0 - sse / syy } else { 1.0 };
     let (intercept_ci95, slope_ci95) = if n > 2 {
         let s = (sse / (count - 2.0)).sqrt();
-        let t = student_t_975(n - 2);
+        let t = student_t_975((n - 2) as f64);
         (
             t * s * (1.0 / count + mean_x * mean_x / sxx).sqrt(),
             t * s / sxx.sqrt(),

@@ -20,9 +20,9 @@ mod plot;
 mod record;
 mod run;
 mod sample;
+mod saved;
 mod session_options;
 mod size;
-#[allow(dead_code)]
 mod stats;
 mod target;
 mod what_if;

@@ -94,6 +94,10 @@ pub struct Record {
     pub bytes_per_second: f64,
     /// Statistics of the seconds over the runs.
     pub stats: Summary,
+    /// Each run's seconds, in the order measured: what `stats` summarises, kept so
+    /// `gpib-diag compare BEFORE.json AFTER.json` can test a difference between two
+    /// saved runs on them.
+    pub run_seconds: Vec<f64>,
     /// Median host CPU seconds per transfer.
     pub cpu_seconds: f64,
     /// Modelled (simulator) or measured (getrusage of this process).
@@ -201,6 +205,7 @@ impl Record {
                 0.0
             },
             stats: summary,
+            run_seconds: secs,
             cpu_seconds: cpu,
             cpu_source: if last.cpu_modelled {
                 CpuSource::Modelled

@@ -64,12 +64,14 @@ pub enum Command {
     IoTest(IoTestArgs),
     /// Throughput, latency and CPU cost as a function of transfer size.
     Sweep(SweepArgs),
-    /// The same measurement under several configurations, side by side.
+    /// The same measurement under several configurations, side by side; or two saved
+    /// runs (before and after a change), with confidence intervals and significance.
     Compare(CompareArgs),
     /// Find listeners on a board and ask each `*IDN?`.
     Scan(ScanArgs),
     /// Throughput, latency and CPU against the number of concurrently active devices,
-    /// and the knee where the bus or the host CPU saturates (simulator).
+    /// and the knee where the bus or the host CPU saturates (simulator, linux-gpib,
+    /// Prologix, VXI-11).
     Contention(ContentionArgs),
     /// Bus traces: record a workload, print it like a bus analyzer, summarise it, export
     /// it as a waveform (VCD, sigrok), check its handshake.
@@ -326,9 +328,13 @@ pub struct SweepArgs {
 /// `compare`.
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
-    /// Transfer size in bytes.
-    #[arg(value_parser = parse_size)]
-    pub size: u64,
+    /// SIZE: the transfer size in bytes to measure each configuration at. Or BEFORE.json
+    /// AFTER.json: two runs saved with `--format json` by io-test, sweep, contention or
+    /// doctor (measure, change the machine, measure again), compared figure by figure:
+    /// the rates, their ratio with its 95 % confidence interval, and whether the
+    /// difference is significant (Welch's t test; save runs with --repeat N for it).
+    #[arg(required = true, num_args = 1..=2, value_name = "SIZE | BEFORE.json AFTER.json")]
+    pub what: Vec<String>,
     /// A configuration: NAME|FILE, optionally with `:key=value,...` where key is mount,
     /// unmount, board, with, without or fault (e.g. `hp9000-350:unmount=/disc`). The
     /// first is the reference. Given once (default: hp9000-350), it is compared with
@@ -357,7 +363,8 @@ pub struct ScanArgs {
 }
 
 /// What each active device does in a contention run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Workload {
     /// Writes of `--size` bytes (any listener takes them).
     Write,
@@ -393,17 +400,26 @@ pub struct ContentionArgs {
     /// against the devices active, with the knee marked, into this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
-    /// Backend: sim (the model's curves, the same every run) or linux-gpib (measured:
-    /// wall clock, /proc/stat, getrusage).
+    /// Backend: sim (the model's curves, the same every run), or measured on the wall
+    /// clock with the machine's CPU from /proc/stat: linux-gpib boards, a Prologix
+    /// adapter or a VXI-11 gateway (`--host`, or `--resource`).
     #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
     pub backend: BackendKind,
+    /// Prologix and VXI-11: the adapter or gateway, `HOST[:PORT]` (as io-test's).
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub host: Option<String>,
+    /// Prologix and VXI-11: a VISA resource instead of --backend/--host (as io-test's);
+    /// a device it names is the one made active when --devices is not given.
+    #[arg(long, value_name = "RESOURCE")]
+    pub resource: Option<String>,
     /// Each device starts one transaction every this many milliseconds (a paced
     /// acquisition loop polling its instruments); default: back to back.
     #[arg(long, value_name = "MS")]
     pub interval_ms: Option<f64>,
-    /// linux-gpib: the devices to make active, in order, as `BOARD:ADDR` (board index),
-    /// e.g. `--devices 0:11,0:12,1:5`.
-    #[arg(long, value_delimiter = ',', value_name = "BOARD:ADDR")]
+    /// Hardware and network backends: the devices to make active, in order, as
+    /// `BOARD:ADDR` (linux-gpib's board index; a Prologix adapter or VXI-11 gateway is
+    /// board 0, and `ADDR` alone means board 0), e.g. `--devices 0:11,0:12,1:5`.
+    #[arg(long, value_delimiter = ',', value_name = "[BOARD:]ADDR")]
     pub devices: Vec<String>,
     /// Simulator: add a typical contention source (as io-test's --with).
     #[arg(long = "with", value_name = "SOURCE")]

@@ -1,11 +1,15 @@
 //! `gpib-diag compare --bus A --bus B SIZE`: one measurement per configuration, with
-//! the ratio of each figure to the first's.
+//! the ratio of each figure to the first's; `gpib-diag compare BEFORE.json AFTER.json`:
+//! two saved runs compared ([`runs`]).
+
+mod runs;
 
 use crate::cli::{BackendKind, CompareArgs, Format};
 use crate::error::{DiagError, Result};
 use crate::export::{self, text, Ratio};
 use crate::measure::Session;
 use crate::run::{self, Progress};
+use crate::size::parse_size;
 use crate::target::{BusSpec, Target};
 
 /// The configuration `compare` measures when given none: the 1988 HP 9000/350.
@@ -29,8 +33,38 @@ fn each_source_off(spec: &str) -> Result<Vec<String>> {
     Ok(out)
 }
 
-/// Runs the command.
+/// Runs the command: two saved runs, or configurations measured at a size.
 pub fn run(args: &CompareArgs) -> Result<()> {
+    match args.what.as_slice() {
+        [before, after] => {
+            if !args.buses.is_empty() {
+                return Err(DiagError::Usage(
+                    "--bus is for measuring configurations at a SIZE; two saved runs are \
+                     compared as they were measured"
+                        .into(),
+                ));
+            }
+            runs::run(before, after, &args.out)
+        }
+        [text] => {
+            let size = parse_size(text).map_err(|e| {
+                let hint = if std::path::Path::new(text).is_file() {
+                    " (a saved run is compared with another: BEFORE.json AFTER.json)"
+                } else {
+                    ""
+                };
+                DiagError::Usage(format!("invalid SIZE: {e}{hint}"))
+            })?;
+            measure(args, size)
+        }
+        _ => Err(DiagError::Usage(
+            "compare takes a SIZE, or two saved runs: BEFORE.json AFTER.json".into(),
+        )),
+    }
+}
+
+/// Measures each configuration at `size` and prints them with their ratios.
+fn measure(args: &CompareArgs, size: u64) -> Result<()> {
     let buses = match args.buses.as_slice() {
         [] => each_source_off(DEFAULT_CONFIG)?,
         [one] if args.backend == BackendKind::Sim => each_source_off(one)?,
@@ -55,10 +89,9 @@ pub fn run(args: &CompareArgs) -> Result<()> {
     let mut failed = None;
     for spec in &specs {
         let measured = Target::open(backend, spec).and_then(|target| {
-            let mut session =
-                Session::open(&target, &target.session_options(&args.run)?, args.size)?;
+            let mut session = Session::open(&target, &target.session_options(&args.run)?, size)?;
             let ctx = run::context(&target, &session);
-            run::measure_pair(&mut session, &ctx, args.size, &args.run, &mut progress)
+            run::measure_pair(&mut session, &ctx, size, &args.run, &mut progress)
         });
         match measured {
             Ok(pair) => {

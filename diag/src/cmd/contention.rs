@@ -6,8 +6,10 @@
 //! On the simulator the devices are lanes of one thread, run in virtual-time order
 //! (`SimHost::run_lanes`): the curve comes from the model, the same configuration gives
 //! the same figures run after run, and a point costs no thread hand-offs. On
-//! linux-gpib boards (`--backend linux-gpib --devices 0:11,0:12`) the curve is measured:
-//! wall clock, and the machine's CPU from /proc/stat (or the process's getrusage).
+//! linux-gpib boards (`--backend linux-gpib --devices 0:11,0:12`), a Prologix adapter or
+//! a VXI-11 gateway (`--backend vxi11 --host HOST --devices 11,22`) the curve is
+//! measured: a thread per device, wall clock, and the machine's CPU from /proc/stat (or
+//! the process's getrusage).
 
 use std::fmt::Write as _;
 use std::ops::ControlFlow;
@@ -26,7 +28,9 @@ use crate::export::csv::Num;
 use crate::export::table::{Align, Grid};
 use crate::plot::contention::{contention_svg, KneeMark};
 use crate::plot::Series;
+use crate::record::{Backend, Clock};
 use crate::stats;
+use crate::target::{BusSpec, Target};
 
 /// Rate per device below this share of one device's alone: past the knee.
 const KNEE: f64 = 0.95;
@@ -42,8 +46,18 @@ pub struct Point {
     pub devices: usize,
     /// Bytes per second of all devices together.
     pub aggregate_bytes_per_second: f64,
-    /// Bytes per second of each device, in the order they were made active.
+    /// Bytes per second of each device, in the order they were made active:
+    /// `per_device_bytes / per_device_seconds`.
     pub per_device_bytes_per_second: Vec<f64>,
+    /// Bytes each device moved.
+    pub per_device_bytes: Vec<u64>,
+    /// Transactions each device made.
+    pub per_device_transactions: Vec<u64>,
+    /// Seconds each device was active (its clock: virtual on the simulator, else wall).
+    pub per_device_seconds: Vec<f64>,
+    /// Bytes sent and received on the network during the point, framing included
+    /// (network backends).
+    pub wire_bytes: Option<u64>,
     /// Transaction latency percentiles, seconds.
     pub latency_p50_s: f64,
     /// 90th percentile.
@@ -75,6 +89,27 @@ enum Where {
     Sim(Box<Config>),
     /// linux-gpib boards, measured on the wall clock.
     LinuxGpib,
+    /// A Prologix adapter or a VXI-11 gateway (board 0), measured on the wall clock:
+    /// a connection a point, shared by the devices as a board is.
+    Network {
+        /// `--backend`.
+        kind: BackendKind,
+        /// `--host` or `--resource`.
+        spec: BusSpec,
+        /// Which protocol the connection speaks.
+        backend: Backend,
+    },
+}
+
+impl Where {
+    /// The backend and clock of the figures.
+    fn backend_and_clock(&self) -> (Backend, Clock) {
+        match self {
+            Where::Sim(_) => (Backend::Sim, Clock::Virtual),
+            Where::LinuxGpib => (Backend::LinuxGpib, Clock::Wall),
+            Where::Network { backend, .. } => (*backend, Clock::Wall),
+        }
+    }
 }
 
 /// The simulated configuration (a spec: `NAME|FILE[:options]`, what-ifs included) with
@@ -96,7 +131,7 @@ fn sim_config(args: &ContentionArgs) -> Result<Config> {
     Ok(c)
 }
 
-/// `--devices 0:11,1:5`: (board index, address) pairs.
+/// `--devices 0:11,1:5` (or `11,22`: board 0): (board index, address) pairs.
 fn device_list(args: &ContentionArgs) -> Result<Vec<(usize, Address)>> {
     if args.devices.is_empty() {
         return Err(DiagError::Usage(
@@ -107,9 +142,12 @@ fn device_list(args: &ContentionArgs) -> Result<Vec<(usize, Address)>> {
     args.devices
         .iter()
         .map(|d| {
-            let bad =
-                || DiagError::Usage(format!("--devices {d:?}: expected BOARD:ADDR, e.g. 0:11"));
-            let (b, a) = d.split_once(':').ok_or_else(bad)?;
+            let bad = || {
+                DiagError::Usage(format!(
+                    "--devices {d:?}: expected BOARD:ADDR or ADDR, e.g. 0:11"
+                ))
+            };
+            let (b, a) = d.split_once(':').unwrap_or(("0", d));
             let b: usize = b.trim().parse().ok().filter(|b| *b < 16).ok_or_else(bad)?;
             let a: u8 = a.trim().parse().map_err(|_| bad())?;
             Ok((b, Address::try_from(a)?))
@@ -117,9 +155,75 @@ fn device_list(args: &ContentionArgs) -> Result<Vec<(usize, Address)>> {
         .collect()
 }
 
+/// Where the devices are, which to make active (board index, address), and the run's
+/// label.
+type Placed = (Where, Vec<(usize, Address)>, String);
+
+/// A Prologix adapter or VXI-11 gateway: where it is, checked by connecting once, and
+/// the devices to make active (board 0).
+fn network(args: &ContentionArgs, kind: BackendKind) -> Result<Placed> {
+    let spec = BusSpec {
+        config: String::new(),
+        board: None,
+        mounts: Vec::new(),
+        host: args.host.clone(),
+        resource: args.resource.clone(),
+        sources: Vec::new(),
+        faults: Vec::new(),
+        edits: Vec::new(),
+    };
+    let target = Target::open(kind, &spec)?;
+    let devices = match (args.devices.is_empty(), target.device) {
+        (true, Some(d)) => vec![(0, d)],
+        _ => device_list(args)?,
+    };
+    if let Some((b, a)) = devices.iter().find(|(b, _)| *b != 0) {
+        return Err(DiagError::Usage(format!(
+            "--devices {b}:{a}: a {} connection is one board, board 0",
+            target.backend
+        )));
+    }
+    let label = format!(
+        "{} {}",
+        target.label,
+        devices
+            .iter()
+            .map(|(_, a)| a.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    Ok((
+        Where::Network {
+            kind,
+            spec,
+            backend: target.backend,
+        },
+        devices,
+        label,
+    ))
+}
+
 /// Runs the command.
 pub fn run(args: &ContentionArgs) -> Result<()> {
-    let (place, devices) = match args.backend {
+    // A resource names its backend, as for the other commands.
+    let kind = match (&args.resource, args.backend) {
+        (Some(_), BackendKind::Sim | BackendKind::LinuxGpib) => BackendKind::Vxi11,
+        (_, kind) => kind,
+    };
+    let network_given = args.host.is_some() || args.resource.is_some();
+    if network_given && matches!(kind, BackendKind::Sim | BackendKind::LinuxGpib) {
+        return Err(DiagError::Usage(
+            "--host is for --backend prologix or vxi11 (or give --resource)".into(),
+        ));
+    }
+    if kind != BackendKind::Sim && !(args.with.is_empty() && args.without.is_empty()) {
+        return Err(DiagError::Usage(
+            "--with/--without change a simulated host; on hardware change the machine itself \
+             (or give them to `gpib-diag serve`)"
+                .into(),
+        ));
+    }
+    let (place, devices, label) = match kind {
         BackendKind::Sim => {
             if !args.devices.is_empty() {
                 return Err(DiagError::Usage(
@@ -128,21 +232,14 @@ pub fn run(args: &ContentionArgs) -> Result<()> {
             }
             let config = sim_config(args)?;
             let devices = instruments(&config, &args.bus, args.workload)?;
-            (Where::Sim(Box::new(config)), devices)
+            (Where::Sim(Box::new(config)), devices, args.bus.clone())
         }
-        BackendKind::LinuxGpib => {
-            if !(args.with.is_empty() && args.without.is_empty()) {
-                return Err(DiagError::Usage(
-                    "--with/--without change a simulated host; on hardware change the machine itself".into(),
-                ));
-            }
-            (Where::LinuxGpib, device_list(args)?)
-        }
-        other => {
-            return Err(DiagError::Usage(format!(
-                "contention runs on the simulator or linux-gpib, not {other:?}"
-            )))
-        }
+        BackendKind::LinuxGpib => (
+            Where::LinuxGpib,
+            device_list(args)?,
+            format!("linux-gpib {}", args.devices.join(",")),
+        ),
+        BackendKind::Prologix | BackendKind::Vxi11 => network(args, kind)?,
     };
     let n_max = args
         .max
@@ -166,10 +263,6 @@ pub fn run(args: &ContentionArgs) -> Result<()> {
                 "--interval-ms {ms} is out of range: above 0, at most 1,000,000 (1000 s)"
             )))
         }
-    };
-    let label = match place {
-        Where::Sim(_) => args.bus.clone(),
-        Where::LinuxGpib => format!("linux-gpib {}", args.devices.join(",")),
     };
     let points = (1..=n_max)
         .map(|n| {
@@ -195,8 +288,10 @@ pub fn run(args: &ContentionArgs) -> Result<()> {
     let out = match args.out.format {
         Format::Text | Format::Markdown => text(&label, &points, knee.as_ref()),
         Format::Json => {
+            let (backend, clock) = place.backend_and_clock();
             let doc = serde_json::json!({
                 "tool": "gpib-diag", "command": "contention", "config": label,
+                "backend": backend, "clock": clock, "workload": args.workload,
                 "seconds": args.seconds, "size": size, "points": points, "knee": knee,
             });
             serde_json::to_string_pretty(&doc).map_err(|e| DiagError::Usage(e.to_string()))? + "\n"
@@ -248,6 +343,10 @@ struct DeviceLoop {
     end: Duration,
     /// The last step waited for a paced transaction: this one makes it.
     waited: bool,
+    /// Network backends: end with a round trip (the service request line's state), so
+    /// writes an adapter has taken but not yet made (a Prologix adapter answers nothing
+    /// to them) are done before the device's time stops.
+    sync_at_end: bool,
     stream: Stream,
     error: Option<gpib::Error>,
 }
@@ -263,6 +362,9 @@ impl DeviceLoop {
     ) -> gpib::Result<Self> {
         let dev = bus.device(address)?;
         let t0 = bus.now();
+        // Network backends count their bytes on the wire; the others' calls return
+        // once the bytes are moved.
+        let sync_at_end = bus.wire_stats().is_some();
         Ok(Self {
             bus,
             dev,
@@ -273,6 +375,7 @@ impl DeviceLoop {
             t0,
             end: t0,
             waited: false,
+            sync_at_end,
             stream: Stream {
                 bytes: 0,
                 elapsed: Duration::ZERO,
@@ -296,6 +399,12 @@ impl DeviceLoop {
         let done = self.stream.latencies.len();
         let waited = std::mem::take(&mut self.waited);
         if !waited && (now.saturating_sub(self.t0) >= self.span || done >= MAX_TRANSACTIONS) {
+            if self.sync_at_end {
+                match self.bus.srq() {
+                    Err(e) if e.kind() != gpib::ErrorKind::Unsupported => self.error = Some(e),
+                    _ => {}
+                }
+            }
             return ControlFlow::Break(());
         }
         if let (Some(every), false) = (self.interval, waited) {
@@ -337,11 +446,13 @@ impl DeviceLoop {
     }
 }
 
-/// Opens board `index` of `host` (simulator) or linux-gpib board `index`.
-fn open_board(host: Option<&SimHost>, index: usize) -> Result<Bus> {
-    match host {
-        Some(h) => Ok(Bus::new(h.board(index)?)),
-        None => open_linux_gpib(index),
+/// Opens board `index` of `host` (simulator), linux-gpib board `index`, or a new
+/// connection to the adapter or gateway (board 0).
+fn open_board(place: &Where, host: Option<&SimHost>, index: usize) -> Result<Bus> {
+    match (host, place) {
+        (Some(h), _) => Ok(Bus::new(h.board(index)?)),
+        (None, Where::Network { kind, spec, .. }) => Ok(Target::open(*kind, spec)?.bus),
+        (None, _) => open_linux_gpib(index),
     }
 }
 
@@ -369,7 +480,7 @@ fn point(
 ) -> Result<Point> {
     let host = match place {
         Where::Sim(config) => Some(config.build_named(name)?),
-        Where::LinuxGpib => None,
+        Where::LinuxGpib | Where::Network { .. } => None,
     };
     let start_cpu = host.as_ref().map(SimHost::cpu);
     let cpu0 = CpuSnapshot::take_before();
@@ -381,7 +492,7 @@ fn point(
         let bus = match buses.iter().find(|(b, _)| *b == board) {
             Some((_, bus)) => bus.clone(),
             None => {
-                let bus = open_board(host.as_ref(), board)?;
+                let bus = open_board(place, host.as_ref(), board)?;
                 buses.push((board, bus.clone()));
                 bus
             }
@@ -390,6 +501,7 @@ fn point(
             bus, address, workload, size, span, interval,
         )?);
     }
+    let wire0: Vec<_> = buses.iter().map(|(_, b)| b.wire_stats()).collect();
     let streams = match &host {
         // The simulator: every device a lane of this thread, the earliest first: the
         // order participant threads would take turns in, without their hand-offs.
@@ -400,7 +512,7 @@ fn point(
                 .map(DeviceLoop::finish)
                 .collect::<gpib::Result<Vec<_>>>()?
         }
-        // Hardware: a thread per device, in wall time.
+        // Hardware and network: a thread per device, in wall time.
         None => {
             let threads: Vec<_> = loops
                 .into_iter()
@@ -431,6 +543,16 @@ fn point(
         .iter()
         .map(|s| s.bytes as f64 / s.elapsed.as_secs_f64().max(1e-12))
         .collect();
+    // Bytes on the wire, both ways, over every connection (network backends).
+    let wire_bytes = buses
+        .iter()
+        .zip(&wire0)
+        .map(|((_, b), w0)| {
+            let (w0, w1) = ((*w0)?, b.wire_stats()?);
+            let total = |w: gpib::WireStats| w.bytes_sent.saturating_add(w.bytes_received);
+            Some(total(w1).saturating_sub(total(w0)))
+        })
+        .try_fold(0u64, |sum, w| w.map(|w| sum.saturating_add(w)));
     let mut lat: Vec<f64> = streams
         .iter()
         .flat_map(|s| s.latencies.iter().copied())
@@ -470,6 +592,10 @@ fn point(
         devices: devices.len(),
         aggregate_bytes_per_second: rates.iter().sum(),
         per_device_bytes_per_second: rates,
+        per_device_bytes: streams.iter().map(|s| s.bytes).collect(),
+        per_device_transactions: streams.iter().map(|s| s.latencies.len() as u64).collect(),
+        per_device_seconds: streams.iter().map(|s| s.elapsed.as_secs_f64()).collect(),
+        wire_bytes,
         latency_p50_s: pct(0.50),
         latency_p90_s: pct(0.90),
         latency_p99_s: pct(0.99),

@@ -15,7 +15,8 @@ use serde::Serialize;
 
 use crate::error::{DiagError, Result};
 use crate::measure::{Session, SessionOptions};
-use crate::stats::{welch, Welch};
+use crate::stats::welch::welch;
+use crate::stats::Welch;
 use crate::target::Target;
 
 use super::{Cause, Finding, Severity};
