@@ -258,7 +258,10 @@ fn doctor_and_contention_runs() {
     let d = dir("others");
     let doctor = |file: &str, extra: &[&str]| {
         let p = path(&d, file);
-        let out = common::diag(&[&["doctor", "--format", "json"], extra].concat());
+        // The same sizes both ways: left to the budget, a slower bus is probed with
+        // smaller ones.
+        let out =
+            common::diag(&[&["doctor", "--large", "64K", "--format", "json"], extra].concat());
         assert!(matches!(out.status.code(), Some(0 | 3)), "{out:?}");
         std::fs::write(&p, &out.stdout).unwrap();
         p

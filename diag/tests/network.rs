@@ -694,11 +694,15 @@ fn contention_runs_on_network_backends() {
 
     let stderr = served.interrupt();
     let mut received = [0u64; 2];
-    for l in stderr.lines().filter(|l| l.contains(" prologix ")) {
-        let Some((head, tail)) = l.split_once(" byte(s) to ") else {
-            continue;
+    for l in stderr.lines().filter(|l| l.contains(" prologix \"")) {
+        // `... prologix "DATA" to 11: ...` or `... prologix "DATA"... (N bytes) to 11: ...`
+        let (head, tail) = l.rsplit_once(" to ").expect("a data line names its device");
+        let n = match head.rsplit_once(" (") {
+            Some((_, count)) if count.ends_with(" bytes)") => {
+                count.trim_end_matches(" bytes)").parse().unwrap()
+            }
+            _ => escaped_len(head.split_once(" prologix ").unwrap().1),
         };
-        let n: u64 = head.rsplit(' ').next().unwrap().parse().unwrap();
         match tail.split(':').next().unwrap() {
             "11" => received[0] += n,
             "22" => received[1] += n,
@@ -774,4 +778,19 @@ fn compare_takes_wall_clock_runs() {
     assert!(!text.contains("virtual clock:"), "{text}");
     std::fs::remove_dir_all(&dir).ok();
     served.interrupt();
+}
+
+/// The bytes a trace's quoted `"..."` (Rust's `escape_ascii`) stands for.
+fn escaped_len(quoted: &str) -> u64 {
+    let inner = quoted.trim().trim_start_matches('"').trim_end_matches('"');
+    let mut n = 0;
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.next() == Some('x') {
+            chars.next();
+            chars.next();
+        }
+        n += 1;
+    }
+    n
 }
