@@ -61,6 +61,26 @@ fn parse_schedstat(text: &str) -> Option<(Duration, Duration)> {
     Some((Duration::from_nanos(on_cpu), Duration::from_nanos(waiting)))
 }
 
+/// The machine's CPUs as `/proc/stat` counts them (its `cpuN` lines): every CPU its
+/// totals cover, where `available_parallelism` gives only those this process may run
+/// on (one under `taskset -c 0`). Elsewhere, `available_parallelism`.
+pub fn machine_cpus() -> usize {
+    std::fs::read_to_string("/proc/stat")
+        .ok()
+        .map(|t| count_cpu_lines(&t))
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
+fn count_cpu_lines(stat: &str) -> usize {
+    stat.lines()
+        .filter(|l| {
+            l.strip_prefix("cpu")
+                .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+        })
+        .count()
+}
+
 /// Converts a `timeval` to a `Duration`, treating negative parts as zero.
 fn timeval_to_duration(tv: TimeVal) -> Duration {
     let secs = u64::try_from(tv.tv_sec()).unwrap_or(0);
@@ -541,5 +561,12 @@ softirq 102866 0 29524 0 2337 0 0 34 0 0 71041
         assert_eq!(parse_schedstat("12"), None);
         assert_eq!(parse_schedstat("x y z"), None);
         assert_eq!(parse_schedstat(""), None);
+    }
+
+    #[test]
+    fn the_machines_cpus_are_the_cpu_lines_of_proc_stat() {
+        let stat = "cpu  1 2 3 4\ncpu0 1 1 1 1\ncpu1 0 1 2 2\nintr 5\ncpufreq x\n";
+        assert_eq!(count_cpu_lines(stat), 2);
+        assert!(machine_cpus() >= 1);
     }
 }

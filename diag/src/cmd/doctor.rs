@@ -137,6 +137,8 @@ fn print_sweep(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
             t.probe.describe(t.bytes),
             t.speedup,
             match (&t.test, t.significant) {
+                _ if t.beyond_the_setting =>
+                    "more than the setting can make: other work disturbed the runs".into(),
                 (Some(w), true) => p_text(w.p),
                 (Some(w), false) => format!("{}: no real difference", p_text(w.p)),
                 (None, true) => "exact".into(),

@@ -128,8 +128,13 @@ pub struct Trial {
     pub speedup: f64,
     /// Welch's t-test (wall clocks).
     pub test: Option<Welch>,
-    /// The difference is real: significant at 5 % (wall clocks), or exact (virtual time).
+    /// The difference is real: significant at 5 % over all the trials (Bonferroni: each
+    /// at 5 % over their number) and within what the setting can make (wall clocks), or
+    /// exact (virtual time).
     pub significant: bool,
+    /// The runs differed by more than the setting can make (a T1 changes each byte the
+    /// board sends by the difference of the two at most): other work disturbed them.
+    pub beyond_the_setting: bool,
 }
 
 /// The settings worth trying from what the board has now: a T1 above 350 ns, autopoll
@@ -198,6 +203,9 @@ fn interrupted() -> &'static Arc<AtomicBool> {
         flag
     })
 }
+
+/// Command bytes a write's addressing sends around it (UNL, MTA, MLA, secondary, UNT).
+const COMMAND_BYTES: u64 = 8;
 
 /// The least speedup an exact (virtual-time) trial counts as a difference.
 const EXACT_DIFFERENCE: f64 = 0.005;
@@ -281,11 +289,14 @@ fn run_until(
         let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len().max(1) as f64;
         let speedup = mean(&a) / mean(&b).max(f64::MIN_POSITIVE);
         let test = welch(&a, &b);
-        let significant = match &test {
-            Some(w) => w.significant,
-            // Virtual time: one exact run each way.
-            None => repeats == 1 && (speedup - 1.0).abs() >= EXACT_DIFFERENCE,
-        };
+        let beyond_the_setting = beyond(as_found, to_try, probe, bytes, mean(&a) - mean(&b));
+        let alpha = 0.05 / todo.len() as f64;
+        let significant = !beyond_the_setting
+            && match &test {
+                Some(w) => w.p < alpha,
+                // Virtual time: one exact run each way.
+                None => repeats == 1 && (speedup - 1.0).abs() >= EXACT_DIFFERENCE,
+            };
         trials.push(Trial {
             setting: as_found.name(),
             found: as_found.value(),
@@ -302,9 +313,25 @@ fn run_until(
             speedup,
             test,
             significant,
+            beyond_the_setting,
         });
     }
     Ok(trials)
+}
+
+/// Whether runs that differ by `difference` seconds differ by more than changing
+/// `from` to `to` can make on `probe`: a T1 changes each byte the board sends (the data
+/// and a few command bytes) by the difference of the two at most. Twice that, and 100 us
+/// of the clock's own jitter, is allowed.
+fn beyond(from: Setting, to: Setting, probe: Probe, bytes: u64, difference: f64) -> bool {
+    match (from, to, probe) {
+        (Setting::T1(x), Setting::T1(y), Probe::Write) => {
+            let per_byte = x.nanos().abs_diff(y.nanos()) as f64 * 1e-9;
+            let most = per_byte * (bytes + COMMAND_BYTES) as f64 * 2.0 + 100e-6;
+            difference.abs() > most
+        }
+        _ => false,
+    }
 }
 
 /// A p-value as reports print it: `p = 0.012`, `p < 0.001`.
@@ -459,6 +486,26 @@ autopoll = true
         let t = open("slow");
         let trials = run_until(&t, &opts(), 16, 4096, Some(600), &AtomicBool::new(false)).unwrap();
         assert!(trials.iter().all(|x| x.setting != "t1"));
+    }
+
+    #[test]
+    fn a_difference_no_t1_can_make_is_noise() {
+        let (slow, fast) = (Setting::T1(T1Delay::Ns500), Setting::T1(T1Delay::Ns350));
+        // 64 bytes 150 ns apart: at most about 22 us (with jitter room, 122 us). A run
+        // sharing its CPU with a busy loop differed by 2.7 ms.
+        assert!(beyond(slow, fast, Probe::Write, 64, 2.7e-3));
+        assert!(!beyond(slow, fast, Probe::Write, 64, 50e-6));
+        // 2 us against 350 ns over 4096 bytes: 5.3 ms is what it makes.
+        let two = Setting::T1(T1Delay::Ns2000);
+        assert!(!beyond(two, fast, Probe::Write, 4096, 5.3e-3));
+        // Other settings have no such bound.
+        assert!(!beyond(
+            Setting::Autopoll(true),
+            Setting::Autopoll(false),
+            Probe::SmallReads,
+            16,
+            1.0
+        ));
     }
 
     #[test]

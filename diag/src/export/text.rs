@@ -68,7 +68,7 @@ pub fn details(records: &[Record]) -> String {
             );
         }
         if r.machine.is_none() && r.clock == Clock::Wall {
-            let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+            let cpus = crate::cpu::machine_cpus();
             // /proc/stat's ticks: 100 a second per CPU.
             let enough = crate::cpu::MIN_MACHINE_TICKS as f64 / (100.0 * cpus as f64);
             let _ = writeln!(

@@ -85,7 +85,7 @@ impl Window {
         let process = ProcessCpu::read();
         let machine = MachineCpu::read();
         let irqs = interrupts::read();
-        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+        let cpus = cpu::machine_cpus();
         let secs =
             |a: Option<Duration>, b: Option<Duration>| Some(b?.saturating_sub(a?).as_secs_f64());
         let thread_cpu = secs(self.thread, thread);
