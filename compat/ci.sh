@@ -164,7 +164,10 @@ mkdir -p "$OUT/transcripts"
   fail "a hardware-path transcript of the documents printed something else"
 echo "-- docs/gateway.md's install command, into a scratch root (the release build above is reused)"
 cargo install --locked --path diag --features linux-gpib --root "$OUT/install" 2>&1 | tail -n 2
-"$OUT/install/bin/gpib-diag" --version | tee /dev/stderr | grep -q '(features: linux-gpib)' ||
+# (Not `tee /dev/stderr`: where standard error is a file, that reopens and truncates it.)
+installed="$("$OUT/install/bin/gpib-diag" --version)"
+echo "$installed"
+grep -q '(features: linux-gpib)' <<<"$installed" ||
   fail "the installed gpib-diag does not have the linux-gpib feature"
 echo "-- gpib-diag io-test --backend linux-gpib 400000 (GPIB_SIM_CONFIG=hp9000-350: linux-gpib-rs -> libgpib.so.0 -> simulator; every write is read back and compared)"
 GPIB_SIM_CONFIG=hp9000-350 "$LG_TARGET/release/gpib-diag" io-test --backend linux-gpib 400000 | tee "$OUT/io_test_linux_gpib.txt"
