@@ -345,7 +345,7 @@ fn a_slow_t1_setting_is_found_by_trying_the_other_and_named_with_the_call() {
 #[test]
 fn autopoll_under_an_srq_storm_is_found_by_trying_it_off() {
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    // Ten 16-byte reads a sample, five samples each way: a run the shared machine
+    // Twenty 16-byte reads a sample, nine samples each way: a run the shared machine
     // disturbed can miss the 5 % level over the trials, so one is run once more.
     let mut last = Value::Null;
     for _ in 0..2 {

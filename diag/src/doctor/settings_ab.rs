@@ -22,10 +22,10 @@ use crate::target::Target;
 use super::{Cause, Finding, Severity};
 
 /// Times each way a trial runs on a wall clock (virtual time repeats exactly: once).
-pub const WALL_REPEATS: usize = 5;
+pub const WALL_REPEATS: usize = 9;
 
 /// Short queries in one sample of the queries probe.
-const QUERIES: u32 = 10;
+const QUERIES: u32 = 20;
 
 /// A board setting and a value of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
