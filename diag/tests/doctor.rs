@@ -452,11 +452,15 @@ fn autopoll_under_an_srq_storm_is_tried_off_and_named_in_the_storms_evidence() {
         .find(|t| t["setting"] == "autopoll")
         .unwrap()
         .clone();
-    assert!((t["speedup"].as_f64().unwrap() - 1.20).abs() < 0.005, "{t}");
+    // Twenty 16-byte reads with autopoll on and off: 1.225x (virtual time: exact).
+    assert!(
+        (t["speedup"].as_f64().unwrap() - 1.225).abs() < 0.0005,
+        "{t}"
+    );
     let evidence = r["findings"][0]["evidence"].to_string();
     assert!(
         evidence.contains(
-            "autopoll on slows reads of 16 B: with off they run 1.20x faster (virtual time: exact)"
+            "autopoll on slows reads of 16 B: with off they run 1.23x faster (virtual time: exact)"
         ),
         "{evidence}"
     );
