@@ -568,3 +568,15 @@ pub struct ServeArgs {
     #[arg(long)]
     pub trace: bool,
 }
+
+/// `--budget SECONDS` as a duration: a number of seconds above 0.
+pub fn budget(seconds: f64) -> Result<std::time::Duration, crate::error::DiagError> {
+    std::time::Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|b| !b.is_zero())
+        .ok_or_else(|| {
+            crate::error::DiagError::Usage(format!(
+                "--budget {seconds} must be a number of seconds above 0"
+            ))
+        })
+}

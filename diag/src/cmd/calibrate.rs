@@ -1,7 +1,6 @@
 //! `gpib-diag calibrate`: measures a bus and writes the simulator's model of it.
 
 use std::io::Write;
-use std::time::Duration;
 
 use crate::calibrate::{self, Calibration, WITHIN};
 use crate::cli::{CalibrateArgs, Format};
@@ -18,15 +17,7 @@ const DISTURBED_SHARE: f64 = 0.1;
 
 /// Runs the command; `Ok(true)` when every held-out size was predicted within 5 %.
 pub fn run(args: &CalibrateArgs) -> Result<bool> {
-    let budget = Duration::try_from_secs_f64(args.budget)
-        .ok()
-        .filter(|b| !b.is_zero())
-        .ok_or_else(|| {
-            DiagError::Usage(format!(
-                "--budget {} must be a number of seconds above 0",
-                args.budget
-            ))
-        })?;
+    let budget = crate::cli::budget(args.budget)?;
     if args.small == 0 || args.large == Some(0) {
         return Err(DiagError::Usage(
             "--small and --large must be at least 1 byte".into(),

@@ -1,7 +1,6 @@
 //! `gpib-diag doctor`: probes a board and prints what slows it down.
 
 use std::io::Write;
-use std::time::Duration;
 
 use crate::cli::{DoctorArgs, Format};
 use crate::doctor::probe::{rate_of, QUERIES};
@@ -29,15 +28,7 @@ pub fn run(args: &DoctorArgs) -> Result<bool> {
             "--small and --large must be at least 1 byte".into(),
         ));
     }
-    let budget = Duration::try_from_secs_f64(args.budget)
-        .ok()
-        .filter(|b| !b.is_zero())
-        .ok_or_else(|| {
-            DiagError::Usage(format!(
-                "--budget {} must be a number of seconds above 0",
-                args.budget
-            ))
-        })?;
+    let budget = crate::cli::budget(args.budget)?;
     if let Some(b) = args.baseline {
         if !(b.is_finite() && b > 0.0) {
             return Err(DiagError::Usage(format!(

@@ -27,7 +27,13 @@ fn us(seconds: f64) -> String {
     format!("{:.1} us", seconds * 1e6)
 }
 
-fn problem(cause: Cause, summary: String, evidence: Vec<String>, advice: &str) -> Finding {
+/// A problem finding with no measured speedup.
+pub(super) fn problem(
+    cause: Cause,
+    summary: String,
+    evidence: Vec<String>,
+    advice: &str,
+) -> Finding {
     Finding {
         cause,
         severity: Severity::Problem,

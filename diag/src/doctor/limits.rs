@@ -4,7 +4,7 @@
 
 use crate::sample::Direction;
 
-use super::advice::rate_text;
+use super::advice::{problem, rate_text};
 use super::probe::Transfers;
 use super::reference::Handshake;
 use super::sweep::{DirectionFit, Sweep};
@@ -159,7 +159,7 @@ pub fn findings(
         .collect();
     if !contended.is_empty() {
         let s = contended[0];
-        out.push(finding(
+        out.push(problem(
             Cause::CpuContention,
             format!(
                 "other work holds the CPU: {}s take {} a byte, {:.0}x the {} a byte the handshake needs ({}), and the transfer waits for a CPU {:.0} % of that time",
@@ -178,7 +178,7 @@ pub fn findings(
     }
     if !cpu.is_empty() {
         let s = cpu[0];
-        out.push(finding(
+        out.push(problem(
             Cause::CpuBound,
             format!(
                 "transfers are CPU-bound: {}s take {} of CPU a byte, {:.0}x the {} a byte the handshake needs ({}); the CPU, not the bus, sets the rate",
@@ -209,7 +209,7 @@ pub fn findings(
                     .join(", ")
             ));
         }
-        out.push(finding(
+        out.push(problem(
             Cause::SlowDevice,
             format!(
                 "the bus waits for a device: {}s take {} a byte, {:.0}x the {} a byte the handshake needs ({}), with the CPU idle",
@@ -230,7 +230,7 @@ pub fn findings(
     }
     if !mixed.is_empty() {
         let s = mixed[0];
-        out.push(finding(
+        out.push(problem(
             Cause::BelowCeiling,
             format!(
                 "{}s take {} a byte, {:.0}x the {} a byte the handshake needs ({}); the CPU is busy {:.0} % of that time",
@@ -274,17 +274,6 @@ pub fn findings(
         });
     }
     out
-}
-
-fn finding(cause: Cause, summary: String, evidence: Vec<String>, advice: &str) -> Finding {
-    Finding {
-        cause,
-        severity: Severity::Problem,
-        summary,
-        evidence,
-        advice: advice.to_string(),
-        speedup: None,
-    }
 }
 
 /// A transfer faster than the physical ceiling: not a real bus, or the clock is wrong.
