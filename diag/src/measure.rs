@@ -192,6 +192,24 @@ impl Session {
         Ok(s)
     }
 
+    /// Times a read of `size` bytes (as [`Session::read`]) in calls that each ask for at
+    /// most `call` bytes.
+    pub fn read_in_calls(&mut self, size: u64, call: u64) -> Result<Sample> {
+        let n = self.fits(size)?;
+        let call = usize::try_from(call).unwrap_or(usize::MAX);
+        let dev = self.device.clone();
+        self.driver.request_read(&dev, n)?;
+        self.address_for_reading(&dev)?;
+        self.bus.delay(SETTLE);
+        let (driver, buf) = (&mut self.driver, &mut self.buf[..n]);
+        let s = timed(&self.bus, || {
+            Ok(driver.read_in_calls(&dev, buf, call)? as u64)
+        })?;
+        self.driver.after_read(&dev, n)?;
+        check_count(s.bytes, size)?;
+        Ok(s)
+    }
+
     /// Times a write of `size` bytes, then reads them back untimed to check them.
     pub fn write(&mut self, size: u64) -> Result<Sample> {
         let n = self.fits(size)?;

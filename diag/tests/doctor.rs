@@ -405,6 +405,10 @@ fn bad_doctor_arguments_are_refused_with_the_reason() {
             &["--large", "0"],
             "the transfer size must be at least 1 byte",
         ),
+        (
+            &["--read-size", "0"],
+            "the transfer size must be at least 1 byte",
+        ),
     ] {
         let out = common::gpib_diag()
             .arg("doctor")
@@ -464,4 +468,39 @@ fn autopoll_under_an_srq_storm_is_tried_off_and_named_in_the_storms_evidence() {
         ),
         "{evidence}"
     );
+}
+
+/// The program's read size tried against one call: on the bench, a call costs 20 us and
+/// a byte 1 us, so 4096 B in 256 calls of 16 B take 256 x 36 us = 9216 us against
+/// 20 + 4096 = 4116 us in one: 2.239x.
+#[test]
+fn reading_in_small_calls_is_named_with_the_buffer_to_use() {
+    let r = names(&["--bus", "bench", "--read-size", "16"], "small-reads");
+    let t = r["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["setting"] == "read-size")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (t["found"].as_str(), t["tried"].as_str()),
+        (Some("16 B a call"), Some("4096 B a call"))
+    );
+    let s = t["speedup"].as_f64().unwrap();
+    assert!((s - 9216.0 / 4116.0).abs() < 1e-9, "{s}");
+    assert_eq!(
+        r["findings"][0]["summary"],
+        "reads in calls of 16 B are slow: reading 4096 B in one call runs 2.24x faster (virtual time: exact)"
+    );
+    // Without --read-size there is nothing to try; a read size the size of the
+    // message has nothing to gain.
+    let (_, r) = doctor(&["--bus", "bench"]);
+    assert!(r["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|t| t["setting"] != "read-size"));
+    let (code, r) = doctor(&["--bus", "bench", "--read-size", "64K"]);
+    assert_eq!((code, problems(&r)), (0, vec![]), "{r:#}");
 }

@@ -52,6 +52,11 @@ fn through_libgpib(config: &str, realtime: bool, extra: &[&str]) -> (i32, Value)
 /// The same doctor on the simulator in virtual time, with the sizes the real-time run
 /// chose (`r`'s largest): the model's own figures.
 fn on_the_model(config: &str, r: &Value) -> Value {
+    on_the_model_with(config, r, &[])
+}
+
+/// [`on_the_model`] with more arguments.
+fn on_the_model_with(config: &str, r: &Value, extra: &[&str]) -> Value {
     let largest = r["sweep"]["sizes"]
         .as_array()
         .and_then(|s| s.last())
@@ -60,6 +65,7 @@ fn on_the_model(config: &str, r: &Value) -> Value {
     let out = common::gpib_diag()
         .args(["doctor", "--bus", config, "--device", "11"])
         .args(["--large", &largest.to_string(), "--format", "json"])
+        .args(extra)
         .output()
         .expect("gpib-diag runs");
     report(out, config).1
@@ -364,4 +370,39 @@ fn autopoll_under_an_srq_storm_is_found_by_trying_it_off() {
         last = r;
     }
     panic!("autopoll not named twice: {last:#}");
+}
+
+#[test]
+fn reading_in_small_calls_is_found_by_reading_in_one_call() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    // A program reading 16 B a call pays each ibrd's addressing and the driver's
+    // per-call cost 256 times for 4096 B.
+    let (code, r) = through_libgpib("bench", true, &["--read-size", "16"]);
+    assert_eq!(code, 3, "{r:#}");
+    assert_eq!(problems(&r), ["small-reads"], "{r:#}");
+    let t = trial(&r, "read-size");
+    assert_eq!(
+        (
+            t["found"].as_str(),
+            t["tried"].as_str(),
+            t["bytes"].as_u64()
+        ),
+        (Some("16 B a call"), Some("4096 B a call"), Some(4096))
+    );
+    assert!(t["test"]["p"].as_f64().unwrap() < 0.05, "{t:#}");
+    assert!(r["findings"][0]["advice"]
+        .as_str()
+        .unwrap()
+        .starts_with("read with a buffer of 4096 B or more: ibrd(ud, buf, 4096)"));
+    // The speedup is about the model's for the same reads (virtual time): calls in real
+    // time cost more than modelled (the library's own work and a wakeup a call: 1.8x
+    // the model's speedup on a machine busy building), never less.
+    let model = on_the_model_with("bench", &r, &["--read-size", "16"]);
+    let ratio =
+        t["speedup"].as_f64().unwrap() / trial(&model, "read-size")["speedup"].as_f64().unwrap();
+    assert!((0.9..3.0).contains(&ratio), "{ratio}: {t:#}");
+    // Four calls of 1 KiB cost what one does, near enough: tried, and not named.
+    let (code, r) = through_libgpib("bench", true, &["--read-size", "1K"]);
+    assert_eq!((code, problems(&r)), (0, vec![]), "{r:#}");
+    assert!(trial(&r, "read-size")["speedup"].as_f64().unwrap() < 1.1);
 }

@@ -521,6 +521,50 @@ fn doctor_and_calibrate_run_on_vxi11_and_prologix_through_serve() {
     served.interrupt();
 }
 
+/// The program's read size tried on the network: over VXI-11 each read call is a
+/// device_read RPC and a bus read behind the gateway, so 64-byte calls are named; a
+/// Prologix adapter reads the whole message at one `++read` whatever the calls ask
+/// for, so the same trial finds nothing to gain there.
+#[test]
+fn the_read_size_is_tried_over_vxi11_and_prologix() {
+    let served = Served::start_on("bench", "11", &["--realtime"]);
+    for (backend, host) in [
+        ("vxi11", served.vxi11.to_string()),
+        ("prologix", served.prologix.to_string()),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+            .args(["doctor", "--backend", backend, "--host", &host])
+            .args(["--device", "11", "--budget", "1", "--read-size", "64"])
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{backend}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+        let t = r["settings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["setting"] == "read-size")
+            .unwrap_or_else(|| panic!("{backend}: no read-size trial: {r:#}"))
+            .clone();
+        let named = r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["cause"] == "small-reads");
+        let speedup = t["speedup"].as_f64().unwrap();
+        if backend == "vxi11" {
+            assert!(named, "{backend}: {r:#}");
+            assert!(speedup > 1.1, "{backend}: {t:#}");
+            assert!(t["test"]["p"].as_f64().unwrap() < 0.05, "{t:#}");
+        } else {
+            assert!(!named, "{backend}: {r:#}");
+            assert!(speedup < 1.1, "{backend}: {t:#}");
+        }
+    }
+    served.interrupt();
+}
+
 /// Runs `gpib-diag ARGS`, expects success, and parses its JSON.
 fn diag_json(args: &[&str]) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))

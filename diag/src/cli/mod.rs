@@ -463,6 +463,11 @@ pub struct DoctorArgs {
     /// this much faster.
     #[arg(long, default_value_t = 1.1)]
     pub threshold: f64,
+    /// The bytes your program asks for in each read call (ibrd's count, VISA's
+    /// chunk_size, a VXI-11 requestSize): a message is read in calls of this size and
+    /// in one call, alternately, and the difference tested.
+    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    pub read_size: Option<u64>,
     /// Output format: text or json.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,

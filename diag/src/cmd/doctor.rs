@@ -23,9 +23,9 @@ pub fn run(args: &DoctorArgs) -> Result<bool> {
             args.threshold
         )));
     }
-    if args.small == 0 || args.large == Some(0) {
+    if args.small == 0 || args.large == Some(0) || args.read_size == Some(0) {
         return Err(DiagError::Usage(
-            "--small and --large must be at least 1 byte".into(),
+            "--small, --large and --read-size must be at least 1 byte".into(),
         ));
     }
     let budget = crate::cli::budget(args.budget)?;
@@ -58,6 +58,7 @@ pub fn run(args: &DoctorArgs) -> Result<bool> {
         budget,
         baseline: args.baseline,
         threshold: args.threshold,
+        read_size: args.read_size,
     };
     let report = doctor::examine(&req, simulated, target)?;
     let mut out = std::io::stdout().lock();
@@ -121,7 +122,7 @@ fn print_sweep(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
     for t in &r.settings {
         writeln!(
             out,
-            "    {} {} -> {}: {} {:.2}x as fast ({})",
+            "    {} {} -> {}: {} {:.2}x as fast ({}{})",
             t.setting,
             t.found,
             t.tried,
@@ -134,6 +135,11 @@ fn print_sweep(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
                 (Some(w), false) => format!("{}: no real difference", p_text(w.p)),
                 (None, true) => "exact".into(),
                 (None, false) => "exact: no difference".into(),
+            },
+            match t.disturbed {
+                0 => String::new(),
+                1 => "; 1 disturbed run left out".into(),
+                n => format!("; {n} disturbed runs left out"),
             }
         )?;
     }

@@ -58,8 +58,9 @@ pub enum Cause {
     CpuContention,
     /// Another process holds a GPIB board open.
     BoardShared,
-    /// A board setting (`t1`, `autopoll`, `readdress`, `unaddress`) that, tried the
-    /// other way, made its probe significantly faster.
+    /// A board setting (`t1`, `autopoll`, `readdress`, `unaddress`) or the program's
+    /// read size (`read-size`) that, tried the other way, made its probe significantly
+    /// faster.
     Setting(&'static str),
 }
 
@@ -83,6 +84,7 @@ impl Cause {
             Cause::Setting("autopoll") => "autopoll",
             Cause::Setting("readdress") => "readdressing",
             Cause::Setting("unaddress") => "unaddressing",
+            Cause::Setting("read-size") => "small-reads",
             Cause::Setting(_) => "setting",
         }
     }
@@ -172,6 +174,8 @@ pub struct Request {
     pub baseline: Option<f64>,
     /// The speedup that makes a contention source count.
     pub threshold: f64,
+    /// The bytes each read call of the user's program asks for, tried against one call.
+    pub read_size: Option<u64>,
 }
 
 /// Examines the bus `req` names: on the simulator, also every contention source.
@@ -233,13 +237,13 @@ pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report>
         .collect();
     let mut limits = limits::findings(&swept, &measured, &report.handshake, &others);
     if measured.failure.is_none() {
-        report.settings = settings_ab::run(
-            &target,
-            &session,
-            req.small,
-            ab_bytes(&swept, req.budget),
-            report.handshake.t1_ns,
-        )?;
+        let plan = settings_ab::Plan {
+            small: req.small,
+            bytes: ab_bytes(&swept, req.budget),
+            t1_ns: report.handshake.t1_ns,
+            read_size: req.read_size,
+        };
+        report.settings = settings_ab::run(&target, &session, plan)?;
         limits.extend(settings_ab::findings(&report.settings, req.threshold));
     }
     if let Some(config) = &config {

@@ -1,7 +1,9 @@
 //! A/B runs of what the user can change without touching a cable: the board driver's
 //! settings ([`gpib::backend::tuning::BoardTuning`]: T1, autopoll, addressing and
-//! unaddressing on every call), each tried the other way on the probe it affects,
-//! alternately with the setting as found, repeated and tested with Welch's t-test.
+//! unaddressing on every call) and the program's read size (bytes a read call asks
+//! for: ibrd's count, VISA's chunk_size, a VXI-11 device_read's requestSize), each
+//! tried the other way on the probe it affects, alternately with the setting as found,
+//! repeated and tested with Welch's t-test.
 //!
 //! Every setting is put back as it was afterwards: when a trial ends, when a transfer
 //! fails, and on Ctrl-C (the run stops at the next transfer, restores, and exits).
@@ -38,6 +40,8 @@ pub enum Setting {
     Readdress(bool),
     /// UNL UNT after every call.
     Unaddress(bool),
+    /// Bytes each read call asks for (the program's, not the driver's).
+    ReadSize(u64),
 }
 
 impl Setting {
@@ -48,6 +52,7 @@ impl Setting {
             Setting::Autopoll(_) => "autopoll",
             Setting::Readdress(_) => "readdress",
             Setting::Unaddress(_) => "unaddress",
+            Setting::ReadSize(_) => "read-size",
         }
     }
 
@@ -57,6 +62,7 @@ impl Setting {
         match self {
             Setting::T1(t) => t.to_string(),
             Setting::Autopoll(b) | Setting::Readdress(b) | Setting::Unaddress(b) => on(b),
+            Setting::ReadSize(n) => format!("{n} B a call"),
         }
     }
 
@@ -67,6 +73,19 @@ impl Setting {
             Setting::Autopoll(b) => format!("ibconfig(board, IbcAUTOPOLL, {})", i32::from(b)),
             Setting::Readdress(b) => format!("ibconfig(device, IbcREADDR, {})", i32::from(b)),
             Setting::Unaddress(b) => format!("ibconfig(device, IbcUnAddr, {})", i32::from(b)),
+            Setting::ReadSize(n) => format!(
+                "read with a buffer of {n} B or more: ibrd(ud, buf, {n}), VISA's chunk_size = {n}, \
+                 or a VXI-11 device_read's requestSize"
+            ),
+        }
+    }
+
+    /// Puts it in force on `bus`; the value in force after. A read size is the
+    /// program's: nothing on the bus changes.
+    fn put(self, bus: &Bus) -> gpib::Result<Setting> {
+        match self {
+            Setting::ReadSize(_) => Ok(self),
+            _ => bus.tuning(|t| self.apply(t)),
         }
     }
 
@@ -77,6 +96,7 @@ impl Setting {
             Setting::Autopoll(v) => Setting::Autopoll(t.set_autopoll(v)?),
             Setting::Readdress(v) => Setting::Readdress(t.set_readdress(v)?),
             Setting::Unaddress(v) => Setting::Unaddress(t.set_unaddress(v)?),
+            Setting::ReadSize(_) => self,
         })
     }
 }
@@ -92,6 +112,9 @@ pub enum Probe {
     /// Small reads back to back (per-call costs: the polls a storm of service requests
     /// costs at each call).
     SmallReads,
+    /// One message read in calls of the read size (per-call costs: a call's addressing,
+    /// its round trip on a network).
+    ReadInCalls,
 }
 
 impl Probe {
@@ -101,6 +124,7 @@ impl Probe {
             Probe::Write => format!("writes of {bytes} B"),
             Probe::Queries => "short queries".into(),
             Probe::SmallReads => format!("reads of {bytes} B"),
+            Probe::ReadInCalls => format!("reading {bytes} B"),
         }
     }
 }
@@ -124,7 +148,11 @@ pub struct Trial {
     pub as_found: Vec<f64>,
     /// Seconds of each run as tried.
     pub as_tried: Vec<f64>,
-    /// Mean as found over mean as tried (above 1: the tried value is faster).
+    /// Runs left out of the comparison as disturbed: far above their way's median (a
+    /// modified Z-score over 3.5; on a wall clock other work only ever adds time).
+    pub disturbed: usize,
+    /// Mean as found over mean as tried, of the runs not disturbed (above 1: the
+    /// tried value is faster).
     pub speedup: f64,
     /// Welch's t-test (wall clocks).
     pub test: Option<Welch>,
@@ -138,8 +166,9 @@ pub struct Trial {
 }
 
 /// The settings worth trying from what the board has now: a T1 above 350 ns, autopoll
-/// on, addressing or unaddressing on every call.
-fn candidates(found: &[Setting]) -> Vec<(Setting, Setting, Probe)> {
+/// on, addressing or unaddressing on every call, a read size below the probe's `bytes`
+/// (tried as one call for them all).
+fn candidates(found: &[Setting], bytes: u64) -> Vec<(Setting, Setting, Probe)> {
     found
         .iter()
         .filter_map(|&s| match s {
@@ -150,6 +179,9 @@ fn candidates(found: &[Setting]) -> Vec<(Setting, Setting, Probe)> {
             Setting::Autopoll(true) => Some((s, Setting::Autopoll(false), Probe::SmallReads)),
             Setting::Readdress(true) => Some((s, Setting::Readdress(false), Probe::Queries)),
             Setting::Unaddress(true) => Some((s, Setting::Unaddress(false), Probe::Queries)),
+            Setting::ReadSize(n) if n < bytes => {
+                Some((s, Setting::ReadSize(bytes), Probe::ReadInCalls))
+            }
             _ => None,
         })
         .collect()
@@ -181,7 +213,7 @@ struct Restore<'a> {
 
 impl Drop for Restore<'_> {
     fn drop(&mut self) {
-        if let Err(e) = self.bus.tuning(|t| self.to.apply(t)) {
+        if let Err(e) = self.to.put(self.bus) {
             log::warn!(
                 "could not put {} back to {}: {e}",
                 self.to.name(),
@@ -210,35 +242,53 @@ const COMMAND_BYTES: u64 = 8;
 /// The least speedup an exact (virtual-time) trial counts as a difference.
 const EXACT_DIFFERENCE: f64 = 0.005;
 
-/// Runs the trials on the device of `opts`, each write of `bytes`. `t1_ns` is the
-/// board's exact T1 where known: a board settling at a time that is none of the three
-/// settings (a simulated 600 ns) could not be put back, so its T1 is left alone.
-pub fn run(
-    target: &Target,
-    opts: &SessionOptions,
-    small: u64,
-    bytes: u64,
-    t1_ns: Option<u64>,
-) -> Result<Vec<Trial>> {
-    run_until(target, opts, small, bytes, t1_ns, interrupted())
+/// Most read calls a read-size trial makes for one message (a smaller message is read
+/// when the program's read size would need more).
+pub const MOST_CALLS: u64 = 256;
+
+/// What the trials run with.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    /// Bytes of the small reads.
+    pub small: u64,
+    /// Bytes of the write probe and of the message a read-size trial reads.
+    pub bytes: u64,
+    /// The board's exact T1 where known: a board settling at a time that is none of
+    /// the three settings (a simulated 600 ns) could not be put back, so its T1 is
+    /// left alone.
+    pub t1_ns: Option<u64>,
+    /// The program's read size, tried against one call for the whole message.
+    pub read_size: Option<u64>,
+}
+
+/// Runs the trials of `plan` on the device of `opts`.
+pub fn run(target: &Target, opts: &SessionOptions, plan: Plan) -> Result<Vec<Trial>> {
+    run_until(target, opts, plan, interrupted())
 }
 
 /// [`run`], stopping (with every setting put back) when `stop` is set.
 fn run_until(
     target: &Target,
     opts: &SessionOptions,
-    small: u64,
-    bytes: u64,
-    t1_ns: Option<u64>,
+    plan: Plan,
     stop: &AtomicBool,
 ) -> Result<Vec<Trial>> {
+    let Plan {
+        small,
+        bytes,
+        t1_ns,
+        read_size,
+    } = plan;
     let bus = &target.bus;
     let mut settings = found(bus);
     settings.retain(|s| match s {
         Setting::T1(t) => t1_ns.is_none_or(|ns| ns == t.nanos()),
         _ => true,
     });
-    let todo = candidates(&settings);
+    // A message of `bytes`, or of MOST_CALLS reads when the read size is small.
+    let message = read_size.map_or(bytes, |n| bytes.min(n.max(1).saturating_mul(MOST_CALLS)));
+    settings.extend(read_size.map(|n| Setting::ReadSize(n.max(1))));
+    let todo = candidates(&settings, message);
     if todo.is_empty() {
         return Ok(Vec::new());
     }
@@ -252,8 +302,8 @@ fn run_until(
     for &(as_found, to_try, probe) in &todo {
         let _restore = Restore { bus, to: as_found };
         // The driver may not take the value (linux-gpib readdresses whatever it is told).
-        let took = bus.tuning(|t| to_try.apply(t))?;
-        bus.tuning(|t| as_found.apply(t))?;
+        let took = to_try.put(bus)?;
+        as_found.put(bus)?;
         if took != to_try {
             log::info!(
                 "{} cannot be changed to {} here (the driver keeps {})",
@@ -271,9 +321,16 @@ fn run_until(
                         "interrupted: every setting was put back as it was".into(),
                     ));
                 }
-                bus.tuning(|t| value.apply(t))?;
+                value.put(bus)?;
                 let seconds = match probe {
                     Probe::Write => session.write(bytes)?.seconds,
+                    Probe::ReadInCalls => {
+                        let call = match value {
+                            Setting::ReadSize(n) => n,
+                            _ => message,
+                        };
+                        session.read_in_calls(message, call)?.seconds
+                    }
                     Probe::Queries => session.transactions(QUERIES)?.seconds,
                     Probe::SmallReads => {
                         let mut t = 0.0;
@@ -286,10 +343,12 @@ fn run_until(
                 into.push(seconds);
             }
         }
+        let (ka, kb) = (undisturbed(&a), undisturbed(&b));
+        let disturbed = a.len() + b.len() - ka.len() - kb.len();
         let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len().max(1) as f64;
-        let speedup = mean(&a) / mean(&b).max(f64::MIN_POSITIVE);
-        let test = welch(&a, &b);
-        let beyond_the_setting = beyond(as_found, to_try, probe, bytes, mean(&a) - mean(&b));
+        let speedup = mean(&ka) / mean(&kb).max(f64::MIN_POSITIVE);
+        let test = welch(&ka, &kb);
+        let beyond_the_setting = beyond(as_found, to_try, probe, bytes, mean(&ka) - mean(&kb));
         let alpha = 0.05 / todo.len() as f64;
         let significant = !beyond_the_setting
             && match &test {
@@ -306,10 +365,12 @@ fn run_until(
             bytes: match probe {
                 Probe::Write => bytes,
                 Probe::SmallReads => small,
+                Probe::ReadInCalls => message,
                 Probe::Queries => 0,
             },
             as_found: a,
             as_tried: b,
+            disturbed,
             speedup,
             test,
             significant,
@@ -317,6 +378,20 @@ fn run_until(
         });
     }
     Ok(trials)
+}
+
+/// The runs of `x` no disturbance lengthened: all but those [`crate::stats::summarize`]
+/// marks as outliers above the median.
+fn undisturbed(x: &[f64]) -> Vec<f64> {
+    match crate::stats::summarize(x) {
+        Some(s) => x
+            .iter()
+            .enumerate()
+            .filter(|&(i, &v)| !(v > s.median && s.outliers.contains(&i)))
+            .map(|(_, &v)| v)
+            .collect(),
+        None => x.to_vec(),
+    }
 }
 
 /// Whether runs that differ by `difference` seconds differ by more than changing
@@ -362,10 +437,18 @@ pub fn findings(trials: &[Trial], threshold: f64) -> Vec<Finding> {
             Finding {
                 cause: Cause::Setting(t.setting),
                 severity: Severity::Problem,
-                summary: format!(
-                    "{} {} slows {what}: with {} they run {:.2}x faster ({stats})",
-                    t.setting, t.found, t.tried, t.speedup
-                ),
+                summary: if t.probe == Probe::ReadInCalls {
+                    format!(
+                        "reads in calls of {} are slow: {what} in one call runs {:.2}x faster ({stats})",
+                        t.found.trim_end_matches(" a call"),
+                        t.speedup
+                    )
+                } else {
+                    format!(
+                        "{} {} slows {what}: with {} they run {:.2}x faster ({stats})",
+                        t.setting, t.found, t.tried, t.speedup
+                    )
+                },
                 evidence: vec![format!(
                     "{what}: {:.6} s with {} {}, {:.6} s with {}",
                     t.as_found.iter().sum::<f64>() / t.as_found.len().max(1) as f64,
@@ -380,6 +463,7 @@ pub fn findings(trials: &[Trial], threshold: f64) -> Vec<Finding> {
                     match t.setting {
                         "t1" => "; the shorter T1 needs a cable of 15 m at most with every device powered",
                         "autopoll" => "; then poll for service requests yourself (ibwait on SRQ, then ibrsp) when you need them",
+                        "read-size" => "; each call costs its addressing on the bus (and a round trip on a network)",
                         _ => "",
                     }
                 ),
@@ -426,6 +510,15 @@ autopoll = true
         }
     }
 
+    fn plan(t1_ns: Option<u64>, read_size: Option<u64>) -> Plan {
+        Plan {
+            small: 16,
+            bytes: 4096,
+            t1_ns,
+            read_size,
+        }
+    }
+
     fn settings(t: &Target) -> (T1Delay, bool) {
         (
             t.bus.tuning(|x| x.t1()).unwrap(),
@@ -436,7 +529,8 @@ autopoll = true
     #[test]
     fn each_setting_is_tried_and_put_back() {
         let t = open("slow");
-        let trials = run_until(&t, &opts(), 16, 4096, Some(2000), &AtomicBool::new(false)).unwrap();
+        let trials =
+            run_until(&t, &opts(), plan(Some(2000), None), &AtomicBool::new(false)).unwrap();
         let tried: Vec<(&str, &str, &str)> = trials
             .iter()
             .map(|x| (x.setting, x.found.as_str(), x.tried.as_str()))
@@ -461,10 +555,69 @@ autopoll = true
     }
 
     #[test]
+    fn a_small_read_size_is_tried_against_one_call_on_every_backend() {
+        // The simulated board at T1 350 ns with autopoll off: only the read size is left
+        // to try. Reading 4096 B in calls of 64 B costs a call's addressing 64 times.
+        let t = open("slow:t1=350");
+        t.bus.tuning(|x| x.set_autopoll(false)).unwrap();
+        let trials = run_until(
+            &t,
+            &opts(),
+            plan(Some(350), Some(64)),
+            &AtomicBool::new(false),
+        )
+        .unwrap();
+        assert_eq!(trials.len(), 1, "{trials:?}");
+        let x = &trials[0];
+        assert_eq!(
+            (x.setting, x.found.as_str(), x.tried.as_str(), x.bytes),
+            ("read-size", "64 B a call", "4096 B a call", 4096)
+        );
+        // The trial's speedup is the ratio of the two reads timed alone (virtual time).
+        let read = |call: u64| {
+            let t = open("slow:t1=350");
+            let mut s = Session::open(&t, &opts(), 4096).unwrap();
+            s.read_in_calls(4096, call).unwrap().seconds
+        };
+        let expected = read(64) / read(4096);
+        assert!(expected > 1.05, "{expected}");
+        assert!(
+            (x.speedup / expected - 1.0).abs() < 1e-9,
+            "{} {expected}",
+            x.speedup
+        );
+        assert!(x.significant);
+        let f = findings(&trials, 1.01);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].cause.name(), "small-reads");
+        assert!(
+            f[0].advice.contains("ibrd(ud, buf, 4096)"),
+            "{}",
+            f[0].advice
+        );
+        // A read size as large as the message has nothing to try; a tiny one reads a
+        // message of at most MOST_CALLS calls.
+        let none = run_until(
+            &t,
+            &opts(),
+            plan(Some(350), Some(4096)),
+            &AtomicBool::new(false),
+        );
+        assert!(none.unwrap().is_empty());
+        let tiny = run_until(
+            &t,
+            &opts(),
+            plan(Some(350), Some(1)),
+            &AtomicBool::new(false),
+        );
+        assert_eq!(tiny.unwrap()[0].bytes, MOST_CALLS);
+    }
+
+    #[test]
     fn a_transfer_failing_mid_trial_puts_the_settings_back() {
         // The HP3565 stops answering after a few transfers: a trial fails part way.
         let t = open("slow:fault=11=stops-after:6");
-        let r = run_until(&t, &opts(), 16, 4096, Some(2000), &AtomicBool::new(false));
+        let r = run_until(&t, &opts(), plan(Some(2000), None), &AtomicBool::new(false));
         assert!(r.is_err(), "{r:?}");
         assert_eq!(settings(&t), (T1Delay::Ns2000, true), "put back");
     }
@@ -472,7 +625,7 @@ autopoll = true
     #[test]
     fn ctrl_c_stops_the_trials_and_puts_the_settings_back() {
         let t = open("slow");
-        let e = run_until(&t, &opts(), 16, 4096, Some(2000), &AtomicBool::new(true)).unwrap_err();
+        let e = run_until(&t, &opts(), plan(Some(2000), None), &AtomicBool::new(true)).unwrap_err();
         assert!(
             e.to_string()
                 .contains("interrupted: every setting was put back"),
@@ -484,7 +637,8 @@ autopoll = true
     #[test]
     fn a_t1_that_cannot_be_put_back_exactly_is_left_alone() {
         let t = open("slow");
-        let trials = run_until(&t, &opts(), 16, 4096, Some(600), &AtomicBool::new(false)).unwrap();
+        let trials =
+            run_until(&t, &opts(), plan(Some(600), None), &AtomicBool::new(false)).unwrap();
         assert!(trials.iter().all(|x| x.setting != "t1"));
     }
 
@@ -506,6 +660,24 @@ autopoll = true
             16,
             1.0
         ));
+    }
+
+    #[test]
+    fn runs_a_disturbance_lengthened_are_left_out_and_fast_ones_kept() {
+        // The VXI-11 read-size trial on a loaded machine: two runs of nine took 4.5 ms
+        // against 0.6 ms; with them its speedup read 0.59x and p = 0.33.
+        let tried = [
+            0.000585, 0.004633, 0.004371, 0.000597, 0.000664, 0.000591, 0.000657, 0.000558,
+            0.000617,
+        ];
+        let kept = undisturbed(&tried);
+        assert_eq!(kept.len(), 7);
+        assert!(kept.iter().all(|&v| v < 0.001));
+        // A run far below the others is not a disturbance: it stays.
+        let fast = [0.0010, 0.0011, 0.0010, 0.0001, 0.0010];
+        assert_eq!(undisturbed(&fast).len(), 5);
+        // Identical runs (virtual time) are all kept.
+        assert_eq!(undisturbed(&[1.0, 1.0, 1.0]).len(), 3);
     }
 
     #[test]

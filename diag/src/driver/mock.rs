@@ -38,6 +38,13 @@ impl Driver for MockDriver {
         Ok(buf.len())
     }
 
+    fn read_in_calls(&mut self, dev: &Device, buf: &mut [u8], call: usize) -> Result<usize> {
+        for piece in buf.chunks(call.max(1)) {
+            take_time(dev, piece.len());
+        }
+        Ok(buf.len())
+    }
+
     fn request_write(&mut self, _dev: &Device, _n: usize) -> Result<bool> {
         Ok(false)
     }

@@ -42,7 +42,7 @@ impl ProtocolKind {
     pub fn driver(self) -> Box<dyn Driver> {
         match self {
             ProtocolKind::Hp3565 => Box::new(Hp3565Driver::default()),
-            ProtocolKind::Scpi => Box::new(ScpiDriver),
+            ProtocolKind::Scpi => Box::new(ScpiDriver::default()),
             ProtocolKind::Mock => Box::new(MockDriver::default()),
         }
     }
@@ -72,6 +72,14 @@ pub trait Driver {
     /// The timed read into `buf` (`buf.len()` bytes asked for): the count read.
     fn read(&mut self, dev: &Device, buf: &mut [u8]) -> Result<usize>;
 
+    /// The timed read of the same `buf.len()` bytes as [`Driver::read`], in calls that
+    /// each ask for at most `call` bytes, as a program reading with a buffer of that
+    /// size does (ibrd's count, VISA's chunk_size, a VXI-11 device_read's
+    /// requestSize): the count of data bytes read.
+    fn read_in_calls(&mut self, dev: &Device, buf: &mut [u8], call: usize) -> Result<usize> {
+        read_raw_in_calls(dev, buf, call)
+    }
+
     /// After the timed read of `n` bytes (untimed).
     fn after_read(&mut self, dev: &Device, n: usize) -> Result<()> {
         let _ = (dev, n);
@@ -91,4 +99,20 @@ pub trait Driver {
     /// One short transaction, as a program polling an instrument sends them back to
     /// back: a short query and its answer.
     fn transaction(&mut self, dev: &Device) -> Result<()>;
+}
+
+/// Reads into `buf` in calls of at most `call` bytes each until the message ends (END
+/// or EOS) or `buf` is full: the count read.
+pub fn read_raw_in_calls(dev: &Device, buf: &mut [u8], call: usize) -> Result<usize> {
+    let call = call.max(1);
+    let mut got = 0;
+    while got < buf.len() {
+        let upto = got.saturating_add(call).min(buf.len());
+        let r = dev.read(&mut buf[got..upto])?;
+        got += r.count;
+        if r.is_end() || r.count == 0 {
+            break;
+        }
+    }
+    Ok(got)
 }

@@ -9,7 +9,13 @@ use crate::error::Result;
 
 /// IEEE 488.2 blocks.
 #[derive(Debug, Default)]
-pub struct ScpiDriver;
+pub struct ScpiDriver {
+    /// The whole response (header, body, terminator) of a read in calls.
+    scratch: Vec<u8>,
+}
+
+/// Bytes around a definite block's body: `#9` and nine digits, and a newline.
+const BLOCK_FRAME: usize = 12;
 
 impl Driver for ScpiDriver {
     fn kind(&self) -> ProtocolKind {
@@ -23,6 +29,16 @@ impl Driver for ScpiDriver {
 
     fn read(&mut self, dev: &Device, buf: &mut [u8]) -> Result<usize> {
         Ok(dev.read_block_into(buf)?.len)
+    }
+
+    fn read_in_calls(&mut self, dev: &Device, buf: &mut [u8], call: usize) -> Result<usize> {
+        let whole = buf.len().saturating_add(BLOCK_FRAME);
+        self.scratch.resize(whole, 0);
+        let got = super::read_raw_in_calls(dev, &mut self.scratch, call)?;
+        let body = gpib::block::decode(&self.scratch[..got], true)?;
+        let n = body.len().min(buf.len());
+        buf[..n].copy_from_slice(&body[..n]);
+        Ok(body.len())
     }
 
     fn request_write(&mut self, _dev: &Device, _n: usize) -> Result<bool> {
