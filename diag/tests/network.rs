@@ -528,6 +528,9 @@ fn doctor_and_calibrate_run_on_vxi11_and_prologix_through_serve() {
 #[test]
 fn the_read_size_is_tried_over_vxi11_and_prologix() {
     let served = Served::start_on("bench", "11", &["--realtime"]);
+    let dir = std::env::temp_dir().join(format!("gpib-read-size-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut saved = Vec::new();
     for (backend, host) in [
         ("vxi11", served.vxi11.to_string()),
         ("prologix", served.prologix.to_string()),
@@ -538,6 +541,9 @@ fn the_read_size_is_tried_over_vxi11_and_prologix() {
             .args(["--format", "json"])
             .output()
             .unwrap();
+        let file = dir.join(format!("{backend}.json"));
+        std::fs::write(&file, &out.stdout).unwrap();
+        saved.push(file.to_string_lossy().into_owned());
         let r: serde_json::Value = serde_json::from_slice(&out.stdout)
             .unwrap_or_else(|e| panic!("{backend}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
         let t = r["settings"]
@@ -563,6 +569,27 @@ fn the_read_size_is_tried_over_vxi11_and_prologix() {
         }
     }
     served.interrupt();
+    // A doctor's run on a wall clock keeps each transfer's three runs, so two runs
+    // compare with intervals: the same bench through either protocol.
+    let c = diag_json(&["compare", &saved[0], &saved[1], "--format", "json"]);
+    let figures = c["comparison"]["figures"].as_array().unwrap();
+    assert_eq!(figures.len(), 5, "{c:#}");
+    for f in figures {
+        assert_eq!(
+            (f["before"]["n"].as_u64(), f["after"]["n"].as_u64()),
+            (Some(3), Some(3)),
+            "{f:#}"
+        );
+        assert!(f["p"].as_f64().is_some(), "{f:#}");
+        let ratio = f["ratio"].as_f64().unwrap();
+        if let Some([lo, hi]) = f["ratio_ci95"]
+            .as_array()
+            .map(|v| [v[0].as_f64().unwrap(), v[1].as_f64().unwrap()])
+        {
+            assert!(lo <= ratio && ratio <= hi, "{f:#}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Runs `gpib-diag ARGS`, expects success, and parses its JSON.

@@ -169,7 +169,7 @@ pub fn source(
         }
     }
     if kind == SourceKind::EveryCallAddressing {
-        if let (Some(a), Some(t)) = (with.addressing_seconds, with.read_small) {
+        if let (Some(a), Some(t)) = (with.addressing_seconds, with.read_small.as_ref()) {
             evidence.push(format!(
                 "one addressing sequence takes {}, {:.0} % of a {}-byte read's {}",
                 us(a),

@@ -29,14 +29,18 @@ pub struct BusState {
 }
 
 /// One timed transfer's figures.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Timing {
     /// Bytes moved.
     pub bytes: u64,
-    /// Seconds on the bus's clock.
+    /// Seconds on the bus's clock (the median run's, when it ran several times).
     pub seconds: f64,
     /// Host CPU seconds.
     pub cpu_seconds: f64,
+    /// The seconds of each run, when it ran more than once (a wall clock): what
+    /// `gpib-diag compare` takes the confidence interval of.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub run_seconds: Vec<f64>,
 }
 
 impl Timing {
@@ -75,11 +79,11 @@ impl Transfers {
     /// The four timings with their names, those that ran.
     pub fn each(&self) -> Vec<(&'static str, Timing)> {
         [
-            ("small read", self.read_small),
-            ("large read", self.read_large),
-            ("small write", self.write_small),
-            ("large write", self.write_large),
-            (QUERIES, self.queries),
+            ("small read", self.read_small.clone()),
+            ("large read", self.read_large.clone()),
+            ("small write", self.write_small.clone()),
+            ("large write", self.write_large.clone()),
+            (QUERIES, self.queries.clone()),
         ]
         .into_iter()
         .filter_map(|(n, t)| t.map(|t| (n, t)))
@@ -165,6 +169,7 @@ pub fn transfers(
                 bytes: s.bytes,
                 seconds: s.seconds,
                 cpu_seconds: s.cpu_seconds,
+                run_seconds: Vec::new(),
             },
             Err(e) => {
                 t.failure = Some(e.to_string());
@@ -178,23 +183,36 @@ pub fn transfers(
             (false, false) => t.write_large = Some(timing),
         }
     }
-    queries_and_addressing(target, &mut session, &mut t);
+    queries_and_addressing(target, &mut session, &mut t, 1);
     Ok(t)
 }
 
-/// The short-queries probe (when nothing failed yet) and the addressing cost.
-fn queries_and_addressing(target: &Target, session: &mut Session, t: &mut Transfers) {
+/// The short-queries probe `repeats` times (when nothing failed yet: the median run)
+/// and the addressing cost.
+fn queries_and_addressing(target: &Target, session: &mut Session, t: &mut Transfers, repeats: u32) {
     if t.failure.is_none() {
-        match session.transactions(QUERY_COUNT) {
-            Ok(s) => {
-                t.queries = Some(Timing {
-                    bytes: s.bytes,
-                    seconds: s.seconds,
-                    cpu_seconds: s.cpu_seconds,
-                })
+        let mut runs = Vec::new();
+        for _ in 0..repeats.max(1) {
+            match session.transactions(QUERY_COUNT) {
+                Ok(s) => runs.push(s),
+                Err(e) => {
+                    t.failure = Some(e.to_string());
+                    return;
+                }
             }
-            Err(e) => t.failure = Some(e.to_string()),
         }
+        runs.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
+        let median = &runs[(runs.len() - 1) / 2];
+        t.queries = Some(Timing {
+            bytes: median.bytes,
+            seconds: median.seconds,
+            cpu_seconds: median.cpu_seconds,
+            run_seconds: if runs.len() > 1 {
+                runs.iter().map(|s| s.seconds).collect()
+            } else {
+                Vec::new()
+            },
+        });
     }
     t.addressing_seconds = addressing_time(target, session.address());
 }
@@ -218,10 +236,17 @@ pub fn swept(
         ..Default::default()
     };
     let timing = |d: Direction, size: u64| {
+        let runs: Vec<f64> = s
+            .points
+            .iter()
+            .filter(|p| p.direction == d && p.bytes == size)
+            .map(|p| p.seconds)
+            .collect();
         s.median(d, size).map(|p| Timing {
             bytes: p.bytes,
             seconds: p.seconds,
             cpu_seconds: p.cpu_seconds,
+            run_seconds: if runs.len() > 1 { runs } else { Vec::new() },
         })
     };
     let (first, last) = (s.sizes.first().copied(), s.sizes.last().copied());
@@ -233,7 +258,7 @@ pub fn swept(
         t.read_large = timing(Direction::Read, size);
         t.write_large = timing(Direction::Write, size);
     }
-    queries_and_addressing(target, &mut session, &mut t);
+    queries_and_addressing(target, &mut session, &mut t, s.repeats);
     Ok((t, s))
 }
 
