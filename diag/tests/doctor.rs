@@ -504,3 +504,55 @@ fn reading_in_small_calls_is_named_with_the_buffer_to_use() {
     let (code, r) = doctor(&["--bus", "bench", "--read-size", "64K"]);
     assert_eq!((code, problems(&r)), (0, vec![]), "{r:#}");
 }
+
+/// The board's fastest device as a reference: the HP3565 at 11 takes 20 us a byte
+/// while the SCPI instrument at 22 runs at the handshake's pace through the same DMA
+/// board, so the slowness is put on device 11.
+#[test]
+fn a_slow_device_is_told_from_a_slow_board_by_the_boards_fastest_device() {
+    let config = compat_config("slow_instrument.toml");
+    let r = names(
+        &["--bus", &config, "--device", "11", "--reference", "22"],
+        "slow-device",
+    );
+    let d = &r["devices"][0];
+    assert_eq!(
+        (d["address"].as_u64(), d["bytes"].as_u64()),
+        (Some(22), Some(65536))
+    );
+    let f = &r["findings"][0];
+    assert_eq!(
+        f["summary"],
+        "device 11 is the slow one: its writes of 65536 B run at 48.8 kB/s, while device 22 \
+         on the same board runs them 20.5x faster (998 kB/s)"
+    );
+    // The same figure as the two devices' own writes: 65536 B at 20.5 us a byte (the
+    // HP3565's acceptance and the handshake) against 1 us.
+    let ratio = d["bytes"].as_f64().unwrap()
+        / d["write_seconds"].as_f64().unwrap()
+        / (r["transfers"]["write_large"]["bytes"].as_f64().unwrap()
+            / r["transfers"]["write_large"]["seconds"].as_f64().unwrap());
+    assert!(
+        (f["speedup"].as_f64().unwrap() - ratio).abs() < 1e-9,
+        "{f:#}"
+    );
+    assert!(
+        f["evidence"]
+            .to_string()
+            .contains("the bus waits for a device"),
+        "the handshake reference stays as evidence: {f:#}"
+    );
+    // Without a reference the doctor still finds the bus waiting, but cannot say it is
+    // this device rather than the board.
+    let r = names(&["--bus", &config, "--device", "11"], "slow-device");
+    assert!(r["devices"].as_array().unwrap().is_empty());
+    assert!(r["findings"][0]["summary"]
+        .as_str()
+        .unwrap()
+        .starts_with("the bus waits for a device"));
+    // A reference nobody answers at is reported, not fatal.
+    let (code, r) = doctor(&["--bus", &config, "--device", "11", "--reference", "5"]);
+    assert_eq!(code, 3);
+    assert_eq!(r["devices"][0]["address"], 5);
+    assert!(r["devices"][0]["failure"].as_str().is_some(), "{r:#}");
+}

@@ -406,3 +406,31 @@ fn reading_in_small_calls_is_found_by_reading_in_one_call() {
     assert_eq!((code, problems(&r)), (0, vec![]), "{r:#}");
     assert!(trial(&r, "read-size")["speedup"].as_f64().unwrap() < 1.1);
 }
+
+#[test]
+fn a_slow_device_is_put_on_the_device_by_the_boards_fastest_device() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    // The HP3565 at 11 takes 20 us a byte; the SCPI instrument at 22 runs at the
+    // handshake's pace through the same board: the doctor says which is slow.
+    let cfg = config("slow_instrument.toml");
+    let (code, r) = through_libgpib(&cfg, true, &["--reference", "22"]);
+    assert_eq!(code, 3, "{r:#}");
+    assert_eq!(
+        problems(&r).first().map(String::as_str),
+        Some("slow-device"),
+        "{r:#}"
+    );
+    let f = &r["findings"][0];
+    assert!(
+        f["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("device 11 is the slow one:"),
+        "{f:#}"
+    );
+    // About the model's 20x, measured in this run on both devices.
+    let speedup = f["speedup"].as_f64().unwrap();
+    let model = on_the_model_with(&cfg, &r, &["--reference", "22"]);
+    let ratio = speedup / model["findings"][0]["speedup"].as_f64().unwrap();
+    assert!((0.7..1.3).contains(&ratio), "{ratio}: {f:#}");
+}

@@ -468,6 +468,11 @@ pub struct DoctorArgs {
     /// in one call, alternately, and the difference tested.
     #[arg(long, value_name = "BYTES", value_parser = parse_size)]
     pub read_size: Option<u64>,
+    /// Other devices on the same board to read and write at the probed device's
+    /// largest size (addresses or names, comma-separated): the board's fastest device
+    /// as a reference, which tells a slow device from a slow board, cable or host.
+    #[arg(long, value_name = "ADDR|NAME,...", value_delimiter = ',')]
+    pub reference: Vec<DeviceArg>,
     /// Output format: text or json.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,

@@ -59,6 +59,11 @@ pub fn run(args: &DoctorArgs) -> Result<bool> {
         baseline: args.baseline,
         threshold: args.threshold,
         read_size: args.read_size,
+        references: args
+            .reference
+            .iter()
+            .map(|d| target.resolve_device(d))
+            .collect::<Result<Vec<u8>>>()?,
     };
     let report = doctor::examine(&req, simulated, target)?;
     let mut out = std::io::stdout().lock();
@@ -109,6 +114,24 @@ fn print_sweep(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
         h.byte_ns(Direction::Write) as f64 / 1e3,
         h.describe()
     )?;
+    if !r.devices.is_empty() {
+        writeln!(out, "  other devices on the board, for reference:")?;
+    }
+    for d in &r.devices {
+        match &d.failure {
+            Some(e) => writeln!(out, "    {}: not measured ({e})", d.address)?,
+            None => writeln!(
+                out,
+                "    {}: {} B read at {}, written at {}",
+                d.address,
+                d.bytes,
+                d.rate(Direction::Read)
+                    .map_or("-".into(), doctor::advice_rate),
+                d.rate(Direction::Write)
+                    .map_or("-".into(), doctor::advice_rate),
+            )?,
+        }
+    }
     if let Some(first) = r.settings.first() {
         writeln!(
             out,

@@ -5,6 +5,7 @@
 //! right cause is named; the command prints them as text or JSON.
 
 mod advice;
+pub mod fastest_device;
 mod limits;
 pub mod probe;
 pub mod reference;
@@ -140,6 +141,8 @@ pub struct Report {
     pub handshake: Handshake,
     /// The board's settings, each tried the other way.
     pub settings: Vec<settings_ab::Trial>,
+    /// The other devices `--reference` named, at the probed device's largest size.
+    pub devices: Vec<fastest_device::DeviceRate>,
     /// The same transfers with every contention source switched off (simulator).
     pub baseline: Option<Transfers>,
     /// The contention sources the configuration has (simulator).
@@ -176,6 +179,8 @@ pub struct Request {
     pub threshold: f64,
     /// The bytes each read call of the user's program asks for, tried against one call.
     pub read_size: Option<u64>,
+    /// Other devices on the board to measure as references.
+    pub references: Vec<u8>,
 }
 
 /// Examines the bus `req` names: on the simulator, also every contention source.
@@ -196,6 +201,7 @@ pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report>
         sweep: Sweep::default(),
         handshake: handshake(&target, config.as_ref()),
         settings: Vec::new(),
+        devices: Vec::new(),
         baseline: None,
         sources: config.as_ref().map(Config::sources).unwrap_or_default(),
         findings: Vec::new(),
@@ -236,6 +242,30 @@ pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report>
         .filter(|a| Some(*a) != device)
         .collect();
     let mut limits = limits::findings(&swept, &measured, &report.handshake, &others);
+    if let (Some(dev), Some(&bytes), None) = (device, swept.sizes.last(), &measured.failure) {
+        let refs: Vec<u8> = req
+            .references
+            .iter()
+            .copied()
+            .filter(|&a| a != dev)
+            .collect();
+        report.devices = fastest_device::measure(&target, &session, &refs, bytes, swept.repeats);
+        let (finding, line) = fastest_device::judge(dev, &swept, &report.devices);
+        let limit = limits.iter().position(|l| l.cause == Cause::SlowDevice);
+        match (finding, limit) {
+            (Some(mut f), Some(i)) => {
+                f.evidence.push(limits.remove(i).summary);
+                limits.insert(i, f);
+            }
+            (Some(f), None) => limits.push(f),
+            (None, _) => {}
+        }
+        if let Some(line) = line {
+            for l in limits.iter_mut().filter(|l| l.cause == Cause::SlowDevice) {
+                l.evidence.push(line.clone());
+            }
+        }
+    }
     if measured.failure.is_none() {
         let plan = settings_ab::Plan {
             small: req.small,
