@@ -157,6 +157,14 @@ fn a_healthy_bench_has_no_problem_in_real_time() {
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let (code, r) = through_libgpib("bench", true, &[]);
     assert_eq!((code, problems(&r)), (0, vec![]), "{r:#}");
+    // The driver's T1 setting, and no HS488: linux-gpib has none.
+    assert_eq!(
+        (
+            r["handshake"]["t1_ns"].as_u64(),
+            r["handshake"]["hs488"].as_bool()
+        ),
+        (Some(500), Some(false))
+    );
     // DMA at the handshake's pace: about 1 us a byte, the CPU idle.
     for d in ["read", "write"] {
         let t = fit(&r, d, "time");

@@ -338,7 +338,7 @@ fn ab_bytes(s: &Sweep, budget: Duration) -> u64 {
 
 /// The handshake reference of the board `target` drives: its T1 and HS488 where the
 /// backend tells them (a simulated configuration's own figures, else the driver's T1
-/// setting).
+/// setting; linux-gpib never runs HS488).
 pub fn handshake(target: &Target, config: Option<&Config>) -> Handshake {
     match config.and_then(|c| c.boards.get(target.board)) {
         Some(b) => Handshake {
@@ -350,7 +350,9 @@ pub fn handshake(target: &Target, config: Option<&Config>) -> Handshake {
         },
         None => Handshake {
             t1_ns: target.bus.tuning(|t| t.t1()).ok().map(|t| t.nanos()),
-            ..Handshake::UNKNOWN
+            // linux-gpib has no HS488: its ibask(IbaHSCableLength) is always 0 and
+            // ibconfig(IbcHSCableLength) of a length is refused.
+            hs488: (target.backend == crate::record::Backend::LinuxGpib).then_some(false),
         },
     }
 }
