@@ -115,44 +115,50 @@ pub fn judge(
             .filter(|p| p.seconds > 0.0)
             .map(|p| p.bytes as f64 / p.seconds)
     };
-    // The direction where the fastest other device is furthest ahead.
-    let mut best: Option<(f64, Direction, f64, &DeviceRate)> = None;
-    let mut all_as_slow = true;
-    for d in [Direction::Read, Direction::Write] {
-        let Some(mine) = own(d) else { continue };
-        for o in &measured {
-            let Some(theirs) = o.rate(d) else { continue };
-            let ratio = theirs / mine;
-            if ratio > AS_SLOW {
-                all_as_slow = false;
-            }
-            if best.is_none_or(|(r, ..)| ratio > r) {
-                best = Some((ratio, d, mine, o));
-            }
-        }
-    }
-    let Some((ratio, d, mine, fastest)) = best else {
+    // The other device furthest ahead in either direction.
+    let ratio_of = |o: &DeviceRate, d: Direction| Some(o.rate(d)? / own(d)?);
+    let lead = |o: &DeviceRate| {
+        [Direction::Read, Direction::Write]
+            .into_iter()
+            .filter_map(|d| ratio_of(o, d))
+            .fold(0.0, f64::max)
+    };
+    let Some(fastest) = measured
+        .iter()
+        .copied()
+        .max_by(|a, b| lead(a).total_cmp(&lead(b)))
+    else {
         return (None, None);
     };
-    let theirs = fastest.rate(d).unwrap_or(0.0);
-    let verb = match d {
-        Direction::Read => "reads",
-        Direction::Write => "writes",
+    let ratio = lead(fastest);
+    if ratio <= 0.0 {
+        return (None, None);
+    }
+    let rates = |rate: &dyn Fn(Direction) -> Option<f64>| {
+        format!(
+            "{} read, {} written",
+            rate(Direction::Read).map_or("-".into(), rate_text),
+            rate(Direction::Write).map_or("-".into(), rate_text)
+        )
     };
+    let mine = rates(&own);
+    let theirs = rates(&|d| fastest.rate(d));
+    let ratios = format!(
+        "{} and {}",
+        ratio_of(fastest, Direction::Read).map_or("-".into(), |r| format!("{r:.1}x")),
+        ratio_of(fastest, Direction::Write).map_or("-".into(), |r| format!("{r:.1}x"))
+    );
     if ratio >= FASTER {
         let mut f = problem(
             Cause::SlowDevice,
             format!(
-                "device {device} is the slow one: its {verb} of {bytes} B run at {}, while device {} \
-                 on the same board runs them {ratio:.1}x faster ({})",
-                rate_text(mine),
-                fastest.address,
-                rate_text(theirs)
+                "device {device} is the slow one: {bytes} B transfers run at {mine}, while device {} \
+                 on the same board runs them {ratios} faster",
+                fastest.address
             ),
             vec![format!(
-                "the board, its cable and this host move {bytes} B {verb} for device {} at {}",
-                fastest.address,
-                rate_text(theirs)
+                "the board, its cable and this host move device {}'s {bytes} B at {theirs}",
+                fastest.address
             )],
             &format!(
                 "look at device {device}: how fast it accepts or sends each byte (its settings, \
@@ -162,15 +168,86 @@ pub fn judge(
         f.speedup = Some(ratio);
         return (Some(f), None);
     }
+    let all_as_slow = measured.iter().all(|o| lead(o) <= AS_SLOW);
     let line = all_as_slow.then(|| {
         format!(
-            "device {} on the same board is as slow ({} against {} for {bytes} B {verb}): \
+            "device {} on the same board is as slow ({theirs} against {mine} for {bytes} B): \
              the board, its cable, a device listening to every byte or the host, rather than \
              device {device}",
-            fastest.address,
-            rate_text(theirs),
-            rate_text(mine)
+            fastest.address
         )
     });
     (None, line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::sweep::Point;
+    use super::*;
+
+    /// A sweep of device 11 at 4096 B: `read` and `write` seconds.
+    fn sweep(read: f64, write: f64) -> Sweep {
+        let point = |direction, seconds| Point {
+            direction,
+            bytes: 4096,
+            seconds,
+            cpu_seconds: 0.0,
+            waiting_seconds: None,
+        };
+        Sweep {
+            sizes: vec![4096],
+            points: vec![point(Direction::Read, read), point(Direction::Write, write)],
+            ..Sweep::default()
+        }
+    }
+
+    fn other(address: u8, read: f64, write: f64) -> DeviceRate {
+        DeviceRate {
+            address,
+            bytes: 4096,
+            read_seconds: Some(read),
+            write_seconds: Some(write),
+            failure: None,
+        }
+    }
+
+    #[test]
+    fn a_device_twice_as_fast_puts_the_slowness_on_the_probed_one() {
+        let (f, line) = judge(
+            11,
+            &sweep(0.08, 0.04),
+            &[other(22, 0.004, 0.004), other(5, 0.08, 0.04)],
+        );
+        let f = f.expect("a finding");
+        assert_eq!(line, None);
+        assert_eq!(f.cause, Cause::SlowDevice);
+        assert_eq!(f.speedup, Some(20.0), "the fastest device's lead, reads");
+        assert_eq!(
+            f.summary,
+            "device 11 is the slow one: 4096 B transfers run at 51.2 kB/s read, 102 kB/s \
+             written, while device 22 on the same board runs them 20.0x and 10.0x faster"
+        );
+    }
+
+    #[test]
+    fn devices_as_slow_put_it_on_the_board_and_failures_are_skipped() {
+        let mut silent = other(30, 0.0, 0.0);
+        silent.failure = Some("no answer".into());
+        let (f, line) = judge(11, &sweep(0.08, 0.08), &[other(22, 0.07, 0.08), silent]);
+        assert_eq!(f, None);
+        let line = line.expect("the as-slow line");
+        assert!(
+            line.starts_with("device 22 on the same board is as slow"),
+            "{line}"
+        );
+        // Between 1.5x and 2x: neither.
+        assert_eq!(
+            judge(11, &sweep(0.08, 0.08), &[other(22, 0.045, 0.08)]),
+            (None, None)
+        );
+        // Nothing measured: nothing said.
+        let mut only = other(22, 0.0, 0.0);
+        only.failure = Some("no answer".into());
+        assert_eq!(judge(11, &sweep(0.08, 0.08), &[only]), (None, None));
+    }
 }

@@ -270,6 +270,9 @@ pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report>
         let plan = settings_ab::Plan {
             small: req.small,
             bytes: ab_bytes(&swept, req.budget),
+            read_bytes: req
+                .read_size
+                .map_or(0, |n| read_size_bytes(&swept, req.budget, n)),
             t1_ns: report.handshake.t1_ns,
             read_size: req.read_size,
         };
@@ -334,6 +337,33 @@ fn ab_bytes(s: &Sweep, budget: Duration) -> u64 {
         .or(s.sizes.first())
         .copied()
         .unwrap_or(16)
+}
+
+/// The message the read-size trial reads in calls of `call` bytes: the largest swept
+/// size (at most [`settings_ab::MOST_CALLS`] calls' worth) whose read in such calls,
+/// estimated from the fit (a call's cost for each call, a byte's for each byte), takes
+/// at most an eighth of the budget over the repeats; else the smallest.
+fn read_size_bytes(s: &Sweep, budget: Duration, call: u64) -> u64 {
+    let smallest = s.sizes.first().copied().unwrap_or(16);
+    let Some(fit) = s.fit(crate::sample::Direction::Read) else {
+        return smallest;
+    };
+    let repeats = if s.repeats > 1 {
+        settings_ab::WALL_REPEATS as f64
+    } else {
+        1.0
+    };
+    let allowed = budget.as_secs_f64() / 8.0 / repeats;
+    let call = call.max(1);
+    s.sizes
+        .iter()
+        .rev()
+        .map(|&n| n.min(call.saturating_mul(settings_ab::MOST_CALLS)))
+        .find(|&n| {
+            let calls = n.div_ceil(call) as f64;
+            calls * fit.time.intercept.max(0.0) + fit.byte_seconds() * n as f64 <= allowed
+        })
+        .unwrap_or(smallest)
 }
 
 /// The handshake reference of the board `target` drives: its T1 and HS488 where the

@@ -23,12 +23,6 @@ pub struct Handshake {
 }
 
 impl Handshake {
-    /// Nothing known (a network adapter): the IEEE 488.1 ceiling alone.
-    pub const UNKNOWN: Handshake = Handshake {
-        t1_ns: None,
-        hs488: None,
-    };
-
     /// The shortest time a byte can take on any IEEE 488 bus this board could drive:
     /// 125 ns unless HS488 is known to be off, then 1 µs.
     pub fn physical_floor_ns(&self) -> u64 {
@@ -92,9 +86,14 @@ mod tests {
         };
         assert_eq!(hs.byte_ns(Direction::Write), 350);
         assert_eq!(hs.byte_ns(Direction::Read), 125);
-        assert_eq!(Handshake::UNKNOWN.byte_ns(Direction::Write), 1000);
+        // Nothing known (a network adapter): the IEEE 488.1 ceiling alone.
+        let unknown = Handshake {
+            t1_ns: None,
+            hs488: None,
+        };
+        assert_eq!(unknown.byte_ns(Direction::Write), 1000);
         assert_eq!(
-            Handshake::UNKNOWN.physical_floor_ns(),
+            unknown.physical_floor_ns(),
             125,
             "an unknown board might run HS488"
         );
