@@ -69,6 +69,10 @@ pub enum Command {
     Compare(CompareArgs),
     /// Find listeners on a board and ask each `*IDN?`.
     Scan(ScanArgs),
+    /// Find VXI-11 instruments and LAN/GPIB gateways on the network, as `lxi discover`
+    /// and the VISA finders do: a portmapper GETPORT call broadcast over UDP (port 111);
+    /// prints one resource string for each host that answers.
+    Discover(DiscoverArgs),
     /// Throughput, latency and CPU against the number of concurrently active devices,
     /// and the knee where the bus or the host CPU saturates (simulator, linux-gpib,
     /// Prologix, VXI-11).
@@ -360,6 +364,41 @@ pub struct ScanArgs {
     pub idn_timeout: f64,
     #[command(flatten)]
     pub out: OutputArgs,
+}
+
+/// `discover`.
+#[derive(Debug, Clone, Args)]
+pub struct DiscoverArgs {
+    /// Where the call goes: a broadcast address (255.255.255.255 reaches the network of
+    /// the default route; 192.168.1.255 one network) or one host, with `:PORT` for a
+    /// portmapper elsewhere than 111; give it again (or a list) for several networks.
+    #[arg(
+        long,
+        value_name = "ADDR[:PORT]",
+        value_delimiter = ',',
+        default_value = "255.255.255.255",
+        value_parser = parse_portmapper
+    )]
+    pub broadcast: Vec<std::net::SocketAddr>,
+    /// Seconds to wait for answers (0 to 1,000,000).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub timeout: f64,
+    /// Ask each host's `inst0` `*IDN?` and print the answer after its resource string.
+    #[arg(long)]
+    pub idn: bool,
+}
+
+/// `ADDR` (port 111) or `ADDR:PORT`, IPv4 or `[IPv6]:PORT`.
+fn parse_portmapper(text: &str) -> Result<std::net::SocketAddr, String> {
+    let t = text.trim();
+    if let Ok(ip) = t.parse::<std::net::IpAddr>() {
+        return Ok(std::net::SocketAddr::new(ip, 111));
+    }
+    t.parse().map_err(|_| {
+        format!(
+            "{text:?} is no address: give ADDR or ADDR:PORT, e.g. 192.168.1.255 or 127.0.0.1:40111"
+        )
+    })
 }
 
 /// What each active device does in a contention run.
