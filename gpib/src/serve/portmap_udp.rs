@@ -6,7 +6,7 @@
 //! goes back to the sender's address. A datagram longer than [`MAX_DATAGRAM`] is
 //! dropped unread (a portmapper call is 56 bytes); one that is no RPC call (too short,
 //! a reply, garbage) is dropped; a call for another program, version or procedure gets
-//! the RPC error reply the TCP portmapper sends. The buffer is one, fixed: a flood
+//! the RPC error reply the TCP portmapper sends. No answer is longer than its call. The buffer is one, fixed: a flood
 //! costs time, never memory.
 
 use std::io;
@@ -75,20 +75,23 @@ pub(crate) fn start(addr: SocketAddr, core_port: u16, sh: &Shared) -> io::Result
                         "portmapper (UDP)",
                         &peer.to_string(),
                         &mut |p, a| portmap::procedure(core_port, p, a),
-                    ),
+                    )
+                    // No answer longer than the call (a spoofed sender gains nothing):
+                    // every whole call is longer than its reply; a 12-byte call of
+                    // another RPC version is not.
+                    .filter(|r| r.len() <= n),
                     _ => None,
                 };
-                match reply.map(|r| sock.send_to(&r, peer)) {
-                    Some(Ok(_)) => {
-                        registry.udp_replies.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Some(Err(e)) => {
-                        log::debug!("portmapper (UDP) reply to {peer}: {e}");
-                        registry.udp_ignored.fetch_add(1, Ordering::Relaxed);
-                    }
-                    None => {
-                        registry.udp_ignored.fetch_add(1, Ordering::Relaxed);
-                    }
+                let Some(r) = reply else {
+                    registry.udp_ignored.fetch_add(1, Ordering::Relaxed);
+                    continue;
+                };
+                // Counted before it goes: a client that has its answer sees it counted.
+                registry.udp_replies.fetch_add(1, Ordering::Relaxed);
+                if let Err(e) = sock.send_to(&r, peer) {
+                    log::debug!("portmapper (UDP) reply to {peer}: {e}");
+                    registry.udp_replies.fetch_sub(1, Ordering::Relaxed);
+                    registry.udp_ignored.fetch_add(1, Ordering::Relaxed);
                 }
             }
         })?;
