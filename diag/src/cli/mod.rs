@@ -564,7 +564,8 @@ pub struct ServeArgs {
     /// Default: every client that reaches --bind.
     #[arg(long, value_name = "NETWORK", value_delimiter = ',')]
     pub allow: Vec<gpib::serve::Network>,
-    /// Prologix port (0: any free port).
+    /// Prologix port of the first board (0: any free port); each further board is an
+    /// adapter of its own on the port after (1235, ...), `prologix1=` in the first line.
     #[arg(long, default_value_t = 1234)]
     pub port: u16,
     /// VXI-11 core channel port (0: any free port).
@@ -573,8 +574,9 @@ pub struct ServeArgs {
     /// VXI-11 abort channel port (0: any free port).
     #[arg(long, default_value_t = 0)]
     pub abort_port: u16,
-    /// Portmapper port (111 is the standard one; binding it needs root). When it
-    /// cannot be bound the server runs without it: give clients the core port.
+    /// Portmapper port, TCP and UDP (111 is the standard one, where discovery
+    /// broadcasts; binding it needs root). When it cannot be bound the server runs
+    /// without it: give clients the core port.
     #[arg(long, default_value_t = 111)]
     pub portmap_port: u16,
     /// No portmapper at all.

@@ -70,14 +70,16 @@ const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
 pub struct ServeOptions {
     /// Address to bind (127.0.0.1 unless told otherwise).
     pub bind: IpAddr,
-    /// Prologix port (`Some(0)`: any free port; `None`: no Prologix service).
+    /// Prologix port of the first board (`Some(0)`: any free port; `None`: no Prologix
+    /// service); each further board is served on the port after the one before.
     pub prologix_port: Option<u16>,
     /// VXI-11 core channel port (`Some(0)`: any free port; `None`: no VXI-11).
     pub vxi11_port: Option<u16>,
     /// VXI-11 abort channel port (0: any free port).
     pub abort_port: u16,
-    /// Portmapper port (`Some(111)` is the standard; `None`: no portmapper). When it
-    /// cannot be bound, the server runs without one and says so.
+    /// Portmapper port (`Some(111)` is the standard; `None`: no portmapper), for TCP
+    /// and, on the same number, UDP (VXI-11 discovery). When it cannot be bound, the
+    /// server runs without one and says so.
     pub portmap_port: Option<u16>,
     /// Most connections open at once, all services together.
     pub max_connections: usize,
