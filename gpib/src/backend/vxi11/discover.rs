@@ -37,7 +37,9 @@ pub struct Responder {
 /// third of the way through), for a datagram lost.
 ///
 /// Errors: [`Error::Io`] when no socket can be opened or the call cannot be sent
-/// (`to` a broadcast address the host has no route to, say).
+/// (`to` a broadcast address the host has no route to, say);
+/// [`Error::InvalidArgument`] for a timeout the clock cannot count to
+/// ([`Duration::MAX`]).
 pub fn discover(to: SocketAddr, timeout: Duration) -> Result<Vec<Responder>> {
     let any = match to {
         SocketAddr::V4(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
@@ -47,11 +49,15 @@ pub fn discover(to: SocketAddr, timeout: Duration) -> Result<Vec<Responder>> {
     if to.is_ipv4() {
         sock.set_broadcast(true)?;
     }
+    let start = Instant::now();
+    let (Some(resend), Some(end)) = (start.checked_add(timeout / 3), start.checked_add(timeout))
+    else {
+        return Err(Error::InvalidArgument(format!(
+            "a discovery timeout of {timeout:?} is past what the clock can count"
+        )));
+    };
     let xid = fresh_xid();
     let call = getport_call(xid);
-    let start = Instant::now();
-    let resend = start + timeout / 3;
-    let end = start + timeout;
     sock.send_to(&call, to)?;
     let mut sent_again = false;
     let mut found = BTreeMap::new();
@@ -144,6 +150,13 @@ mod tests {
         let want: [u32; 14] = [1000, 0, 2, 100_000, 2, 3, 0, 0, 0, 0, 0x0607AF, 1, 6, 0];
         let bytes: Vec<u8> = want.iter().flat_map(|w| w.to_be_bytes()).collect();
         assert_eq!(getport_call(1000), bytes);
+    }
+
+    #[test]
+    fn a_timeout_past_the_clock_is_an_error() {
+        let to = SocketAddr::from(([127, 0, 0, 1], 9));
+        let e = discover(to, Duration::MAX).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{e}");
     }
 
     #[test]
