@@ -108,7 +108,7 @@ fn answerable(peer: SocketAddr, allowed: &[super::Network]) -> bool {
         && !ip.is_multicast()
         && ip != IpAddr::V4(Ipv4Addr::BROADCAST);
     if reachable && !allow::allowed(allowed, ip) {
-        log::info!("portmapper (UDP): ignored {peer}: not in the allowed networks");
+        log::debug!("portmapper (UDP): ignored {peer}: not in the allowed networks");
         return false;
     }
     reachable
