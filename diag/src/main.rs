@@ -41,6 +41,7 @@ fn main() -> ExitCode {
         Command::Sweep(a) => cmd::sweep::run(a),
         Command::Compare(a) => cmd::compare::run(a),
         Command::Scan(a) => cmd::scan::run(a),
+        Command::Discover(a) => cmd::discover::run(a),
         Command::Contention(a) => cmd::contention::run(a),
         Command::Doctor(a) => match cmd::doctor::run(a) {
             Ok(true) => return ExitCode::from(cmd::doctor::FOUND_EXIT),

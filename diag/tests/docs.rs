@@ -6,7 +6,7 @@
 //!
 //! | block | check |
 //! |---|---|
-//! | `text` whose first line is `$ COMMAND` | a transcript: each command runs (`gpib-diag ...`, `cargo run ... -p gpib-diag -- ...`), and every line shown under it must appear in its output, in order (lines may be left out, none changed); a `gpib-diag serve` runs until the block's end, its first line shown is its ports line, and the lines shown after it must appear, in order, among what it printed on stderr by then (client ports `127.0.0.1:N` may differ) |
+//! | `text` whose first line is `$ COMMAND` | a transcript: each command runs (`gpib-diag ...`, `cargo run ... -p gpib-diag -- ...`), and every line shown under it must appear in its output, in order (lines may be left out, none changed); a `gpib-diag serve` runs until the block's end, its first line shown is its ports line, and the lines shown after it must appear, in order, among what it printed on stderr by then (client ports `127.0.0.1:N` may differ); the ports a serve line shows stand for its real ones in the commands after it and in what they print |
 //! | `text` of `gpib-diag SUB ...` lines | a synopsis: the subcommand exists and takes every `--option` shown |
 //! | `sh` | each command: gpib-diag runs and succeeds; `cargo test` names a package, test target, feature and test that exist; `cargo run --example` an example that exists and is run (when built) with those arguments; scripts exist and take the targets named; the rest is run verbatim by a CI script (`.ci/run`, `compat/ci.sh`) that this test finds it in |
 //! | `toml` | a simulator configuration: loads, and `gpib-diag scan` lists its instruments |
@@ -409,7 +409,18 @@ fn check_transcript(b: &Block, cwd: &Path) -> Result<(), String> {
             if !exit_ok(&args, code) {
                 return Err(format!("`{cmd}` exited {code}: {err}"));
             }
-            shown_in(shown, &out).map_err(|e| format!("`{cmd}`: {e}"))?;
+            // The server's documented ports in what a client prints (a resource string
+            // `discover` found) are its real ones.
+            let shown: Vec<String> = shown
+                .iter()
+                .map(|l| {
+                    port_map.iter().fold(l.clone(), |l, (doc, real)| {
+                        l.replace(&format!("127.0.0.1:{doc}"), &format!("127.0.0.1:{real}"))
+                            .replace(&format!("127.0.0.1,{doc}"), &format!("127.0.0.1,{real}"))
+                    })
+                })
+                .collect();
+            shown_in(&shown, &out).map_err(|e| format!("`{cmd}`: {e}"))?;
         }
         Ok(())
     })();

@@ -69,6 +69,10 @@ pub enum Command {
     Compare(CompareArgs),
     /// Find listeners on a board and ask each `*IDN?`.
     Scan(ScanArgs),
+    /// Find VXI-11 instruments and LAN/GPIB gateways on the network, as `lxi discover`
+    /// and the VISA finders do: a portmapper GETPORT call broadcast over UDP (port 111);
+    /// prints one resource string for each host that answers.
+    Discover(DiscoverArgs),
     /// Throughput, latency and CPU against the number of concurrently active devices,
     /// and the knee where the bus or the host CPU saturates (simulator, linux-gpib,
     /// Prologix, VXI-11).
@@ -362,6 +366,41 @@ pub struct ScanArgs {
     pub out: OutputArgs,
 }
 
+/// `discover`.
+#[derive(Debug, Clone, Args)]
+pub struct DiscoverArgs {
+    /// Where the call goes: a broadcast address (255.255.255.255 reaches the network of
+    /// the default route; 192.168.1.255 one network) or one host, with `:PORT` for a
+    /// portmapper elsewhere than 111; give it again (or a list) for several networks.
+    #[arg(
+        long,
+        value_name = "ADDR[:PORT]",
+        value_delimiter = ',',
+        default_value = "255.255.255.255",
+        value_parser = parse_portmapper
+    )]
+    pub broadcast: Vec<std::net::SocketAddr>,
+    /// Seconds to wait for answers (0 to 1,000,000).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub timeout: f64,
+    /// Ask each host's `inst0` `*IDN?` and print the answer after its resource string.
+    #[arg(long)]
+    pub idn: bool,
+}
+
+/// `ADDR` (port 111) or `ADDR:PORT`, IPv4 or `[IPv6]:PORT`.
+fn parse_portmapper(text: &str) -> Result<std::net::SocketAddr, String> {
+    let t = text.trim();
+    if let Ok(ip) = t.parse::<std::net::IpAddr>() {
+        return Ok(std::net::SocketAddr::new(ip, 111));
+    }
+    t.parse().map_err(|_| {
+        format!(
+            "{text:?} is no address: give ADDR or ADDR:PORT, e.g. 192.168.1.255 or 127.0.0.1:40111"
+        )
+    })
+}
+
 /// What each active device does in a contention run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -535,7 +574,8 @@ pub struct ServeArgs {
     /// Default: every client that reaches --bind.
     #[arg(long, value_name = "NETWORK", value_delimiter = ',')]
     pub allow: Vec<gpib::serve::Network>,
-    /// Prologix port (0: any free port).
+    /// Prologix port of the first board (0: any free port); each further board is an
+    /// adapter of its own on the port after (1235, ...), `prologix1=` in the first line.
     #[arg(long, default_value_t = 1234)]
     pub port: u16,
     /// VXI-11 core channel port (0: any free port).
@@ -544,8 +584,9 @@ pub struct ServeArgs {
     /// VXI-11 abort channel port (0: any free port).
     #[arg(long, default_value_t = 0)]
     pub abort_port: u16,
-    /// Portmapper port (111 is the standard one; binding it needs root). When it
-    /// cannot be bound the server runs without it: give clients the core port.
+    /// Portmapper port, TCP and UDP (111 is the standard one, where discovery
+    /// broadcasts; binding it needs root). When it cannot be bound the server runs
+    /// without it: give clients the core port.
     #[arg(long, default_value_t = 111)]
     pub portmap_port: u16,
     /// No portmapper at all.

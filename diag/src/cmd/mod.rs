@@ -4,6 +4,7 @@ pub mod calibrate;
 pub mod compare;
 pub mod completions;
 pub mod contention;
+pub mod discover;
 pub mod doctor;
 pub mod instrument;
 pub mod io_test;

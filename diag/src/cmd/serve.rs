@@ -85,8 +85,8 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     let st = server.stats();
     server.stop();
     eprintln!(
-        "gpib-diag serve: stopped ({} connection(s) served, {} refused, {} not allowed)",
-        st.accepted, st.refused, st.denied
+        "gpib-diag serve: stopped ({} connection(s) served, {} refused, {} not allowed, {} discovery call(s) answered)",
+        st.accepted, st.refused, st.denied, st.udp_replies
     );
     Ok(())
 }

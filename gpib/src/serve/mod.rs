@@ -15,7 +15,12 @@
 //!
 //! Several boards can be served at once ([`Server::start_boards`]): VXI-11 clients
 //! name them `gpib0`, `gpib1`, ... (`gpib1,5` is device 5 on the second); the
-//! Prologix service, an adapter with one bus, serves the first.
+//! Prologix service, an adapter with one bus, serves each on a port of its own (the
+//! first on [`ServeOptions::prologix_port`], the next on the port after it, ...).
+//!
+//! With a portmapper, the same port answers over UDP too: that is where VXI-11
+//! discovery (`lxi discover`, VISA's finders) broadcasts its GETPORT call; a server
+//! bound to 0.0.0.0 answers broadcasts, one bound to an address unicast calls only.
 //!
 //! Clients from outside [`ServeOptions::allow`] (when it is not empty) have their
 //! connection closed as soon as it is accepted. Every connection runs on a thread of
@@ -32,6 +37,7 @@
 
 mod allow;
 mod portmap;
+mod portmap_udp;
 mod prologix;
 mod rpc_server;
 mod vxi11;
@@ -64,14 +70,16 @@ const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
 pub struct ServeOptions {
     /// Address to bind (127.0.0.1 unless told otherwise).
     pub bind: IpAddr,
-    /// Prologix port (`Some(0)`: any free port; `None`: no Prologix service).
+    /// Prologix port of the first board (`Some(0)`: any free port; `None`: no Prologix
+    /// service); each further board is served on the port after the one before.
     pub prologix_port: Option<u16>,
     /// VXI-11 core channel port (`Some(0)`: any free port; `None`: no VXI-11).
     pub vxi11_port: Option<u16>,
     /// VXI-11 abort channel port (0: any free port).
     pub abort_port: u16,
-    /// Portmapper port (`Some(111)` is the standard; `None`: no portmapper). When it
-    /// cannot be bound, the server runs without one and says so.
+    /// Portmapper port (`Some(111)` is the standard; `None`: no portmapper), for TCP
+    /// and, on the same number, UDP (VXI-11 discovery). When it cannot be bound, the
+    /// server runs without one and says so.
     pub portmap_port: Option<u16>,
     /// Most connections open at once, all services together.
     pub max_connections: usize,
@@ -137,6 +145,8 @@ pub(crate) struct Registry {
     refused: AtomicU64,
     denied: AtomicU64,
     accepted: AtomicU64,
+    udp_replies: AtomicU64,
+    udp_ignored: AtomicU64,
 }
 
 /// A connection's slot in the registry; frees it when dropped.
@@ -203,15 +213,22 @@ pub struct ServerStats {
     pub refused: u64,
     /// Connections closed because the client is outside [`ServeOptions::allow`].
     pub denied: u64,
+    /// Datagrams the UDP portmapper answered (discovery's GETPORT calls among them).
+    pub udp_replies: u64,
+    /// Datagrams the UDP portmapper dropped: no RPC call, too long, from outside
+    /// [`ServeOptions::allow`], or a reply that could not be sent.
+    pub udp_ignored: u64,
 }
 
 /// A running server; [`Server::stop`] (or dropping it) stops it.
 pub struct Server {
-    prologix: Option<SocketAddr>,
+    /// Each board's Prologix service, by board number, the first board's first.
+    prologix: Vec<(u16, SocketAddr)>,
     vxi11: Option<SocketAddr>,
     abort: Option<SocketAddr>,
     portmap: Option<SocketAddr>,
     portmap_error: Option<String>,
+    portmap_udp: Option<portmap_udp::UdpService>,
     stop: Arc<AtomicBool>,
     registry: Arc<Registry>,
     listeners: Vec<Listening>,
@@ -259,6 +276,23 @@ fn bind(addr: SocketAddr) -> io::Result<TcpListener> {
     s.bind(&addr.into())?;
     s.listen(BACKLOG)?;
     Ok(s.into())
+}
+
+/// The Prologix port of the `i`-th board served: `first + i`, or 0 (any free port)
+/// when `first` is 0. Past 65535: [`io::ErrorKind::InvalidInput`].
+fn prologix_port(first: u16, i: usize) -> io::Result<u16> {
+    if first == 0 {
+        return Ok(0);
+    }
+    u16::try_from(i)
+        .ok()
+        .and_then(|i| first.checked_add(i))
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("no Prologix port for board {i} after port {first}: past 65535"),
+            )
+        })
 }
 
 /// A listener's thread, and a handle to wake its blocking accept when stopping.
@@ -362,15 +396,18 @@ impl Server {
     }
 
     /// Starts the services `opts` asks for over `boards`, by their `gpib<n>` numbers:
-    /// VXI-11 serves every one, Prologix the first (lowest number). Errors: no board
-    /// ([`io::ErrorKind::InvalidInput`]), an address that cannot be bound.
+    /// VXI-11 serves every one; Prologix, an adapter with one bus, serves each on a
+    /// port of its own: the first (lowest number) on [`ServeOptions::prologix_port`],
+    /// the next on the port after it, and so on (each on a free port when that is 0).
+    /// Errors: no board ([`io::ErrorKind::InvalidInput`]), Prologix ports beyond 65535
+    /// (the same), an address that cannot be bound.
     pub fn start_boards(boards: BTreeMap<u16, Bus>, opts: ServeOptions) -> io::Result<Self> {
-        let Some(bus) = boards.values().next().cloned() else {
+        if boards.is_empty() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "no board to serve",
             ));
-        };
+        }
         let stop = Arc::new(AtomicBool::new(false));
         let registry = Arc::new(Registry::default());
         let mut listeners = Vec::new();
@@ -387,18 +424,22 @@ impl Server {
             },
             allow: opts.allow.clone().into(),
         };
-        let mut prologix = None;
-        if let Some(port) = opts.prologix_port {
-            let b = bus.clone();
-            let default = opts.default_address;
-            let trace = opts.trace;
-            let h: Handler =
-                Arc::new(move |s, slot| prologix::serve(b.clone(), s, slot, default, trace));
-            let l = listen(SocketAddr::new(opts.bind, port), h, sh.clone())?;
-            prologix = Some(l.local);
-            listeners.push(l);
+        let mut prologix = Vec::new();
+        if let Some(first) = opts.prologix_port {
+            for (i, (&n, bus)) in boards.iter().enumerate() {
+                let port = prologix_port(first, i)?;
+                let b = bus.clone();
+                let default = opts.default_address;
+                let trace = opts.trace;
+                let h: Handler =
+                    Arc::new(move |s, slot| prologix::serve(b.clone(), s, slot, default, trace));
+                let l = listen(SocketAddr::new(opts.bind, port), h, sh.clone())?;
+                prologix.push((n, l.local));
+                listeners.push(l);
+            }
         }
         let (mut vxi, mut abort, mut portmap, mut portmap_error) = (None, None, None, None);
+        let mut portmap_udp = None;
         if let Some(port) = opts.vxi11_port {
             let gw = Arc::new(vxi11::Gateway::new(boards, &opts));
             let g = gw.clone();
@@ -418,6 +459,12 @@ impl Server {
                 let h: Handler = Arc::new(move |s, slot| portmap::serve(s, slot, core));
                 match listen(SocketAddr::new(opts.bind, pm), h, sh.clone()) {
                     Ok(l) => {
+                        // UDP on the TCP portmapper's port (its number when 0 was asked).
+                        let at = SocketAddr::new(opts.bind, l.local.port());
+                        match portmap_udp::start(at, core, &sh) {
+                            Ok(u) => portmap_udp = Some(u),
+                            Err(e) => log::warn!("no UDP portmapper (discovery) on {at}: {e}"),
+                        }
                         portmap = Some(l.local);
                         listeners.push(l);
                     }
@@ -434,15 +481,21 @@ impl Server {
             abort,
             portmap,
             portmap_error,
+            portmap_udp,
             stop,
             registry,
             listeners,
         })
     }
 
-    /// The Prologix service's address.
+    /// The Prologix service's address (the first board's).
     pub fn prologix_addr(&self) -> Option<SocketAddr> {
-        self.prologix
+        self.prologix.first().map(|&(_, a)| a)
+    }
+
+    /// Every board's Prologix service: its `gpib<n>` number and address, in order.
+    pub fn prologix_addrs(&self) -> &[(u16, SocketAddr)] {
+        &self.prologix
     }
 
     /// The VXI-11 core channel's address.
@@ -460,6 +513,12 @@ impl Server {
         self.portmap
     }
 
+    /// The UDP portmapper's address (the TCP portmapper's port, where discovery's
+    /// broadcasts look), when it runs.
+    pub fn portmap_udp_addr(&self) -> Option<SocketAddr> {
+        self.portmap_udp.as_ref().map(|u| u.local)
+    }
+
     /// Why the portmapper does not run, when it was asked for.
     pub fn portmap_error(&self) -> Option<&str> {
         self.portmap_error.as_deref()
@@ -472,20 +531,28 @@ impl Server {
             accepted: self.registry.accepted.load(Ordering::Relaxed),
             refused: self.registry.refused.load(Ordering::Relaxed),
             denied: self.registry.denied.load(Ordering::Relaxed),
+            udp_replies: self.registry.udp_replies.load(Ordering::Relaxed),
+            udp_ignored: self.registry.udp_ignored.load(Ordering::Relaxed),
         }
     }
 
     /// One line naming every service and its address, for scripts:
     /// `serving prologix=127.0.0.1:1234 vxi11=127.0.0.1:40001 abort=127.0.0.1:40002 portmap=none`.
+    /// Boards after the first have their Prologix service named by their number after
+    /// `portmap=`: `prologix1=127.0.0.1:1235`. The portmapper's port is TCP's and UDP's.
     pub fn ports_line(&self) -> String {
         let f = |a: Option<SocketAddr>| a.map_or("none".to_string(), |a| a.to_string());
-        format!(
+        let mut line = format!(
             "serving prologix={} vxi11={} abort={} portmap={}",
-            f(self.prologix),
+            f(self.prologix_addr()),
             f(self.vxi11),
             f(self.abort),
             f(self.portmap)
-        )
+        );
+        for (n, a) in self.prologix.iter().skip(1) {
+            line.push_str(&format!(" prologix{n}={a}"));
+        }
+        line
     }
 
     /// Stops accepting, closes every connection and waits for the listeners.
@@ -497,6 +564,10 @@ impl Server {
         self.stop.store(true, Ordering::SeqCst);
         for l in &self.listeners {
             wake(&l.wake);
+        }
+        if let Some(u) = self.portmap_udp.take() {
+            portmap_udp::wake(u.local);
+            let _ = u.thread.join();
         }
         self.registry.close_all();
         for l in self.listeners.drain(..) {
@@ -537,3 +608,5 @@ pub(crate) fn quick_ack(s: &TcpStream) {
 mod tests;
 #[cfg(all(test, feature = "sim"))]
 mod tests_boards;
+#[cfg(all(test, feature = "sim"))]
+mod tests_discovery;

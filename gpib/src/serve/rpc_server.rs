@@ -20,6 +20,47 @@ pub(crate) enum Outcome {
     ProcUnavail,
 }
 
+/// The reply to one call message `call` (a TCP record, a UDP datagram) for `prog`/`vers`
+/// served by `handle`: its results, or the RPC error reply that says what was wrong
+/// (another program, another version, garbage arguments, no such procedure, an RPC
+/// version other than 2). `None` when `call` is no call at all (undecodable, or a
+/// reply): there is no xid to answer, the message is dropped (a TCP connection closed).
+pub(crate) fn answer(
+    call: &[u8],
+    (prog, vers): (u32, u32),
+    what: &str,
+    peer: &str,
+    handle: &mut impl FnMut(u32, &[u8]) -> Outcome,
+) -> Option<Vec<u8>> {
+    Some(match msg::decode_call(call) {
+        Ok((h, args)) => {
+            if h.prog != prog {
+                msg::encode_reply(h.xid, AcceptStat::ProgUnavail, &[])
+            } else if h.vers != vers {
+                msg::encode_reply(h.xid, AcceptStat::ProgMismatch(vers, vers), &[])
+            } else {
+                let stat = match handle(h.proc_, args) {
+                    Outcome::Reply(r) => {
+                        return Some(msg::encode_reply(h.xid, AcceptStat::Success, &r))
+                    }
+                    Outcome::Garbage => AcceptStat::GarbageArgs,
+                    Outcome::ProcUnavail => AcceptStat::ProcUnavail,
+                };
+                msg::encode_reply(h.xid, stat, &[])
+            }
+        }
+        Err(RpcError::Version(v)) => {
+            log::info!("{what} {peer}: RPC version {v}");
+            msg::encode_rpc_mismatch(msg::peek_xid(call).unwrap_or(0))
+        }
+        Err(e) => {
+            // Debug: a flood of datagrams must not flood the log (TCP says it closes).
+            log::debug!("{what} {peer}: {e}");
+            return None;
+        }
+    })
+}
+
 /// A record buffer larger than this after a call is given back (a long call's
 /// capacity is not kept for the life of the connection).
 const KEEP_RECORD: usize = 64 * 1024;
@@ -62,30 +103,9 @@ pub(crate) fn serve_records(
                 return;
             }
         }
-        let reply = match msg::decode_call(&rec) {
-            Ok((h, args)) => {
-                if h.prog != prog {
-                    msg::encode_reply(h.xid, AcceptStat::ProgUnavail, &[])
-                } else if h.vers != vers {
-                    msg::encode_reply(h.xid, AcceptStat::ProgMismatch(vers, vers), &[])
-                } else {
-                    match handle(h.proc_, args) {
-                        Outcome::Reply(r) => msg::encode_reply(h.xid, AcceptStat::Success, &r),
-                        Outcome::Garbage => msg::encode_reply(h.xid, AcceptStat::GarbageArgs, &[]),
-                        Outcome::ProcUnavail => {
-                            msg::encode_reply(h.xid, AcceptStat::ProcUnavail, &[])
-                        }
-                    }
-                }
-            }
-            Err(RpcError::Version(v)) => {
-                log::info!("{what} {peer}: RPC version {v}");
-                msg::encode_rpc_mismatch(msg::peek_xid(&rec).unwrap_or(0))
-            }
-            Err(e) => {
-                log::info!("{what} {peer}: {e}; closing the connection");
-                return;
-            }
+        let Some(reply) = answer(&rec, (prog, vers), what, &peer, &mut handle) else {
+            log::info!("{what} {peer}: no RPC call; closing the connection");
+            return;
         };
         if record::put_record(&mut writer, &reply, 1 << 20).is_err() {
             return;

@@ -16,8 +16,12 @@
 //! (`device_docmd` bus status), which also gives IFC and REN. Raw command bytes,
 //! raw data transfers and parallel poll are
 //! [`ErrorKind::Unsupported`].
+//!
+//! [`discover`] finds instruments and gateways on a network: the portmapper GETPORT
+//! call that `lxi discover` and the VISA finders broadcast over UDP.
 
 mod channel;
+mod discover;
 mod intr;
 pub mod proto;
 
@@ -31,6 +35,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::rpc::record::Limits;
 use crate::status::StatusByte;
 use channel::Channel;
+pub use discover::{discover, getport_call, Responder, MAX_RESPONDERS};
 use proto::{err, flags, procs, reason};
 
 /// Settings of a VXI-11 connection.
