@@ -9,7 +9,8 @@ with the linux-gpib feature, linked against the simulator's libgpib.so.0), and e
 line shown under a command must appear in what it printed, in order. On the hardware
 path time is the wall clock's, so figures vary from run to run: numbers are compared as
 numbers-at-that-place (each run of digits stands for any), and runs of spaces as one.
-Words, units and the order of lines must be as shown. Exit status 0, or 3 for doctor
+Words, units and the order of lines must be as shown. A `.toml` file named in an
+environment assignment is taken from the repository's root. Exit status 0, or 3 for doctor
 and calibrate ("a problem found"), counts as success.
 """
 
@@ -20,6 +21,9 @@ import subprocess
 import sys
 
 MARK = "<!-- compat/ci.sh runs this transcript on the hardware path -->"
+
+# The repository's root: configuration files the transcripts name are relative to it.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def blocks(path):
@@ -61,6 +65,10 @@ def check(diag, path, start, body):
         env = dict(os.environ)
         while words and re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):
             k, v = words.pop(0).split("=", 1)
+            # A configuration file named from the repository's root (the transcripts
+            # run in a directory of their own).
+            if v.endswith(".toml") and not os.path.isabs(v) and os.path.exists(os.path.join(ROOT, v)):
+                v = os.path.join(ROOT, v)
             env[k] = v
         if not words or words[0] != "gpib-diag":
             return f"{path}:{start}: `{cmd}` does not run gpib-diag"
