@@ -47,8 +47,9 @@ def blocks(path):
 
 
 def shape(line):
-    """A line with every number as `#` and runs of spaces as one."""
-    return " ".join(re.sub(r"[+-]?[0-9]+(?:\.[0-9]+)?", "#", line).split())
+    """A line with every number (a bound such as `<0.0001` too) as `#` and runs of spaces
+    as one."""
+    return " ".join(re.sub(r"<?[+-]?[0-9]+(?:\.[0-9]+)?", "#", line).split())
 
 
 def check(diag, path, start, body):
