@@ -7,13 +7,37 @@
 
 use std::time::{Duration, Instant};
 
-/// How early a sleep is ended to spin the rest: sleeps overshoot by tens of
-/// microseconds, so an operation over a millisecond ends within a few of them.
-const SPIN_MARGIN: Duration = Duration::from_micros(300);
+/// How early a sleep is ended to spin the rest: with the thread's timer slack at 1 ns
+/// ([`precise_sleeps`]) a sleep overshoots by a few microseconds to a few tens, so an
+/// operation over a millisecond ends within a few of them, and an operation whose
+/// wait is longer than this leaves the CPU idle for it, as a DMA transfer does.
+const SPIN_MARGIN: Duration = Duration::from_micros(60);
 
 thread_local! {
     /// When this thread's last real-time operation ended.
     static LAST_END: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
+    /// Whether this thread's timer slack was set.
+    static PRECISE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Has the kernel wake this thread's sleeps on time: its timer slack (50 us by default
+/// on Linux) is set to 1 ns, once per thread. Without it every wait shorter than the
+/// slack would have to be spun, and a DMA transfer would show a busy CPU.
+fn precise_sleeps() {
+    if PRECISE.with(|c| c.replace(true)) {
+        return;
+    }
+    // /proc/thread-self links to `PID/task/TID`; /proc/TID/timerslack_ns is that
+    // thread's slack (Linux 4.6 and later; a thread may always set its own).
+    let set = std::fs::read_link("/proc/thread-self")
+        .ok()
+        .and_then(|l| l.file_name().map(|t| t.to_string_lossy().into_owned()))
+        .map(|tid| std::fs::write(format!("/proc/{tid}/timerslack_ns"), "1"));
+    match set {
+        Some(Ok(())) => {}
+        Some(Err(e)) => log::debug!("timer slack unchanged: {e}"),
+        None => log::debug!("timer slack unchanged: no /proc/thread-self"),
+    }
 }
 
 /// The wall time this thread spent away from the simulator since its last real-time
@@ -31,6 +55,7 @@ pub(crate) fn mark_end() {
 /// Makes the operation that started at `start` take `modelled` of wall time, `cpu` of
 /// it (at most all of it) spent busy on this thread first, the rest asleep.
 pub(crate) fn pass(start: Instant, modelled: Duration, cpu: Duration) {
+    precise_sleeps();
     let end = start + modelled;
     spin_until(start + cpu.min(modelled));
     let now = Instant::now();
@@ -77,5 +102,27 @@ mod tests {
         // 30 ticks busy on a quiet machine; at least 10 on a loaded one. Asleep: ~0.
         assert!(busy >= 10, "{busy} ticks busy");
         assert!(idle <= 3, "{idle} ticks asleep");
+    }
+
+    /// This thread's time on a CPU (/proc/thread-self/schedstat, nanoseconds).
+    fn thread_cpu() -> Option<Duration> {
+        let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+        Some(Duration::from_nanos(s.split_whitespace().next()?.parse().ok()?))
+    }
+
+    // Short DMA-like operations (a 200 us wait, no CPU) leave the CPU idle, as a DMA
+    // transfer does: with a 300 us spin margin every one of them was spun (a CPU share
+    // of 100 %; contention through libgpib read "the host CPU saturates").
+    #[test]
+    fn short_waits_without_cpu_are_slept_not_spun() {
+        let Some(cpu0) = thread_cpu() else { return };
+        let t0 = Instant::now();
+        for _ in 0..200 {
+            pass(Instant::now(), Duration::from_micros(200), Duration::ZERO);
+        }
+        let (cpu, wall) = (thread_cpu().unwrap() - cpu0, t0.elapsed());
+        assert!(wall >= Duration::from_millis(40), "{wall:?}");
+        let share = cpu.as_secs_f64() / wall.as_secs_f64();
+        assert!(share < 0.5, "CPU {cpu:?} of {wall:?}: {share:.2}");
     }
 }
