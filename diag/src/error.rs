@@ -77,6 +77,16 @@ impl DiagError {
         }
     }
 
+    /// The bytes a read got before it waited out its timeout, when this is such a read
+    /// and it got some: the device stopped talking without ending its message.
+    pub fn stalled_after(&self) -> Option<u64> {
+        match self {
+            DiagError::Step { source, .. } => source.stalled_after(),
+            DiagError::Gpib(e) => stalled_read(e),
+            _ => None,
+        }
+    }
+
     /// The process exit code: 2 for usage mistakes, 1 for everything else.
     pub fn exit_code(&self) -> u8 {
         match self {
@@ -92,6 +102,23 @@ impl DiagError {
             }
             _ => 1,
         }
+    }
+}
+
+/// The bytes a read got before it waited out its timeout, when `e` is such a read and
+/// it got some. A driver's timeout (linux-gpib's EABO) does not say which operation
+/// timed out: one that moved bytes is taken for the read it nearly always is.
+pub fn stalled_read(e: &gpib::Error) -> Option<u64> {
+    match e {
+        gpib::Error::Timeout {
+            operation,
+            transferred,
+            ..
+        } => (*operation == "read" && *transferred > 0).then_some(*transferred as u64),
+        _ if e.kind() == gpib::ErrorKind::Timeout => {
+            e.transferred().filter(|&n| n > 0).map(|n| n as u64)
+        }
+        _ => None,
     }
 }
 

@@ -192,6 +192,11 @@ impl Session {
         Ok(s)
     }
 
+    /// Ends the device's reads on `eos` as well as on END (None: on END only).
+    pub fn end_reads_on(&mut self, eos: Option<gpib::Eos>) {
+        self.device.set_eos(eos);
+    }
+
     /// Times a read of `size` bytes (as [`Session::read`]) in calls that each ask for at
     /// most `call` bytes.
     pub fn read_in_calls(&mut self, size: u64, call: u64) -> Result<Sample> {
@@ -324,6 +329,12 @@ fn probe_protocol(bus: &Bus, address: Address) -> Result<ProtocolKind> {
     match dev.query("*IDN?") {
         Ok(idn) => {
             log::info!("device {address} answers *IDN? with {idn:?}: SCPI");
+            Ok(ProtocolKind::Scpi)
+        }
+        // It answered, and its answer never ended (no EOI): SCPI still.
+        Err(e) if crate::error::stalled_read(&e).is_some() => {
+            log::info!("device {address} answers *IDN? with bytes that never end ({e}): SCPI");
+            dev.clear()?;
             Ok(ProtocolKind::Scpi)
         }
         Err(e) => {

@@ -523,8 +523,8 @@ fn a_slow_device_is_told_from_a_slow_board_by_the_boards_fastest_device() {
     let f = &r["findings"][0];
     assert_eq!(
         f["summary"],
-        "device 11 is the slow one: its writes of 65536 B run at 48.8 kB/s, while device 22 \
-         on the same board runs them 20.5x faster (998 kB/s)"
+        "device 11 is the slow one: 65536 B transfers run at 49.5 kB/s read, 48.8 kB/s \
+         written, while device 22 on the same board runs them 20.2x and 20.5x faster"
     );
     // The same figure as the two devices' own writes: 65536 B at 20.5 us a byte (the
     // HP3565's acceptance and the handshake) against 1 us.
@@ -555,4 +555,50 @@ fn a_slow_device_is_told_from_a_slow_board_by_the_boards_fastest_device() {
     assert_eq!(code, 3);
     assert_eq!(r["devices"][0]["address"], 5);
     assert!(r["devices"][0]["failure"].as_str().is_some(), "{r:#}");
+}
+
+/// A device that never asserts EOI: its answers end with a newline, so every read that
+/// waits for END waits out its timeout. The doctor tries a short query with reads
+/// ending on the newline too, and names the cause with the calls that fix it.
+#[test]
+fn a_device_that_never_asserts_eoi_is_named_by_ending_reads_on_a_newline() {
+    let config = compat_config("no_eoi.toml");
+    let r = names(
+        &["--bus", &config, "--device", "22", "--timeout", "0.2"],
+        "no-eoi",
+    );
+    assert_eq!(
+        r["findings"][0]["summary"],
+        "device 22 ends its answers without END (EOI): a read got 25 B and then waited for \
+         the end until its timeout; with reads ending on a newline too, a short query took \
+         0.000147 s"
+    );
+    assert_eq!(
+        r["findings"][0]["evidence"][0],
+        "without it: read timed out after 200ms with 25 byte(s) transferred"
+    );
+    assert!(r["findings"][0]["advice"]
+        .as_str()
+        .unwrap()
+        .contains("`++read 10` instead of `++read eoi` on a Prologix adapter"));
+    // "SIMULATED,SCPI-DMM,0,1.0\n": the 25 bytes the read got.
+    assert_eq!(r["read_end"]["stalled_after"], 25);
+    // A device that ends its answers is not tried.
+    let (_, r) = doctor(&["--bus", "bench", "--device", "22"]);
+    assert!(r["read_end"].is_null(), "{r:#}");
+    // The configuration's fault is the command line's: the same finding either way.
+    let r2 = names(
+        &[
+            "--bus",
+            "bench",
+            "--device",
+            "22",
+            "--timeout",
+            "0.2",
+            "--fault",
+            "22=drops-eoi",
+        ],
+        "no-eoi",
+    );
+    assert_eq!(r2["read_end"]["stalled_after"], 25);
 }

@@ -442,3 +442,26 @@ fn a_slow_device_is_put_on_the_device_by_the_boards_fastest_device() {
     let ratio = speedup / model["findings"][0]["speedup"].as_f64().unwrap();
     assert!((0.7..1.3).contains(&ratio), "{ratio}: {f:#}");
 }
+
+#[test]
+fn a_device_that_never_asserts_eoi_is_found_by_ending_reads_on_a_newline() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    // Each read that waits for END waits out the 0.2 s timeout; with REOS on the newline
+    // a query ends at once.
+    let mut c = common::gpib_diag();
+    c.args(["doctor", "--backend", "linux-gpib", "--device", "22"])
+        .args(["--budget", "1", "--timeout", "0.2", "--format", "json"])
+        .env("GPIB_SIM_CONFIG", config("no_eoi.toml"))
+        .env("GPIB_SIM_REALTIME", "1");
+    let (code, r) = report(c.output().expect("gpib-diag runs"), "no_eoi");
+    assert_eq!(code, 3, "{r:#}");
+    assert_eq!(
+        problems(&r).first().map(String::as_str),
+        Some("no-eoi"),
+        "{r:#}"
+    );
+    assert_eq!(r["read_end"]["stalled_after"], 25);
+    // The query with REOS ends in a few milliseconds, not at the 0.2 s timeout.
+    let quick = r["read_end"]["with_newline_seconds"].as_f64().unwrap();
+    assert!(quick < 0.05, "{quick}");
+}

@@ -865,3 +865,33 @@ fn escaped_len(quoted: &str) -> u64 {
     }
     n
 }
+
+/// A device that never asserts EOI behind a gateway: `++read eoi` (Prologix) and a
+/// VXI-11 read without termChar wait out the timeout; the doctor's query with reads
+/// ending on the newline (`++read 10`, termChar) ends at once, and the cause is named.
+#[test]
+fn a_device_without_eoi_is_named_over_prologix_and_vxi11() {
+    let config = format!("{}/../compat/tests/no_eoi.toml", env!("CARGO_MANIFEST_DIR"));
+    let served = Served::start_on(&config, "22", &[]);
+    for (backend, host) in [
+        ("vxi11", served.vxi11.to_string()),
+        ("prologix", served.prologix.to_string()),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+            .args(["doctor", "--backend", backend, "--host", &host])
+            .args(["--device", "22", "--budget", "1", "--timeout", "0.2"])
+            .args(["--format", "json"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "{backend}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(r["findings"][0]["cause"], "no-eoi", "{backend}: {r:#}");
+        assert_eq!(r["read_end"]["stalled_after"], 25, "{backend}");
+    }
+    served.interrupt();
+}

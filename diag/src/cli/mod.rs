@@ -512,6 +512,11 @@ pub struct DoctorArgs {
     /// as a reference, which tells a slow device from a slow board, cable or host.
     #[arg(long, value_name = "ADDR|NAME,...", value_delimiter = ',')]
     pub reference: Vec<DeviceArg>,
+    /// Timeout per I/O call in seconds, 0 (none) to 1,000,000. Default: the board's,
+    /// raised to 10 s + 1 s per 10 kB of the largest transfer (a board with none keeps
+    /// none). A device that never ends its answers costs this at each read.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
+    pub timeout: Option<f64>,
     /// Output format: text or json.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,

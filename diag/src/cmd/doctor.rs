@@ -51,7 +51,7 @@ pub fn run(args: &DoctorArgs) -> Result<bool> {
                 .map(|d| target.resolve_device(d))
                 .transpose()?,
             protocol: args.protocol.into(),
-            timeout: None,
+            timeout: args.timeout,
         },
         small: args.small,
         large: args.large,

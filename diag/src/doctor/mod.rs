@@ -8,6 +8,7 @@ mod advice;
 pub mod fastest_device;
 mod limits;
 pub mod probe;
+pub mod read_end;
 pub mod reference;
 pub mod settings_ab;
 pub mod sweep;
@@ -59,6 +60,9 @@ pub enum Cause {
     CpuContention,
     /// Another process holds a GPIB board open.
     BoardShared,
+    /// The device ends its answers without END (EOI): reads wait for their timeout,
+    /// and end at once on a newline.
+    NoEoi,
     /// A board setting (`t1`, `autopoll`, `readdress`, `unaddress`) or the program's
     /// read size (`read-size`) that, tried the other way, made its probe significantly
     /// faster.
@@ -81,6 +85,7 @@ impl Cause {
             Cause::FasterThanTheBus => "faster-than-the-bus",
             Cause::CpuContention => "cpu-contention",
             Cause::BoardShared => "board-shared",
+            Cause::NoEoi => "no-eoi",
             Cause::Setting("t1") => "slow-t1",
             Cause::Setting("autopoll") => "autopoll",
             Cause::Setting("readdress") => "readdressing",
@@ -143,6 +148,8 @@ pub struct Report {
     pub settings: Vec<settings_ab::Trial>,
     /// The other devices `--reference` named, at the probed device's largest size.
     pub devices: Vec<fastest_device::DeviceRate>,
+    /// A read stalled: a short query tried with reads ending on a newline.
+    pub read_end: Option<read_end::ReadEndTrial>,
     /// The same transfers with every contention source switched off (simulator).
     pub baseline: Option<Transfers>,
     /// The contention sources the configuration has (simulator).
@@ -202,6 +209,7 @@ pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report>
         handshake: handshake(&target, config.as_ref()),
         settings: Vec::new(),
         devices: Vec::new(),
+        read_end: None,
         baseline: None,
         sources: config.as_ref().map(Config::sources).unwrap_or_default(),
         findings: Vec::new(),
@@ -232,7 +240,12 @@ pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report>
     };
     let (measured, swept) = probe::swept(&target, &session, req.small, req.large, req.budget)?;
     if let Some(e) = &measured.failure {
-        findings.push(advice::transfer_failed(e));
+        let trial = measured
+            .stalled_after
+            .map(|n| read_end::run(&target, &session, n));
+        let lead = trial.as_ref().and_then(|t| read_end::finding(t, device, e));
+        report.read_end = trial;
+        findings.push(lead.unwrap_or_else(|| advice::transfer_failed(e)));
     }
     let large = swept.sizes.last().copied().unwrap_or(req.small);
     let others: Vec<u8> = bus

@@ -73,6 +73,9 @@ pub struct Transfers {
     pub addresses_every_call: bool,
     /// What failed, if a transfer did: the error's text.
     pub failure: Option<String>,
+    /// When that was a read that got bytes and then waited out its timeout: the bytes
+    /// it got.
+    pub stalled_after: Option<u64>,
 }
 
 impl Transfers {
@@ -173,6 +176,7 @@ pub fn transfers(
             },
             Err(e) => {
                 t.failure = Some(e.to_string());
+                t.stalled_after = e.stalled_after();
                 break;
             }
         };
@@ -197,6 +201,7 @@ fn queries_and_addressing(target: &Target, session: &mut Session, t: &mut Transf
                 Ok(s) => runs.push(s),
                 Err(e) => {
                     t.failure = Some(e.to_string());
+                    t.stalled_after = e.stalled_after();
                     return;
                 }
             }
@@ -233,6 +238,7 @@ pub fn swept(
     let mut t = Transfers {
         addresses_every_call: target.bus.readdresses(),
         failure: s.failure.clone(),
+        stalled_after: s.stalled_after,
         ..Default::default()
     };
     let timing = |d: Direction, size: u64| {

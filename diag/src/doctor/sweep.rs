@@ -113,6 +113,9 @@ pub struct Sweep {
     pub write: Option<DirectionFit>,
     /// What failed, if a transfer did (the sweep stops there).
     pub failure: Option<String>,
+    /// When the failure was a read that got bytes and then waited out its timeout:
+    /// the bytes it got.
+    pub stalled_after: Option<u64>,
     /// What else the host did meanwhile (wall clocks).
     pub host: Option<HostEvidence>,
 }
@@ -203,6 +206,7 @@ pub fn run(
         let t0 = bus.now();
         if let Err(e) = step(session, size, repeats, &mut sweep.points) {
             sweep.failure = Some(e.to_string());
+            sweep.stalled_after = e.stalled_after();
             break;
         }
         steps.push((size as f64, bus.now().saturating_sub(t0).as_secs_f64()));

@@ -107,7 +107,9 @@ mod tests {
     /// This thread's time on a CPU (/proc/thread-self/schedstat, nanoseconds).
     fn thread_cpu() -> Option<Duration> {
         let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-        Some(Duration::from_nanos(s.split_whitespace().next()?.parse().ok()?))
+        Some(Duration::from_nanos(
+            s.split_whitespace().next()?.parse().ok()?,
+        ))
     }
 
     // Short DMA-like operations (a 200 us wait, no CPU) leave the CPU idle, as a DMA

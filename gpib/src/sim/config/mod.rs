@@ -274,6 +274,11 @@ pub struct DeviceConfig {
     /// EOI with the last byte of writes (gpib.conf `set-eot`; default true).
     #[serde(alias = "set-eot")]
     pub eot: Option<bool>,
+    /// Faults the device has from the start, as `--fault ADDR=KIND` names them
+    /// (`drops-eoi`, `never-talks`, `stops-after:N`, ...): a planted cause for a
+    /// program that opens the configuration by name (the compatibility library).
+    #[serde(default)]
+    pub faults: Vec<String>,
 }
 
 impl DeviceConfig {
@@ -588,6 +593,13 @@ impl Config {
                 }
                 if let Some(m) = &dev.mount {
                     host.set_mount_point(at, m, dev.mounted.unwrap_or(true))?;
+                }
+                for f in &dev.faults {
+                    let fault: crate::sim::fault::Fault = f.parse().map_err(|e| match e {
+                        Error::Config(m) => Error::Config(format!("{on}: faults: {m}")),
+                        e => e,
+                    })?;
+                    host.inject(index, addr, fault)?;
                 }
             }
             if let Some(p) = &b.pyvisa_sim {
