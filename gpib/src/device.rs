@@ -599,7 +599,21 @@ struct VecSink<'a> {
 
 impl Sink for VecSink<'_> {
     fn room(&mut self, filled: usize, want_end: Option<usize>) -> &mut [u8] {
+        // A declared length within the limit: one allocation for all of it, zeroed by
+        // the allocator (fresh pages from the system for a large one, so memory is
+        // committed only as bytes arrive), and one read into it.
+        if let Some(w) = want_end.filter(|&w| w <= self.max && w > self.v.len()) {
+            if w > self.v.capacity() {
+                let mut whole = vec![0u8; w];
+                let kept = filled.min(self.v.len());
+                whole[..kept].copy_from_slice(&self.v[..kept]);
+                *self.v = whole;
+            } else {
+                self.v.resize(w, 0);
+            }
+        }
         let step = match want_end {
+            Some(w) if w <= self.v.len() => w.saturating_sub(filled),
             Some(w) => w.saturating_sub(filled).min(MAX_AHEAD),
             None => filled.clamp(4096, GROW_STEP.max(filled / 2)).min(MAX_AHEAD),
         };
