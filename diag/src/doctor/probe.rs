@@ -69,7 +69,8 @@ pub struct Transfers {
     pub queries: Option<Timing>,
     /// Seconds one addressing sequence (UNL, MTA/MLA \[MSA\]) takes.
     pub addressing_seconds: Option<f64>,
-    /// Whether the board sends addressing before every call.
+    /// Whether the board sends addressing before every call (a device-level backend's
+    /// driver addresses inside each call: linux-gpib's `ibrd`/`ibwrt` on a device).
     pub addresses_every_call: bool,
     /// What failed, if a transfer did: the error's text.
     pub failure: Option<String>,
@@ -156,7 +157,7 @@ pub fn transfers(
     large: u64,
 ) -> Result<Transfers> {
     let mut t = Transfers {
-        addresses_every_call: target.bus.readdresses(),
+        addresses_every_call: target.bus.readdresses() || target.bus.device_level(),
         ..Default::default()
     };
     let mut session = Session::open(target, opts, large.max(small))?;
@@ -236,7 +237,7 @@ pub fn swept(
     let sizes = sweep::ladder(small, largest);
     let s = sweep::run(target, &mut session, &sizes, large.is_some(), budget);
     let mut t = Transfers {
-        addresses_every_call: target.bus.readdresses(),
+        addresses_every_call: target.bus.readdresses() || target.bus.device_level(),
         failure: s.failure.clone(),
         stalled_after: s.stalled_after,
         ..Default::default()
@@ -269,11 +270,29 @@ pub fn swept(
 }
 
 /// The time of one addressing sequence to `address`, sent even if it is addressed
-/// already (backends that address inside their calls: none).
+/// already. A device-level backend (linux-gpib's `ibdev` descriptors) addresses inside
+/// each call; where it can send command bytes (`ibcmd` on the board) the sequence is
+/// sent as its driver sends it (UNL, the board's talk address, the device's listen
+/// address and secondary), then UNL UNT untimed; where it cannot, none.
 pub fn addressing_time(target: &Target, address: Address) -> Option<f64> {
+    use gpib::InterfaceMessage as M;
     let bus = &target.bus;
     if bus.device_level() {
-        return None;
+        let t0 = bus.now();
+        let ok = bus
+            .transaction(|tx| {
+                let mut sequence = vec![
+                    M::Unlisten,
+                    M::Talk(tx.board_address()),
+                    M::Listen(address.primary),
+                ];
+                sequence.extend(address.secondary.map(M::Secondary));
+                tx.command_messages(&sequence)
+            })
+            .is_ok();
+        let spent: Duration = bus.now().saturating_sub(t0);
+        return (ok && bus.command(&[M::Unlisten, M::Untalk]).is_ok())
+            .then_some(spent.as_secs_f64());
     }
     let before = bus.readdresses();
     bus.set_readdress(true);
