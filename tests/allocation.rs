@@ -77,5 +77,8 @@ fn a_declared_block_is_read_into_one_allocation_of_its_length() {
     // The body's buffer, and whatever the simulated instrument makes for its answer
     // (at most one buffer of it): never a growth step.
     assert_eq!(reallocs, 0, "the body grew by reallocation");
-    assert!((1..=2).contains(&allocs), "{allocs} allocations of 1 MiB or more");
+    assert!(
+        (1..=2).contains(&allocs),
+        "{allocs} allocations of 1 MiB or more"
+    );
 }

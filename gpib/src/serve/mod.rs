@@ -609,4 +609,6 @@ mod tests;
 #[cfg(all(test, feature = "sim"))]
 mod tests_boards;
 #[cfg(all(test, feature = "sim"))]
+mod tests_clients;
+#[cfg(all(test, feature = "sim"))]
 mod tests_discovery;
