@@ -157,6 +157,16 @@ fn a_healthy_bench_has_no_problem_in_real_time() {
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let (code, r) = through_libgpib("bench", true, &[]);
     assert_eq!((code, problems(&r)), (0, vec![]), "{r:#}");
+    // linux-gpib addresses the device on every call: a note (not a problem) with what a
+    // sequence costs against a small read.
+    let note = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["cause"] == "readdressing")
+        .unwrap_or_else(|| panic!("no readdressing note: {r:#}"));
+    assert_eq!(note["severity"], "note");
+    assert!(r["transfers"]["addressing_seconds"].as_f64().unwrap() > 0.0);
     // The driver's T1 setting, and no HS488: linux-gpib has none.
     assert_eq!(
         (

@@ -305,3 +305,36 @@ fn faster_than_the_bus(t: &Transfers, hs: &Handshake) -> Option<Finding> {
         speedup: None,
     })
 }
+
+/// A share of a small read at or above which addressing on every call is worth a note.
+pub const ADDRESSING_SHARE: f64 = 0.25;
+
+/// A note when the driver addresses the device on every call (linux-gpib's `ibrd` and
+/// `ibwrt` on a device descriptor, whatever `IbcREADDR` says) and one addressing
+/// sequence is a large share of a small read: what a program of many small calls to
+/// one device pays, and how it can address once instead.
+pub fn addressing_note(transfers: &Transfers) -> Option<Finding> {
+    let a = transfers.addressing_seconds?;
+    let t = transfers.read_small.as_ref()?;
+    let share = a / t.seconds.max(f64::MIN_POSITIVE);
+    if !transfers.addresses_every_call || share < ADDRESSING_SHARE || share > 1.0 {
+        return None;
+    }
+    let mut f = problem(
+        Cause::Setting("readdress"),
+        format!(
+            "the driver addresses the device on every call: an addressing sequence sent \
+             alone takes {}, {:.0} % of a {}-byte read's {}",
+            us(a),
+            100.0 * share,
+            t.bytes,
+            us(t.seconds)
+        ),
+        Vec::new(),
+        "many small calls to one device: address it once (ibcmd of UNL, the board's talk \
+         address and the device's listen address, or the reverse to read) and move the data \
+         with ibwrt/ibrd on the board descriptor; or make fewer, larger calls",
+    );
+    f.severity = Severity::Note;
+    Some(f)
+}

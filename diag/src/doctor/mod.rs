@@ -255,6 +255,10 @@ pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report>
         .filter(|a| Some(*a) != device)
         .collect();
     let mut limits = limits::findings(&swept, &measured, &report.handshake, &others);
+    if config.is_none() {
+        // On the simulator, a board addressing on every call is a contention source.
+        limits.extend(limits::addressing_note(&measured));
+    }
     if let (Some(dev), Some(&bytes), None) = (device, swept.sizes.last(), &measured.failure) {
         let refs: Vec<u8> = req
             .references
