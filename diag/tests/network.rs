@@ -41,6 +41,8 @@ impl Served {
                 "0",
                 "--vxi11-port",
                 "0",
+                "--hislip-port",
+                "0",
                 "--no-portmap",
                 "--default-device",
                 device,

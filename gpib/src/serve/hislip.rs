@@ -1,0 +1,495 @@
+//! The HiSLIP gateway: sessions (a synchronous and an asynchronous channel each) on
+//! devices of the served boards, their locks, and the first message of a connection,
+//! which says which channel it is. The channels' loops are in `hislip_channels`.
+//!
+//! Sub-addresses: `hislip0` names the default device (`--default-device`, as VXI-11's
+//! `inst0`); `hislip_gpib<B>_<PAD>` names device PAD on board B (`hislip_gpib0_22`).
+//! VISA reserves the comma for a port (`hislip0,4880`), and clients (pyvisa-py) take a
+//! name that does not start with `hislip` for VXI-11.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::Write;
+use std::net::{Shutdown, TcpStream};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use super::hislip_channels;
+use super::{ServeOptions, Slot};
+use crate::address::Address;
+use crate::bus::Bus;
+use crate::deadline::{Deadline, TimedReader};
+use crate::hislip::{self, fatal, kind, ReadError};
+
+/// The vendor id this server gives in AsyncInitializeResponse ("GD", gpib-diag).
+pub(crate) const VENDOR_ID: u32 = 0x4744;
+/// The longest sub-address taken.
+const MAX_SUB_ADDRESS: u64 = 256;
+/// How long a device's answer, or a session waiting for another's lock, may take.
+pub(crate) const IO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A device on a served board.
+pub(crate) type Target = (u16, Address);
+
+/// A channel's writer, shared by the threads that send on it (whole messages).
+pub(crate) type Writer = Arc<Mutex<TcpStream>>;
+
+/// One client's session.
+pub(crate) struct Session {
+    pub(crate) target: Target,
+    pub(crate) sync: Writer,
+    pub(crate) async_: Option<Writer>,
+    /// The client's maximum message size (what one message to it may hold).
+    pub(crate) client_max: u64,
+    /// The message id of the last Data, DataEnd or Trigger.
+    pub(crate) last_id: u32,
+    /// A response was sent that the client has not said it took (MAV).
+    pub(crate) pending: bool,
+    /// Between AsyncDeviceClear and DeviceClearComplete: synchronous messages go.
+    pub(crate) clearing: bool,
+    /// A message is being served on the synchronous channel (or an answer fetched).
+    pub(crate) busy: bool,
+}
+
+/// The locks of one device.
+#[derive(Debug, Default)]
+pub(crate) struct Lock {
+    pub(crate) exclusive: Option<u16>,
+    /// The shared lock's string and its holders.
+    pub(crate) shared: Option<(Vec<u8>, BTreeSet<u16>)>,
+}
+
+impl Lock {
+    /// Whether session `s` may use the device.
+    pub(crate) fn allows(&self, s: u16) -> bool {
+        self.exclusive.is_none_or(|e| e == s)
+            && self.shared.as_ref().is_none_or(|(_, h)| h.contains(&s))
+    }
+
+    fn is_free(&self) -> bool {
+        self.exclusive.is_none() && self.shared.is_none()
+    }
+
+    /// Sessions holding a lock.
+    pub(crate) fn holders(&self) -> u32 {
+        let mut h: BTreeSet<u16> = self.exclusive.into_iter().collect();
+        if let Some((_, s)) = &self.shared {
+            h.extend(s);
+        }
+        h.len() as u32
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct State {
+    next_session: u16,
+    pub(crate) sessions: HashMap<u16, Session>,
+    pub(crate) locks: HashMap<Target, Lock>,
+}
+
+pub(crate) struct Gateway {
+    boards: BTreeMap<u16, Bus>,
+    default: Option<Address>,
+    /// The largest message this server takes, and says it takes.
+    pub(crate) max_message: u64,
+    pub(crate) trace: bool,
+    state: Mutex<State>,
+    pub(crate) changed: Condvar,
+    /// Each board's SRQ line as last seen.
+    srq_was: Mutex<HashMap<u16, bool>>,
+}
+
+/// The device a sub-address names: `hislip0` (the default device) or
+/// `hislip_gpib<B>_<PAD>`.
+pub(crate) fn parse_sub_address(name: &str, default: Option<Address>) -> Result<Target, String> {
+    let lower = name.to_ascii_lowercase();
+    if lower == "hislip0" {
+        return default
+            .map(|a| (0, a))
+            .ok_or_else(|| "hislip0 names the default device, and none is set".to_string());
+    }
+    let bad = || format!("{name:?} is not hislip0 or hislip_gpib<board>_<address>");
+    let rest = lower.strip_prefix("hislip_gpib").ok_or_else(bad)?;
+    let (b, a) = rest.split_once('_').ok_or_else(bad)?;
+    let num = |t: &str| -> Option<u16> {
+        (!t.is_empty() && t.len() <= 4 && t.bytes().all(|c| c.is_ascii_digit()))
+            .then(|| t.parse().ok())
+            .flatten()
+    };
+    let board = num(b).ok_or_else(bad)?;
+    let pad = num(a).ok_or_else(bad)?;
+    let addr = u8::try_from(pad)
+        .ok()
+        .and_then(|p| Address::new(p, None).ok())
+        .ok_or_else(|| format!("{name:?}: address {pad} is not 0 to 30"))?;
+    Ok((board, addr))
+}
+
+impl Gateway {
+    pub(crate) fn new(boards: BTreeMap<u16, Bus>, opts: &ServeOptions) -> Self {
+        Self {
+            boards,
+            default: opts.default_address,
+            max_message: u64::from(opts.max_recv_size).clamp(1024, 16 << 20),
+            trace: opts.trace,
+            state: Mutex::new(State {
+                next_session: 1,
+                ..State::default()
+            }),
+            changed: Condvar::new(),
+            srq_was: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub(crate) fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The device of `t`, with the gateway's I/O timeout and no terminator added.
+    pub(crate) fn device(&self, t: Target) -> crate::Result<crate::Device> {
+        let bus = self
+            .boards
+            .get(&t.0)
+            .ok_or_else(|| crate::Error::InvalidArgument(format!("no board gpib{}", t.0)))?;
+        let mut d = bus.device(t.1)?;
+        d.set_timeout(Some(IO_TIMEOUT));
+        d.set_write_terminator(None);
+        Ok(d)
+    }
+
+    /// The bus of board `b`.
+    pub(crate) fn bus(&self, b: u16) -> Option<&Bus> {
+        self.boards.get(&b)
+    }
+
+    /// A session's target and writers, when it is there.
+    pub(crate) fn session<T>(&self, id: u16, f: impl FnOnce(&mut Session) -> T) -> Option<T> {
+        self.state().sessions.get_mut(&id).map(f)
+    }
+
+    /// Waits until session `id` may use its device (no other session's lock), up to
+    /// `wait`. False when it may not.
+    pub(crate) fn wait_access(&self, id: u16, wait: Duration) -> bool {
+        let deadline = Instant::now() + wait;
+        let mut st = self.state();
+        loop {
+            let Some(t) = st.sessions.get(&id).map(|s| s.target) else {
+                return false;
+            };
+            if st.locks.get(&t).is_none_or(|l| l.allows(id)) {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            st = self
+                .changed
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// AsyncLock request: an exclusive lock (`key` empty) or a shared one, waiting up
+    /// to `wait`. Returns the response's control code.
+    pub(crate) fn lock(&self, id: u16, key: &[u8], wait: Duration) -> u8 {
+        let deadline = Instant::now() + wait;
+        let mut st = self.state();
+        loop {
+            let Some(t) = st.sessions.get(&id).map(|s| s.target) else {
+                return hislip::lock::ERROR;
+            };
+            let l = st.locks.entry(t).or_default();
+            let granted = if key.is_empty() {
+                let others_share = l
+                    .shared
+                    .as_ref()
+                    .is_some_and(|(_, h)| h.iter().any(|&s| s != id));
+                match l.exclusive {
+                    Some(e) if e == id => true,
+                    None if !others_share => {
+                        l.exclusive = Some(id);
+                        true
+                    }
+                    _ => false,
+                }
+            } else if l.exclusive.is_none_or(|e| e == id) {
+                match &mut l.shared {
+                    None => {
+                        l.shared = Some((key.to_vec(), BTreeSet::from([id])));
+                        true
+                    }
+                    Some((k, h)) if k.as_slice() == key => {
+                        h.insert(id);
+                        true
+                    }
+                    Some(_) => false,
+                }
+            } else {
+                false
+            };
+            if granted {
+                return hislip::lock::SUCCESS;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return hislip::lock::FAILURE;
+            }
+            st = self
+                .changed
+                .wait_timeout(st, deadline - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    /// AsyncLock release: the exclusive lock if held, else the shared one.
+    pub(crate) fn unlock(&self, id: u16) -> u8 {
+        let mut st = self.state();
+        let Some(t) = st.sessions.get(&id).map(|s| s.target) else {
+            return hislip::lock::ERROR;
+        };
+        let Some(l) = st.locks.get_mut(&t) else {
+            return hislip::lock::ERROR;
+        };
+        let code = if l.exclusive == Some(id) {
+            l.exclusive = None;
+            hislip::lock::SUCCESS
+        } else if let Some((_, h)) = l.shared.as_mut().filter(|(_, h)| h.contains(&id)) {
+            h.remove(&id);
+            if h.is_empty() {
+                l.shared = None;
+            }
+            hislip::lock::SUCCESS_SHARED
+        } else {
+            hislip::lock::ERROR
+        };
+        if l.is_free() {
+            st.locks.remove(&t);
+        }
+        drop(st);
+        self.changed.notify_all();
+        code
+    }
+
+    /// AsyncLockInfo: (an exclusive lock is held, sessions holding locks).
+    pub(crate) fn lock_info(&self, id: u16) -> (bool, u32) {
+        let st = self.state();
+        let l = st.sessions.get(&id).and_then(|s| st.locks.get(&s.target));
+        l.map_or((false, 0), |l| (l.exclusive.is_some(), l.holders()))
+    }
+
+    /// A new session on `target`; its id.
+    fn open(&self, target: Target, sync: Writer) -> Option<u16> {
+        let mut st = self.state();
+        if st.sessions.len() >= usize::from(u16::MAX) - 1 {
+            return None;
+        }
+        let mut id = st.next_session;
+        while id == 0 || st.sessions.contains_key(&id) {
+            id = id.wrapping_add(1);
+        }
+        st.next_session = id.wrapping_add(1);
+        st.sessions.insert(
+            id,
+            Session {
+                target,
+                sync,
+                async_: None,
+                client_max: hislip::DEFAULT_MAX_MESSAGE,
+                last_id: hislip::FIRST_MESSAGE_ID,
+                pending: false,
+                clearing: false,
+                busy: false,
+            },
+        );
+        Some(id)
+    }
+
+    /// Ends session `id`: its locks go, its other channel is shut down.
+    pub(crate) fn close(&self, id: u16) {
+        let mut st = self.state();
+        let Some(s) = st.sessions.remove(&id) else {
+            return;
+        };
+        for l in st.locks.values_mut() {
+            if l.exclusive == Some(id) {
+                l.exclusive = None;
+            }
+            if let Some((_, h)) = &mut l.shared {
+                h.remove(&id);
+                if h.is_empty() {
+                    l.shared = None;
+                }
+            }
+        }
+        st.locks.retain(|_, l| !l.is_free());
+        drop(st);
+        self.changed.notify_all();
+        for w in std::iter::once(&s.sync).chain(s.async_.as_ref()) {
+            let _ = lock_writer(w).shutdown(Shutdown::Both);
+        }
+    }
+
+    /// After an operation on board `board`: when its SRQ has just been asserted,
+    /// polls the device of each session on that board with an asynchronous channel
+    /// and sends AsyncServiceRequest (the status byte) to those requesting service.
+    pub(crate) fn check_srq(&self, board: u16) {
+        let Some(bus) = self.bus(board) else { return };
+        let targets: Vec<(Address, Writer)> = self
+            .state()
+            .sessions
+            .values()
+            .filter(|s| s.target.0 == board)
+            .filter_map(|s| Some((s.target.1, s.async_.clone()?)))
+            .collect();
+        if targets.is_empty() {
+            return;
+        }
+        let now = bus.srq().unwrap_or(false);
+        {
+            let mut was = self.srq_was.lock().unwrap_or_else(|p| p.into_inner());
+            let was = was.entry(board).or_insert(false);
+            let rising = now && !*was;
+            *was = now;
+            if !rising {
+                return;
+            }
+        }
+        let mut polled: HashMap<Address, u8> = HashMap::new();
+        for (a, w) in targets {
+            let stb = match polled.get(&a) {
+                Some(&s) => s,
+                None => {
+                    let s = bus.serial_poll(a).map_or(0, |s| s.0);
+                    polled.insert(a, s);
+                    s
+                }
+            };
+            if stb & 0x40 != 0 {
+                send(&w, kind::ASYNC_SERVICE_REQUEST, stb, 0, &[]);
+            }
+        }
+        // The polls cleared the requests: the next one is a new rising edge.
+        let still = bus.srq().unwrap_or(false);
+        self.srq_was
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(board, still);
+    }
+}
+
+/// Locks a writer, poisoned or not.
+pub(crate) fn lock_writer(w: &Writer) -> MutexGuard<'_, TcpStream> {
+    w.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Sends one message on `w`; false when the channel is broken.
+pub(crate) fn send(w: &Writer, k: u8, control: u8, param: u32, payload: &[u8]) -> bool {
+    let mut s = lock_writer(w);
+    hislip::write_message(&mut *s, k, control, param, payload)
+        .and_then(|()| s.flush())
+        .is_ok()
+}
+
+/// Sends FatalError with `why` and closes the connection.
+pub(crate) fn fatal(s: &TcpStream, code: u8, why: &str) {
+    log::info!("HiSLIP: fatal error {code}: {why}");
+    let mut w = s;
+    let _ = hislip::write_message(&mut w, kind::FATAL_ERROR, code, 0, why.as_bytes());
+    let _ = s.shutdown(Shutdown::Both);
+}
+
+/// Serves one connection: its first message makes it a session's synchronous channel
+/// (Initialize) or asynchronous channel (AsyncInitialize).
+pub(crate) fn serve(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
+    let Ok(peer) = s.peer_addr() else { return };
+    let Ok(w) = s.try_clone() else { return };
+    let mut r = TimedReader::new(s, 64 * 1024);
+    r.set_deadline(Deadline::after(slot.idle));
+    match r.wait_for_data() {
+        Ok(true) => {}
+        _ => return,
+    }
+    r.set_deadline(Deadline::after(Some(slot.message)));
+    let h = match hislip::read_header(&mut r) {
+        Ok(h) => h,
+        Err(ReadError::BadPrologue(_)) => {
+            return fatal(&w, fatal::BAD_HEADER, "not a HiSLIP header");
+        }
+        Err(e) => {
+            log::debug!("HiSLIP {peer}: {e}");
+            return;
+        }
+    };
+    match h.kind {
+        kind::INITIALIZE => {
+            let mut name = Vec::new();
+            if let Err(e) = hislip::read_payload(&mut r, &h, MAX_SUB_ADDRESS, &mut name) {
+                return fatal(&w, fatal::BAD_INITIALIZATION, &e.to_string());
+            }
+            let name = String::from_utf8_lossy(&name).into_owned();
+            let target = match parse_sub_address(&name, gw.default) {
+                Ok(t) if gw.boards.contains_key(&t.0) => t,
+                Ok(t) => return fatal(&w, fatal::UNIDENTIFIED, &format!("no board gpib{}", t.0)),
+                Err(why) => return fatal(&w, fatal::UNIDENTIFIED, &why),
+            };
+            let Ok(sync) = w.try_clone() else { return };
+            let Some(id) = gw.open(target, Arc::new(Mutex::new(sync))) else {
+                return fatal(&w, fatal::TOO_MANY_CLIENTS, "no session id left");
+            };
+            let version = ((h.param >> 16) as u16).min(hislip::VERSION);
+            let param = (u32::from(version) << 16) | u32::from(id);
+            let ok = {
+                let mut ws = &w;
+                hislip::write_message(&mut ws, kind::INITIALIZE_RESPONSE, 0, param, &[]).is_ok()
+            };
+            if gw.trace {
+                eprintln!(
+                    "gpib-diag serve: {peer} hislip Initialize {name:?}: session {id} on {}",
+                    crate::backend::vxi11::proto::device_name_on(target.0, target.1)
+                );
+            }
+            if ok {
+                hislip_channels::serve_sync(gw, r, peer, id, &slot);
+            }
+            gw.close(id);
+        }
+        kind::ASYNC_INITIALIZE => {
+            if h.len != 0 {
+                return fatal(&w, fatal::BAD_HEADER, "AsyncInitialize carries no payload");
+            }
+            let id = (h.param & 0xffff) as u16;
+            let attached = w.try_clone().ok().and_then(|a| {
+                gw.session(id, |s| {
+                    if s.async_.is_some() {
+                        return false;
+                    }
+                    s.async_ = Some(Arc::new(Mutex::new(a)));
+                    true
+                })
+            });
+            if attached != Some(true) {
+                return fatal(
+                    &w,
+                    fatal::BAD_INITIALIZATION,
+                    &format!("no session {id} waiting for its asynchronous channel"),
+                );
+            }
+            let ok = {
+                let mut ws = &w;
+                hislip::write_message(&mut ws, kind::ASYNC_INITIALIZE_RESPONSE, 0, VENDOR_ID, &[])
+                    .is_ok()
+            };
+            if ok {
+                hislip_channels::serve_async(gw, r, peer, id, &slot);
+            }
+            gw.close(id);
+        }
+        k => fatal(
+            &w,
+            fatal::BAD_INITIALIZATION,
+            &format!("{} before Initialize", hislip::kind_name(k)),
+        ),
+    }
+}
