@@ -15,7 +15,10 @@
 //! assert_eq!(Header::decode(&bytes).unwrap(), h);
 //! ```
 
+mod query;
 mod wire;
+
+pub(crate) use query::QueryScan;
 
 pub use wire::{discard, read_header, read_message, read_payload, write_message, ReadError};
 

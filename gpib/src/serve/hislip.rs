@@ -40,7 +40,7 @@ pub(crate) struct Session {
     pub(crate) async_: Option<Writer>,
     /// The client's maximum message size (what one message to it may hold).
     pub(crate) client_max: u64,
-    /// The message id of the last Data, DataEnd or Trigger.
+    /// The message id of the last Data, DataEnd or Trigger read.
     pub(crate) last_id: u32,
     /// A response was sent that the client has not said it took (MAV).
     pub(crate) pending: bool,
@@ -48,6 +48,9 @@ pub(crate) struct Session {
     pub(crate) clearing: bool,
     /// A message is being served on the synchronous channel (or an answer fetched).
     pub(crate) busy: bool,
+    /// The gateway's own serial poll (for AsyncServiceRequest) took the device's RQS:
+    /// the session's next status query has it.
+    pub(crate) rqs: bool,
 }
 
 /// The locks of one device.
@@ -297,10 +300,12 @@ impl Gateway {
                 sync,
                 async_: None,
                 client_max: hislip::DEFAULT_MAX_MESSAGE,
-                last_id: hislip::FIRST_MESSAGE_ID,
+                // As if the message before the first had been served.
+                last_id: hislip::FIRST_MESSAGE_ID.wrapping_sub(2),
                 pending: false,
                 clearing: false,
                 busy: false,
+                rqs: false,
             },
         );
         Some(id)
@@ -336,12 +341,12 @@ impl Gateway {
     /// and sends AsyncServiceRequest (the status byte) to those requesting service.
     pub(crate) fn check_srq(&self, board: u16) {
         let Some(bus) = self.bus(board) else { return };
-        let targets: Vec<(Address, Writer)> = self
+        let targets: Vec<(u16, Address, Writer)> = self
             .state()
             .sessions
-            .values()
-            .filter(|s| s.target.0 == board)
-            .filter_map(|s| Some((s.target.1, s.async_.clone()?)))
+            .iter()
+            .filter(|(_, s)| s.target.0 == board)
+            .filter_map(|(&id, s)| Some((id, s.target.1, s.async_.clone()?)))
             .collect();
         if targets.is_empty() {
             return;
@@ -357,7 +362,7 @@ impl Gateway {
             }
         }
         let mut polled: HashMap<Address, u8> = HashMap::new();
-        for (a, w) in targets {
+        for (id, a, w) in targets {
             let stb = match polled.get(&a) {
                 Some(&s) => s,
                 None => {
@@ -367,6 +372,7 @@ impl Gateway {
                 }
             };
             if stb & 0x40 != 0 {
+                self.session(id, |s| s.rqs = true);
                 send(&w, kind::ASYNC_SERVICE_REQUEST, stb, 0, &[]);
             }
         }

@@ -7,11 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::hislip::{fatal, send, Gateway, Writer, IO_TIMEOUT};
-use super::hislip_query::QueryScan;
 use super::Slot;
 use crate::backend::ReadEnd;
 use crate::deadline::{Deadline, TimedReader};
-use crate::hislip::{self, error, kind, lock, remote_local, Header, ReadError};
+use crate::hislip::{self, error, kind, lock, remote_local, Header, QueryScan, ReadError};
 
 /// The most a single answer may hold; a device that talks on without END is cut off.
 const MAX_ANSWER: usize = 1 << 30;
@@ -23,6 +22,8 @@ const MAX_ASYNC_PAYLOAD: u64 = 4096;
 const RMT_DELIVERED: u8 = 1;
 /// MAV in a status byte.
 const MAV: u8 = 0x10;
+/// RQS in a status byte.
+const RQS: u8 = 0x40;
 
 /// The next message's header, within the idle and message timeouts. `None`: the
 /// connection ends (closed, timed out, or a fatal error sent).
@@ -123,10 +124,12 @@ pub(crate) fn serve_sync(
                 if clearing {
                     // Between AsyncDeviceClear and DeviceClearComplete: dropped.
                     scan.reset();
+                    gw.changed.notify_all();
                     continue;
                 }
                 let reply = message(gw, id, &sync, &h, &data, &mut scan);
                 gw.session(id, |s| s.busy = false);
+                gw.changed.notify_all();
                 trace(gw, peer, id, &describe(&h, &data), &reply);
                 gw.check_srq(target.0);
             }
@@ -139,7 +142,9 @@ pub(crate) fn serve_sync(
                 gw.session(id, |s| {
                     s.clearing = false;
                     s.pending = false;
+                    s.last_id = hislip::FIRST_MESSAGE_ID.wrapping_sub(2);
                 });
+                gw.changed.notify_all();
                 // Synchronized mode only: the feature setting is 0 whatever was asked.
                 if !send(&sync, kind::DEVICE_CLEAR_ACKNOWLEDGE, 0, 0, &[]) {
                     return;
@@ -353,7 +358,7 @@ pub(crate) fn serve_async(
                 send(&ch, kind::ASYNC_REMOTE_LOCAL_RESPONSE, 0, 0, &[]);
                 r.map_or_else(|e| e.to_string(), |()| "done".into())
             }
-            kind::ASYNC_STATUS_QUERY => status_query(gw, id, &ch, &sync, h.control),
+            kind::ASYNC_STATUS_QUERY => status_query(gw, id, &ch, &sync, &h),
             kind::ASYNC_DEVICE_CLEAR => {
                 gw.session(id, |s| {
                     s.clearing = true;
@@ -386,6 +391,37 @@ pub(crate) fn serve_async(
     }
 }
 
+/// Waits (up to [`IO_TIMEOUT`]) until the synchronous channel has served the
+/// messages sent before a status query whose parameter is `next`: the client's next
+/// message id (pyvisa-py, this crate's client) or its last (IVI-6.1's wording); either
+/// way the message `next - 2` is served first. The two channels are two connections:
+/// a query sent after a write may arrive before it.
+fn wait_for_sync(gw: &Gateway, id: u16, next: u32) {
+    let want = next.wrapping_sub(2);
+    let deadline = std::time::Instant::now() + IO_TIMEOUT;
+    let mut st = gw.state();
+    loop {
+        let Some(s) = st.sessions.get(&id) else {
+            return;
+        };
+        // How far the wanted id is ahead of the last one read (ids go up by 2; a
+        // parameter far ahead is not waited for).
+        let ahead = want.wrapping_sub(s.last_id);
+        if !(s.busy || (ahead > 0 && ahead < 1 << 20)) {
+            return;
+        }
+        let now = std::time::Instant::now();
+        if now >= deadline {
+            return;
+        }
+        st = gw
+            .changed
+            .wait_timeout(st, deadline - now)
+            .unwrap_or_else(|p| p.into_inner())
+            .0;
+    }
+}
+
 /// AsyncRemoteLocalControl's code on the device; `None` for an unknown code.
 fn remote_local_control(
     gw: &Gateway,
@@ -413,20 +449,25 @@ fn remote_local_control(
 }
 
 /// AsyncStatusQuery: the device's status byte by serial poll, with MAV while an
-/// answer sent is not yet taken. When the device has an answer nobody fetched (after
+/// answer sent is not yet taken, and RQS when the gateway's own poll for an
+/// AsyncServiceRequest took it since. When the device has an answer nobody fetched (after
 /// a trigger, or a message not seen as a query), it is fetched now and sent on the
 /// synchronous channel, as an instrument would have it ready.
-fn status_query(gw: &Gateway, id: u16, ch: &Writer, sync: &Writer, control: u8) -> String {
-    let Some((target, pending)) = gw.session(id, |s| {
+fn status_query(gw: &Gateway, id: u16, ch: &Writer, sync: &Writer, h: &Header) -> String {
+    let control = h.control;
+    wait_for_sync(gw, id, h.param);
+    let Some((target, pending, rqs)) = gw.session(id, |s| {
         if control & RMT_DELIVERED != 0 {
             s.pending = false;
         }
-        (s.target, s.pending)
+        (s.target, s.pending, std::mem::take(&mut s.rqs))
     }) else {
         return "session gone".into();
     };
     let polled = gw.device(target).and_then(|d| d.serial_poll());
-    let stb = polled.as_ref().map_or(0, |s| s.0) | if pending { MAV } else { 0 };
+    let stb = polled.as_ref().map_or(0, |s| s.0)
+        | if pending { MAV } else { 0 }
+        | if rqs { RQS } else { 0 };
     send(ch, kind::ASYNC_STATUS_RESPONSE, stb, 0, &[]);
     gw.check_srq(target.0);
     let mut reply = match &polled {
@@ -447,6 +488,7 @@ fn status_query(gw: &Gateway, id: u16, ch: &Writer, sync: &Writer, control: u8) 
                 Err(e) => e.to_string(),
             };
             gw.session(id, |s| s.busy = false);
+            gw.changed.notify_all();
             reply.push_str(&format!("; answer fetched: {got}"));
         }
     }

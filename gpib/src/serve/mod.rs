@@ -34,7 +34,6 @@
 mod allow;
 mod hislip;
 mod hislip_channels;
-mod hislip_query;
 mod portmap;
 mod prologix;
 mod rpc_server;

@@ -1,6 +1,7 @@
 //! Whether a program message holds a query: a `?` in a program header (IEEE 488.2
 //! 7.3), not inside a string or a block. The HiSLIP gateway reads the device's answer
-//! after a message that holds one. Fed a piece at a time (a message may come in
+//! after a message that holds one; the client knows by it whether an answer comes
+//! unasked. Fed a piece at a time (a message may come in
 //! several Data messages); memory is constant.
 
 /// The scanner's place in a message.
