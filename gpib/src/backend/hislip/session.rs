@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use crate::deadline::{Deadline, TimedReader};
 use crate::error::{Error, Result};
-use crate::hislip::{self, kind, Header, ReadError};
+use crate::hislip::{self, kind, Header, QueryScan, ReadError};
 
 /// The vendor id this client gives in Initialize ("GD", gpib-diag).
 const VENDOR: [u8; 2] = *b"GD";
@@ -81,7 +81,14 @@ pub struct HislipSession {
     max_read: usize,
     /// Service requests (status bytes) that came while waiting for something else.
     srq: Vec<u8>,
+    /// The message being sent, scanned for a query.
+    scan: QueryScan,
+    /// The last message sent holds a query whose answer is not read yet.
+    answer_due: bool,
 }
+
+/// Service requests kept at most (older ones go).
+const MAX_SRQ_KEPT: usize = 64;
 
 impl std::fmt::Debug for HislipSession {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -127,6 +134,8 @@ impl HislipSession {
             max_message: hislip::DEFAULT_MAX_MESSAGE,
             max_read: DEFAULT_MAX_READ,
             srq: Vec::new(),
+            scan: QueryScan::default(),
+            answer_due: false,
         };
         s.set_max_message_size(hislip::DEFAULT_MAX_MESSAGE)?;
         Ok(s)
@@ -169,7 +178,7 @@ impl HislipSession {
             let m = Self::next(&mut self.async_, self.timeout)?;
             match m.header.kind {
                 k if k == want => return Ok((m.header, m.payload)),
-                kind::ASYNC_SERVICE_REQUEST => self.srq.push(m.header.control),
+                kind::ASYNC_SERVICE_REQUEST => self.keep_srq(m.header.control),
                 _ => return Err(Self::unexpected(&m.header, &m.payload, want)),
             }
         }
@@ -233,24 +242,85 @@ impl HislipSession {
     /// Sends `data` as one message (Data pieces within the server's maximum, the last
     /// a DataEnd).
     pub fn write(&mut self, data: &[u8]) -> Result<()> {
+        self.send_data(data, true)
+    }
+
+    /// Sends `data` as part of a message (Data messages, no END): the next
+    /// [`HislipSession::write`] ends it.
+    pub fn write_partial(&mut self, data: &[u8]) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.send_data(data, false)
+    }
+
+    fn send_data(&mut self, data: &[u8], end: bool) -> Result<()> {
         let piece = usize::try_from(self.max_message - hislip::HEADER_LEN as u64)
             .unwrap_or(usize::MAX)
             .max(1);
+        self.scan.feed(data);
         let mut chunks = data.chunks(piece).peekable();
         if chunks.peek().is_none() {
             let (c, id) = (self.rmt_control(), self.take_id());
-            return self.sync.send(kind::DATA_END, c, id, &[]);
+            self.sync.send(kind::DATA_END, c, id, &[])?;
         }
         while let Some(c) = chunks.next() {
-            let k = if chunks.peek().is_some() {
-                kind::DATA
-            } else {
+            let k = if end && chunks.peek().is_none() {
                 kind::DATA_END
+            } else {
+                kind::DATA
             };
             let (ctl, id) = (self.rmt_control(), self.take_id());
             self.sync.send(k, ctl, id, c)?;
         }
+        if end {
+            self.answer_due = self.scan.is_query();
+            self.scan.reset();
+        }
         Ok(())
+    }
+
+    /// Whether the last message sent holds a query (IEEE 488.2: a `?` in a program
+    /// header) whose answer has not been read: the server sends that answer unasked.
+    /// Another answer (a triggered reading) comes after a status query shows MAV.
+    pub fn answer_due(&self) -> bool {
+        self.answer_due
+    }
+
+    fn keep_srq(&mut self, stb: u8) {
+        if self.srq.len() >= MAX_SRQ_KEPT {
+            self.srq.remove(0);
+        }
+        self.srq.push(stb);
+    }
+
+    /// Takes what has arrived on the asynchronous channel without waiting for more;
+    /// the oldest service request's status byte, if one came.
+    pub fn poll_srq(&mut self) -> Result<Option<u8>> {
+        loop {
+            self.async_
+                .r
+                .set_deadline(Deadline::after(Some(Duration::from_millis(1))));
+            match self.async_.r.wait_for_data() {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err(Error::Protocol(
+                        "HiSLIP: the server closed the connection".into(),
+                    ))
+                }
+                Err(_) => break,
+            }
+            let m = Self::next(&mut self.async_, self.timeout)?;
+            if m.header.kind != kind::ASYNC_SERVICE_REQUEST {
+                return Err(Self::unexpected(
+                    &m.header,
+                    &m.payload,
+                    kind::ASYNC_SERVICE_REQUEST,
+                ));
+            }
+            self.keep_srq(m.header.control);
+        }
+        Ok((!self.srq.is_empty()).then(|| self.srq.remove(0)))
     }
 
     /// Reads one answer, to its DataEnd. Answers to earlier messages are dropped.
@@ -280,6 +350,7 @@ impl HislipSession {
                     out.extend_from_slice(&piece);
                     if h.kind == kind::DATA_END {
                         self.rmt = true;
+                        self.answer_due = false;
                         return Ok(out);
                     }
                 }
@@ -303,6 +374,8 @@ impl HislipSession {
 
     /// Group execute trigger (Trigger on the synchronous channel).
     pub fn trigger(&mut self) -> Result<()> {
+        self.answer_due = false;
+        self.scan.reset();
         let (c, id) = (self.rmt_control(), self.take_id());
         self.sync.send(kind::TRIGGER, c, id, &[])
     }
@@ -340,6 +413,8 @@ impl HislipSession {
         self.next_id = hislip::FIRST_MESSAGE_ID;
         self.last_id = None;
         self.rmt = false;
+        self.answer_due = false;
+        self.scan.reset();
         Ok(())
     }
 
@@ -391,8 +466,8 @@ impl HislipSession {
 
     /// Waits up to `timeout` for AsyncServiceRequest; its status byte, or `None`.
     pub fn wait_srq(&mut self, timeout: Duration) -> Result<Option<u8>> {
-        if !self.srq.is_empty() {
-            return Ok(Some(self.srq.remove(0)));
+        if let Some(s) = self.poll_srq()? {
+            return Ok(Some(s));
         }
         match Self::expect(&mut self.async_, kind::ASYNC_SERVICE_REQUEST, timeout) {
             Ok((h, _)) => Ok(Some(h.control)),
