@@ -291,6 +291,7 @@ impl Target {
         let name = match r {
             gpib::NetworkResource::Prologix { .. } => Backend::Prologix,
             gpib::NetworkResource::Vxi11 { .. } => Backend::Vxi11,
+            gpib::NetworkResource::Hislip { .. } => Backend::Hislip,
         };
         Ok(Self {
             label: r.to_string(),

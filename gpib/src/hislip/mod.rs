@@ -15,9 +15,11 @@
 //! assert_eq!(Header::decode(&bytes).unwrap(), h);
 //! ```
 
+mod names;
 mod query;
 mod wire;
 
+pub use names::{gateway_sub_address, sub_address_target};
 pub(crate) use query::QueryScan;
 
 pub use wire::{discard, read_header, read_message, read_payload, write_message, ReadError};

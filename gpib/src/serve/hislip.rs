@@ -104,27 +104,15 @@ pub(crate) struct Gateway {
 /// The device a sub-address names: `hislip0` (the default device) or
 /// `hislip_gpib<B>_<PAD>`.
 pub(crate) fn parse_sub_address(name: &str, default: Option<Address>) -> Result<Target, String> {
-    let lower = name.to_ascii_lowercase();
-    if lower == "hislip0" {
-        return default
+    match hislip::sub_address_target(name)? {
+        Some(t) => Ok(t),
+        None if name.eq_ignore_ascii_case("hislip0") => default
             .map(|a| (0, a))
-            .ok_or_else(|| "hislip0 names the default device, and none is set".to_string());
+            .ok_or_else(|| "hislip0 names the default device, and none is set".to_string()),
+        None => Err(format!(
+            "{name:?}: this gateway serves hislip0 and hislip_gpib<board>_<address>"
+        )),
     }
-    let bad = || format!("{name:?} is not hislip0 or hislip_gpib<board>_<address>");
-    let rest = lower.strip_prefix("hislip_gpib").ok_or_else(bad)?;
-    let (b, a) = rest.split_once('_').ok_or_else(bad)?;
-    let num = |t: &str| -> Option<u16> {
-        (!t.is_empty() && t.len() <= 4 && t.bytes().all(|c| c.is_ascii_digit()))
-            .then(|| t.parse().ok())
-            .flatten()
-    };
-    let board = num(b).ok_or_else(bad)?;
-    let pad = num(a).ok_or_else(bad)?;
-    let addr = u8::try_from(pad)
-        .ok()
-        .and_then(|p| Address::new(p, None).ok())
-        .ok_or_else(|| format!("{name:?}: address {pad} is not 0 to 30"))?;
-    Ok((board, addr))
 }
 
 impl Gateway {

@@ -1,7 +1,8 @@
 //! The HiSLIP client backend: a HiSLIP LAN/GPIB gateway's devices as a board. Each
 //! device is a session of its own on the gateway, opened at first use, on the
 //! sub-address `hislip_gpib<B>_<PAD>` (what `gpib-diag serve` names device PAD of its
-//! board B). One session alone is [`HislipSession`].
+//! board B; [`crate::hislip::gateway_sub_address`]). One session alone is
+//! [`HislipSession`].
 //!
 //! HiSLIP has no SRQ line: [`Backend::srq`] asks each open session's status byte
 //! (AsyncStatusQuery), and a status byte with RQS is kept for the next serial poll of
@@ -42,6 +43,8 @@ pub struct HislipBoard {
     devices: HashMap<Address, Dev>,
     /// Status bytes with RQS that [`Backend::srq`] saw, for the next serial poll.
     requested: HashMap<Address, u8>,
+    /// Sub-addresses given for addresses ([`HislipBoard::name_session`]).
+    names: HashMap<Address, String>,
 }
 
 impl std::fmt::Debug for HislipBoard {
@@ -52,17 +55,6 @@ impl std::fmt::Debug for HislipBoard {
             self.host, self.port, self.board
         )
     }
-}
-
-/// The sub-address of device `a` of board `board` on a `gpib-diag serve` gateway.
-pub fn sub_address(board: u16, a: Address) -> Result<String> {
-    if a.secondary.is_some() {
-        return Err(Error::InvalidAddress {
-            value: u32::from(a.primary.get()),
-            reason: "a HiSLIP sub-address names a primary address only",
-        });
-    }
-    Ok(format!("hislip_gpib{board}_{}", a.primary.get()))
 }
 
 impl HislipBoard {
@@ -83,12 +75,28 @@ impl HislipBoard {
             start: Instant::now(),
             devices: HashMap::new(),
             requested: HashMap::new(),
+            names: HashMap::new(),
         })
+    }
+
+    /// Opens `name` (`hislip0`: an instrument, not a gateway's device) for address
+    /// `a`, as VXI-11's `inst0` stands where a GPIB address would.
+    pub fn name_session(&mut self, a: Address, name: &str) {
+        self.names.insert(a, name.to_string());
     }
 
     fn dev(&mut self, a: Address) -> Result<&mut Dev> {
         if !self.devices.contains_key(&a) {
-            let name = sub_address(self.board, a)?;
+            let name = match self.names.get(&a) {
+                Some(n) => n.clone(),
+                None if a.secondary.is_some() => {
+                    return Err(Error::InvalidAddress {
+                        value: u32::from(a.primary.get()),
+                        reason: "a HiSLIP sub-address names a primary address only",
+                    })
+                }
+                None => crate::hislip::gateway_sub_address(self.board, a.primary.get()),
+            };
             let s = HislipSession::connect(&self.host, self.port, &name, self.timeout)?;
             self.devices.insert(
                 a,
