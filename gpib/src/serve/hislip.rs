@@ -434,16 +434,17 @@ pub(crate) fn serve(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
             };
             let version = ((h.param >> 16) as u16).min(hislip::VERSION);
             let param = (u32::from(version) << 16) | u32::from(id);
-            let ok = {
-                let mut ws = &w;
-                hislip::write_message(&mut ws, kind::INITIALIZE_RESPONSE, 0, param, &[]).is_ok()
-            };
+            // Traced before the response: the asynchronous channel's lines follow it.
             if gw.trace {
                 eprintln!(
                     "gpib-diag serve: {peer} hislip Initialize {name:?}: session {id} on {}",
                     crate::backend::vxi11::proto::device_name_on(target.0, target.1)
                 );
             }
+            let ok = {
+                let mut ws = &w;
+                hislip::write_message(&mut ws, kind::INITIALIZE_RESPONSE, 0, param, &[]).is_ok()
+            };
             if ok {
                 hislip_channels::serve_sync(gw, r, peer, id, &slot);
             }

@@ -302,7 +302,9 @@ pub(crate) fn serve_async(
         };
         let Some(p) = p else { continue };
         let name = hislip::kind_name(h.kind);
-        let reply = match h.kind {
+        // What to trace, and the response: traced first, so that the lines of what the
+        // client sends once it has the response come after.
+        let (reply, response) = match h.kind {
             kind::ASYNC_MAXIMUM_MESSAGE_SIZE => {
                 let Ok(b) = <[u8; 8]>::try_from(p.as_slice()) else {
                     send(
@@ -316,9 +318,9 @@ pub(crate) fn serve_async(
                 };
                 let size = u64::from_be_bytes(b).max(hislip::HEADER_LEN as u64 + 1);
                 gw.session(id, |s| s.client_max = size);
-                let ours = gw.max_message.to_be_bytes();
-                send(&ch, kind::ASYNC_MAXIMUM_MESSAGE_SIZE_RESPONSE, 0, 0, &ours);
-                format!("client {size}, server {}", gw.max_message)
+                let ours = gw.max_message.to_be_bytes().to_vec();
+                let r = (kind::ASYNC_MAXIMUM_MESSAGE_SIZE_RESPONSE, 0, 0, ours);
+                (format!("client {size}, server {}", gw.max_message), Some(r))
             }
             kind::ASYNC_LOCK => {
                 let code = match h.control {
@@ -326,23 +328,25 @@ pub(crate) fn serve_async(
                     lock::RELEASE => gw.unlock(id),
                     _ => lock::ERROR,
                 };
-                send(&ch, kind::ASYNC_LOCK_RESPONSE, code, 0, &[]);
                 let what = ["failure", "success", "success shared", "error"];
-                what.get(usize::from(code))
-                    .copied()
-                    .unwrap_or("?")
-                    .to_string()
+                let said = what.get(usize::from(code)).copied().unwrap_or("?");
+                (
+                    said.to_string(),
+                    Some((kind::ASYNC_LOCK_RESPONSE, code, 0, Vec::new())),
+                )
             }
             kind::ASYNC_LOCK_INFO => {
                 let (exclusive, holders) = gw.lock_info(id);
-                send(
-                    &ch,
+                let r = (
                     kind::ASYNC_LOCK_INFO_RESPONSE,
                     u8::from(exclusive),
                     holders,
-                    &[],
+                    Vec::new(),
                 );
-                format!("exclusive {exclusive}, {holders} holder(s)")
+                (
+                    format!("exclusive {exclusive}, {holders} holder(s)"),
+                    Some(r),
+                )
             }
             kind::ASYNC_REMOTE_LOCAL_CONTROL => {
                 let Some(r) = remote_local_control(gw, target, h.control) else {
@@ -355,17 +359,20 @@ pub(crate) fn serve_async(
                     );
                     continue;
                 };
-                send(&ch, kind::ASYNC_REMOTE_LOCAL_RESPONSE, 0, 0, &[]);
-                r.map_or_else(|e| e.to_string(), |()| "done".into())
+                let said = r.map_or_else(|e| e.to_string(), |()| "done".into());
+                (
+                    said,
+                    Some((kind::ASYNC_REMOTE_LOCAL_RESPONSE, 0, 0, Vec::new())),
+                )
             }
-            kind::ASYNC_STATUS_QUERY => status_query(gw, id, &ch, &sync, &h),
+            kind::ASYNC_STATUS_QUERY => (status_query(gw, id, &ch, &sync, &h), None),
             kind::ASYNC_DEVICE_CLEAR => {
                 gw.session(id, |s| {
                     s.clearing = true;
                     s.pending = false;
                 });
-                send(&ch, kind::ASYNC_DEVICE_CLEAR_ACKNOWLEDGE, 0, 0, &[]);
-                "acknowledged (synchronized mode)".into()
+                let r = (kind::ASYNC_DEVICE_CLEAR_ACKNOWLEDGE, 0, 0, Vec::new());
+                ("acknowledged (synchronized mode)".into(), Some(r))
             }
             kind::FATAL_ERROR => return,
             kind::ERROR => {
@@ -388,6 +395,11 @@ pub(crate) fn serve_async(
             }
         };
         trace(gw, peer, id, name, &reply);
+        if let Some((k, control, param, payload)) = response {
+            if !send(&ch, k, control, param, &payload) {
+                return;
+            }
+        }
     }
 }
 
