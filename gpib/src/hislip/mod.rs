@@ -1,5 +1,5 @@
 //! HiSLIP (IVI-6.1, the High-Speed LAN Instrument Protocol): the message codec the
-//! server ([`crate::serve`]) and the client ([`crate::backend::hislip`]) share.
+//! gateway of `gpib-diag serve` and the client (`gpib::backend::hislip`) share.
 //!
 //! A client opens two TCP connections to port [`PORT`]: the synchronous channel
 //! (data, trigger, the end of a device clear) and the asynchronous channel (locks,

@@ -1,6 +1,6 @@
-//! The HiSLIP gateway: sessions (a synchronous and an asynchronous channel each) on
-//! devices of the served boards, their locks, and the first message of a connection,
-//! which says which channel it is. The channels' loops are in `hislip_channels`.
+//! The HiSLIP gateway's state: sessions (a synchronous and an asynchronous channel
+//! each) on devices of the served boards, and their locks. A connection's first
+//! message is read in `hislip_conn`, the channels' loops are in `hislip_channels`.
 //!
 //! Sub-addresses: `hislip0` names the default device (`--default-device`, as VXI-11's
 //! `inst0`); `hislip_gpib<B>_<PAD>` names device PAD on board B (`hislip_gpib0_22`).
@@ -13,17 +13,13 @@ use std::net::{Shutdown, TcpStream};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::hislip_channels;
-use super::{ServeOptions, Slot};
+use super::ServeOptions;
 use crate::address::Address;
 use crate::bus::Bus;
-use crate::deadline::{Deadline, TimedReader};
-use crate::hislip::{self, fatal, kind, ReadError};
+use crate::hislip::{self, kind};
 
 /// The vendor id this server gives in AsyncInitializeResponse ("GD", gpib-diag).
 pub(crate) const VENDOR_ID: u32 = 0x4744;
-/// The longest sub-address taken.
-const MAX_SUB_ADDRESS: u64 = 256;
 /// How long a device's answer, or a session waiting for another's lock, may take.
 pub(crate) const IO_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -90,8 +86,8 @@ pub(crate) struct State {
 }
 
 pub(crate) struct Gateway {
-    boards: BTreeMap<u16, Bus>,
-    default: Option<Address>,
+    pub(crate) boards: BTreeMap<u16, Bus>,
+    pub(crate) default: Option<Address>,
     /// The largest message this server takes, and says it takes.
     pub(crate) max_message: u64,
     pub(crate) trace: bool,
@@ -271,7 +267,7 @@ impl Gateway {
     }
 
     /// A new session on `target`; its id.
-    fn open(&self, target: Target, sync: Writer) -> Option<u16> {
+    pub(crate) fn open(&self, target: Target, sync: Writer) -> Option<u16> {
         let mut st = self.state();
         if st.sessions.len() >= usize::from(u16::MAX) - 1 {
             return None;
@@ -392,99 +388,4 @@ pub(crate) fn fatal(s: &TcpStream, code: u8, why: &str) {
     let mut w = s;
     let _ = hislip::write_message(&mut w, kind::FATAL_ERROR, code, 0, why.as_bytes());
     let _ = s.shutdown(Shutdown::Both);
-}
-
-/// Serves one connection: its first message makes it a session's synchronous channel
-/// (Initialize) or asynchronous channel (AsyncInitialize).
-pub(crate) fn serve(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
-    let Ok(peer) = s.peer_addr() else { return };
-    let Ok(w) = s.try_clone() else { return };
-    let mut r = TimedReader::new(s, 64 * 1024);
-    r.set_deadline(Deadline::after(slot.idle));
-    match r.wait_for_data() {
-        Ok(true) => {}
-        _ => return,
-    }
-    r.set_deadline(Deadline::after(Some(slot.message)));
-    let h = match hislip::read_header(&mut r) {
-        Ok(h) => h,
-        Err(ReadError::BadPrologue(_)) => {
-            return fatal(&w, fatal::BAD_HEADER, "not a HiSLIP header");
-        }
-        Err(e) => {
-            log::debug!("HiSLIP {peer}: {e}");
-            return;
-        }
-    };
-    match h.kind {
-        kind::INITIALIZE => {
-            let mut name = Vec::new();
-            if let Err(e) = hislip::read_payload(&mut r, &h, MAX_SUB_ADDRESS, &mut name) {
-                return fatal(&w, fatal::BAD_INITIALIZATION, &e.to_string());
-            }
-            let name = String::from_utf8_lossy(&name).into_owned();
-            let target = match parse_sub_address(&name, gw.default) {
-                Ok(t) if gw.boards.contains_key(&t.0) => t,
-                Ok(t) => return fatal(&w, fatal::UNIDENTIFIED, &format!("no board gpib{}", t.0)),
-                Err(why) => return fatal(&w, fatal::UNIDENTIFIED, &why),
-            };
-            let Ok(sync) = w.try_clone() else { return };
-            let Some(id) = gw.open(target, Arc::new(Mutex::new(sync))) else {
-                return fatal(&w, fatal::TOO_MANY_CLIENTS, "no session id left");
-            };
-            let version = ((h.param >> 16) as u16).min(hislip::VERSION);
-            let param = (u32::from(version) << 16) | u32::from(id);
-            // Traced before the response: the asynchronous channel's lines follow it.
-            if gw.trace {
-                eprintln!(
-                    "gpib-diag serve: {peer} hislip Initialize {name:?}: session {id} on {}",
-                    crate::backend::vxi11::proto::device_name_on(target.0, target.1)
-                );
-            }
-            let ok = {
-                let mut ws = &w;
-                hislip::write_message(&mut ws, kind::INITIALIZE_RESPONSE, 0, param, &[]).is_ok()
-            };
-            if ok {
-                hislip_channels::serve_sync(gw, r, peer, id, &slot);
-            }
-            gw.close(id);
-        }
-        kind::ASYNC_INITIALIZE => {
-            if h.len != 0 {
-                return fatal(&w, fatal::BAD_HEADER, "AsyncInitialize carries no payload");
-            }
-            let id = (h.param & 0xffff) as u16;
-            let attached = w.try_clone().ok().and_then(|a| {
-                gw.session(id, |s| {
-                    if s.async_.is_some() {
-                        return false;
-                    }
-                    s.async_ = Some(Arc::new(Mutex::new(a)));
-                    true
-                })
-            });
-            if attached != Some(true) {
-                return fatal(
-                    &w,
-                    fatal::BAD_INITIALIZATION,
-                    &format!("no session {id} waiting for its asynchronous channel"),
-                );
-            }
-            let ok = {
-                let mut ws = &w;
-                hislip::write_message(&mut ws, kind::ASYNC_INITIALIZE_RESPONSE, 0, VENDOR_ID, &[])
-                    .is_ok()
-            };
-            if ok {
-                hislip_channels::serve_async(gw, r, peer, id, &slot);
-            }
-            gw.close(id);
-        }
-        k => fatal(
-            &w,
-            fatal::BAD_INITIALIZATION,
-            &format!("{} before Initialize", hislip::kind_name(k)),
-        ),
-    }
 }

@@ -34,6 +34,7 @@
 mod allow;
 mod hislip;
 mod hislip_channels;
+mod hislip_conn;
 mod portmap;
 mod prologix;
 mod rpc_server;
@@ -444,7 +445,7 @@ impl Server {
         let (mut hislip, mut hislip_error) = (None, None);
         if let Some(port) = opts.hislip_port {
             let gw = Arc::new(hislip::Gateway::new(boards, &opts));
-            let h: Handler = Arc::new(move |s, slot| hislip::serve(&gw, s, slot));
+            let h: Handler = Arc::new(move |s, slot| hislip_conn::serve(&gw, s, slot));
             // As the portmapper: a standard port taken by another server (a second
             // gateway on the machine) leaves the others running, and says so.
             match listen(SocketAddr::new(opts.bind, port), h, sh.clone()) {
