@@ -13,6 +13,7 @@ use std::net::{Shutdown, TcpStream};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::srq_edge::SrqEdges;
 use super::ServeOptions;
 use crate::address::Address;
 use crate::bus::Bus;
@@ -94,7 +95,7 @@ pub(crate) struct Gateway {
     state: Mutex<State>,
     pub(crate) changed: Condvar,
     /// Each board's SRQ line as last seen.
-    srq_was: Mutex<HashMap<u16, bool>>,
+    srq_was: SrqEdges,
 }
 
 /// The device a sub-address names: `hislip0` (the default device) or
@@ -123,7 +124,7 @@ impl Gateway {
                 ..State::default()
             }),
             changed: Condvar::new(),
-            srq_was: Mutex::new(HashMap::new()),
+            srq_was: SrqEdges::default(),
         }
     }
 
@@ -335,15 +336,8 @@ impl Gateway {
         if targets.is_empty() {
             return;
         }
-        let now = bus.srq().unwrap_or(false);
-        {
-            let mut was = self.srq_was.lock().unwrap_or_else(|p| p.into_inner());
-            let was = was.entry(board).or_insert(false);
-            let rising = now && !*was;
-            *was = now;
-            if !rising {
-                return;
-            }
+        if !self.srq_was.rising(board, bus.srq().unwrap_or(false)) {
+            return;
         }
         let mut polled: HashMap<Address, u8> = HashMap::new();
         for (id, a, w) in targets {
@@ -361,11 +355,7 @@ impl Gateway {
             }
         }
         // The polls cleared the requests: the next one is a new rising edge.
-        let still = bus.srq().unwrap_or(false);
-        self.srq_was
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(board, still);
+        self.srq_was.set(board, bus.srq().unwrap_or(false));
     }
 }
 

@@ -38,6 +38,7 @@ mod hislip_conn;
 mod portmap;
 mod prologix;
 mod rpc_server;
+mod srq_edge;
 mod vxi11;
 mod vxi11_trace;
 

@@ -9,6 +9,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::rpc_server::{serve_records, Outcome};
+use super::srq_edge::SrqEdges;
 use super::vxi11_trace;
 use super::{ServeOptions, Slot};
 use crate::address::Address;
@@ -93,7 +94,7 @@ pub(crate) struct Gateway {
     default: Option<Address>,
     abort_port: AtomicU16,
     /// Each board's SRQ line as last seen.
-    srq_was: Mutex<HashMap<u16, bool>>,
+    srq_was: SrqEdges,
     /// The controller's address a client set with `bus address` (`device_docmd`), by board.
     bus_address: Mutex<HashMap<u16, u8>>,
     /// Print each call with its time on the bus's clock.
@@ -147,7 +148,7 @@ impl Gateway {
             max_recv: (opts.max_recv_size as usize).clamp(1024, 16 << 20),
             default: opts.default_address,
             abort_port: AtomicU16::new(0),
-            srq_was: Mutex::new(HashMap::new()),
+            srq_was: SrqEdges::default(),
             bus_address: Mutex::new(HashMap::new()),
             trace: opts.trace,
         }
@@ -275,12 +276,7 @@ impl Gateway {
             return;
         }
         let Ok(bus) = self.bus(board) else { return };
-        let now = bus.srq().unwrap_or(false);
-        let mut was = self.srq_was.lock().unwrap_or_else(|p| p.into_inner());
-        let was = was.entry(board).or_insert(false);
-        let rising = now && !*was;
-        *was = now;
-        if !rising {
+        if !self.srq_was.rising(board, bus.srq().unwrap_or(false)) {
             return;
         }
         for (handle, ch) in targets {
