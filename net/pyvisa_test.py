@@ -8,7 +8,7 @@ reading), device clear and trigger. Over VXI-11 the checks run on each served bo
 of BOARDS (`0,1`: gpib0 and gpib1; default 0). IDNS: `DEVICE=IDN` pairs separated by
 `;` (`gpib1,7=ACME,COUNTER-7,1,1.0`): the VXI-11 device's *IDN? must be that IDN.
 HISLIP: the same checks through HiSLIP, on `hislip_gpib<B>_<ADDRESS>` of each board
-of BOARDS and on `hislip0` (the default device). pyvisa-py's HiSLIP session has no
+of BOARDS and on `hislip0` (the default device), and the IDNS as `hislip_gpib<B>_<N>`. pyvisa-py's HiSLIP session has no
 viAssertTrigger: the trigger checks there send `*TRG`.
 Exits non-zero on the first failure.
 """
@@ -126,6 +126,16 @@ def main():
             print(f"HiSLIP: {res}")
             inst = rm.open_resource(res)
             exercise(f"HiSLIP {name}", inst, trigger="*TRG")
+            inst.close()
+        for pair in pairs:
+            device, want = pair.split("=", 1)
+            board, address = device.removeprefix("gpib").split(",")[:2]
+            res = f"TCPIP::{hh}::hislip_gpib{board}_{address},{hp}::INSTR"
+            inst = rm.open_resource(res)
+            inst.timeout = 5000
+            inst.read_termination = "\n"
+            got = inst.query("*IDN?").strip()
+            check(res, got == want, repr(got))
             inst.close()
     rm.close()
 
