@@ -93,8 +93,9 @@ pub enum Command {
     /// --bus FILE, and what they print then is the model's prediction. Exit status 3
     /// when a held-out size is predicted more than 5 % off.
     Calibrate(CalibrateArgs),
-    /// Serve boards on the network, as a VXI-11 LAN/GPIB gateway and a Prologix
-    /// GPIB-ETHERNET adapter, until Ctrl-C: simulated ones, linux-gpib's, or a relay.
+    /// Serve boards on the network, as a VXI-11 and HiSLIP LAN/GPIB gateway and a
+    /// Prologix GPIB-ETHERNET adapter, until Ctrl-C: simulated ones, linux-gpib's, or a
+    /// relay.
     Serve(ServeArgs),
     /// Send TEXT to an instrument and print its answer (any resource string).
     Query(instrument::QueryArgs),
