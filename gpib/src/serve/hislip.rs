@@ -7,12 +7,13 @@
 //! VISA reserves the comma for a port (`hislip0,4880`), and clients (pyvisa-py) take a
 //! name that does not start with `hislip` for VXI-11.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use super::locks::{deadline_after, DeviceLocks, Owner, Wait};
 use super::srq_edge::SrqEdges;
 use super::ServeOptions;
 use crate::address::Address;
@@ -50,40 +51,10 @@ pub(crate) struct Session {
     pub(crate) rqs: bool,
 }
 
-/// The locks of one device.
-#[derive(Debug, Default)]
-pub(crate) struct Lock {
-    pub(crate) exclusive: Option<u16>,
-    /// The shared lock's string and its holders.
-    pub(crate) shared: Option<(Vec<u8>, BTreeSet<u16>)>,
-}
-
-impl Lock {
-    /// Whether session `s` may use the device.
-    pub(crate) fn allows(&self, s: u16) -> bool {
-        self.exclusive.is_none_or(|e| e == s)
-            && self.shared.as_ref().is_none_or(|(_, h)| h.contains(&s))
-    }
-
-    fn is_free(&self) -> bool {
-        self.exclusive.is_none() && self.shared.is_none()
-    }
-
-    /// Sessions holding a lock.
-    pub(crate) fn holders(&self) -> u32 {
-        let mut h: BTreeSet<u16> = self.exclusive.into_iter().collect();
-        if let Some((_, s)) = &self.shared {
-            h.extend(s);
-        }
-        h.len() as u32
-    }
-}
-
 #[derive(Default)]
 pub(crate) struct State {
     next_session: u16,
     pub(crate) sessions: HashMap<u16, Session>,
-    pub(crate) locks: HashMap<Target, Lock>,
 }
 
 pub(crate) struct Gateway {
@@ -92,6 +63,8 @@ pub(crate) struct Gateway {
     /// The largest message this server takes, and says it takes.
     pub(crate) max_message: u64,
     pub(crate) trace: bool,
+    /// The device locks, shared with the VXI-11 gateway.
+    locks: Arc<DeviceLocks>,
     state: Mutex<State>,
     pub(crate) changed: Condvar,
     /// Each board's SRQ line as last seen.
@@ -113,9 +86,14 @@ pub(crate) fn parse_sub_address(name: &str, default: Option<Address>) -> Result<
 }
 
 impl Gateway {
-    pub(crate) fn new(boards: BTreeMap<u16, Bus>, opts: &ServeOptions) -> Self {
+    pub(crate) fn new(
+        boards: BTreeMap<u16, Bus>,
+        opts: &ServeOptions,
+        locks: Arc<DeviceLocks>,
+    ) -> Self {
         Self {
             boards,
+            locks,
             default: opts.default_address,
             max_message: u64::from(opts.max_recv_size).clamp(1024, 16 << 20),
             trace: opts.trace,
@@ -154,117 +132,54 @@ impl Gateway {
         self.state().sessions.get_mut(&id).map(f)
     }
 
-    /// Waits until session `id` may use its device (no other session's lock), up to
-    /// `wait`. False when it may not.
+    fn target(&self, id: u16) -> Option<Target> {
+        self.state().sessions.get(&id).map(|s| s.target)
+    }
+
+    /// Waits until session `id` may use its device (no other client's lock, VXI-11's
+    /// included), up to `wait`. False when it may not.
     pub(crate) fn wait_access(&self, id: u16, wait: Duration) -> bool {
-        let deadline = Instant::now() + wait;
-        let mut st = self.state();
-        loop {
-            let Some(t) = st.sessions.get(&id).map(|s| s.target) else {
-                return false;
-            };
-            if st.locks.get(&t).is_none_or(|l| l.allows(id)) {
-                return true;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return false;
-            }
-            st = self
-                .changed
-                .wait_timeout(st, deadline - now)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
-        }
+        let Some(t) = self.target(id) else {
+            return false;
+        };
+        let gone = || self.target(id).is_none();
+        self.locks
+            .wait_access(t, Owner::Session(id), deadline_after(wait), &gone)
+            == Wait::Done
     }
 
     /// AsyncLock request: an exclusive lock (`key` empty) or a shared one, waiting up
     /// to `wait`. Returns the response's control code.
     pub(crate) fn lock(&self, id: u16, key: &[u8], wait: Duration) -> u8 {
-        let deadline = Instant::now() + wait;
-        let mut st = self.state();
-        loop {
-            let Some(t) = st.sessions.get(&id).map(|s| s.target) else {
-                return hislip::lock::ERROR;
-            };
-            let l = st.locks.entry(t).or_default();
-            let granted = if key.is_empty() {
-                let others_share = l
-                    .shared
-                    .as_ref()
-                    .is_some_and(|(_, h)| h.iter().any(|&s| s != id));
-                match l.exclusive {
-                    Some(e) if e == id => true,
-                    None if !others_share => {
-                        l.exclusive = Some(id);
-                        true
-                    }
-                    _ => false,
-                }
-            } else if l.exclusive.is_none_or(|e| e == id) {
-                match &mut l.shared {
-                    None => {
-                        l.shared = Some((key.to_vec(), BTreeSet::from([id])));
-                        true
-                    }
-                    Some((k, h)) if k.as_slice() == key => {
-                        h.insert(id);
-                        true
-                    }
-                    Some(_) => false,
-                }
-            } else {
-                false
-            };
-            if granted {
-                return hislip::lock::SUCCESS;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return hislip::lock::FAILURE;
-            }
-            st = self
-                .changed
-                .wait_timeout(st, deadline - now)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+        let Some(t) = self.target(id) else {
+            return hislip::lock::ERROR;
+        };
+        let gone = || self.target(id).is_none();
+        match self
+            .locks
+            .lock(t, Owner::Session(id), key, deadline_after(wait), &gone)
+        {
+            Wait::Done => hislip::lock::SUCCESS,
+            Wait::Locked => hislip::lock::FAILURE,
+            Wait::Stopped => hislip::lock::ERROR,
         }
     }
 
     /// AsyncLock release: the exclusive lock if held, else the shared one.
     pub(crate) fn unlock(&self, id: u16) -> u8 {
-        let mut st = self.state();
-        let Some(t) = st.sessions.get(&id).map(|s| s.target) else {
+        let Some(t) = self.target(id) else {
             return hislip::lock::ERROR;
         };
-        let Some(l) = st.locks.get_mut(&t) else {
-            return hislip::lock::ERROR;
-        };
-        let code = if l.exclusive == Some(id) {
-            l.exclusive = None;
-            hislip::lock::SUCCESS
-        } else if let Some((_, h)) = l.shared.as_mut().filter(|(_, h)| h.contains(&id)) {
-            h.remove(&id);
-            if h.is_empty() {
-                l.shared = None;
-            }
-            hislip::lock::SUCCESS_SHARED
-        } else {
-            hislip::lock::ERROR
-        };
-        if l.is_free() {
-            st.locks.remove(&t);
+        match self.locks.release(t, Owner::Session(id)) {
+            Some(true) => hislip::lock::SUCCESS,
+            Some(false) => hislip::lock::SUCCESS_SHARED,
+            None => hislip::lock::ERROR,
         }
-        drop(st);
-        self.changed.notify_all();
-        code
     }
 
-    /// AsyncLockInfo: (an exclusive lock is held, sessions holding locks).
+    /// AsyncLockInfo: (an exclusive lock is held, clients holding locks).
     pub(crate) fn lock_info(&self, id: u16) -> (bool, u32) {
-        let st = self.state();
-        let l = st.sessions.get(&id).and_then(|s| st.locks.get(&s.target));
-        l.map_or((false, 0), |l| (l.exclusive.is_some(), l.holders()))
+        self.target(id).map_or((false, 0), |t| self.locks.info(t))
     }
 
     /// A new session on `target`; its id.
@@ -298,23 +213,10 @@ impl Gateway {
 
     /// Ends session `id`: its locks go, its other channel is shut down.
     pub(crate) fn close(&self, id: u16) {
-        let mut st = self.state();
-        let Some(s) = st.sessions.remove(&id) else {
+        let Some(s) = self.state().sessions.remove(&id) else {
             return;
         };
-        for l in st.locks.values_mut() {
-            if l.exclusive == Some(id) {
-                l.exclusive = None;
-            }
-            if let Some((_, h)) = &mut l.shared {
-                h.remove(&id);
-                if h.is_empty() {
-                    l.shared = None;
-                }
-            }
-        }
-        st.locks.retain(|_, l| !l.is_free());
-        drop(st);
+        self.locks.release_all(Owner::Session(id));
         self.changed.notify_all();
         for w in std::iter::once(&s.sync).chain(s.async_.as_ref()) {
             let _ = lock_writer(w).shutdown(Shutdown::Both);

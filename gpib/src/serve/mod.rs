@@ -35,6 +35,7 @@ mod allow;
 mod hislip;
 mod hislip_channels;
 mod hislip_conn;
+mod locks;
 mod portmap;
 mod prologix;
 mod rpc_server;
@@ -402,6 +403,8 @@ impl Server {
             },
             allow: opts.allow.clone().into(),
         };
+        // One lock table: a device locked over VXI-11 is locked over HiSLIP too.
+        let device_locks = Arc::new(locks::DeviceLocks::default());
         let mut prologix = None;
         if let Some(port) = opts.prologix_port {
             let b = bus.clone();
@@ -415,7 +418,11 @@ impl Server {
         }
         let (mut vxi, mut abort, mut portmap, mut portmap_error) = (None, None, None, None);
         if let Some(port) = opts.vxi11_port {
-            let gw = Arc::new(vxi11::Gateway::new(boards.clone(), &opts));
+            let gw = Arc::new(vxi11::Gateway::new(
+                boards.clone(),
+                &opts,
+                device_locks.clone(),
+            ));
             let g = gw.clone();
             let h: Handler = Arc::new(move |s, slot| vxi11::serve_abort(&g, s, slot));
             let l = listen(SocketAddr::new(opts.bind, opts.abort_port), h, sh.clone())?;
@@ -445,7 +452,7 @@ impl Server {
         }
         let (mut hislip, mut hislip_error) = (None, None);
         if let Some(port) = opts.hislip_port {
-            let gw = Arc::new(hislip::Gateway::new(boards, &opts));
+            let gw = Arc::new(hislip::Gateway::new(boards, &opts, device_locks.clone()));
             let h: Handler = Arc::new(move |s, slot| hislip_conn::serve(&gw, s, slot));
             // As the portmapper: a standard port taken by another server (a second
             // gateway on the machine) leaves the others running, and says so.

@@ -354,3 +354,50 @@ fn hislip_ports_line_names_the_service() {
         "{line}"
     );
 }
+
+#[test]
+fn hislip_and_vxi11_share_device_locks() {
+    use crate::backend::vxi11::proto::{self, err, flags, procs};
+    let srv = served();
+    let (mut v, lid) = super::tests::link(&srv, "gpib0,22");
+    let lock = |v: &mut super::tests::Rpc, fl: u32| {
+        let p = proto::Lock {
+            lid,
+            flags: fl,
+            lock_timeout: 2000,
+        };
+        proto::decode_error(&v.call(procs::DEVICE_LOCK, &p.encode())).unwrap()
+    };
+    assert_eq!(lock(&mut v, 0), err::NONE);
+    let mut h = session(&srv);
+    assert!(
+        !h.lock("", Duration::from_millis(100)).unwrap(),
+        "VXI-11 holds it"
+    );
+    assert_eq!(h.lock_info().unwrap(), (true, 1));
+    // A HiSLIP session waiting for the lock gets it when the VXI-11 link lets go.
+    let waiter = std::thread::spawn(move || (h.lock("", T).unwrap(), h));
+    std::thread::sleep(Duration::from_millis(200));
+    let r = v.call(procs::DEVICE_UNLOCK, &lid.to_be_bytes());
+    assert_eq!(proto::decode_error(&r).unwrap(), err::NONE);
+    let (got, mut h) = waiter.join().unwrap();
+    assert!(got);
+    // Now the VXI-11 link waits in vain, and its writes are refused.
+    assert_eq!(lock(&mut v, flags::WAITLOCK), err::LOCKED);
+    let w = proto::Write {
+        lid,
+        io_timeout: 1000,
+        lock_timeout: 0,
+        flags: flags::END,
+        data: b"*IDN?\n",
+    };
+    let r = v.call(procs::DEVICE_WRITE, &w.encode());
+    assert_eq!(proto::decode_error_value(&r).unwrap().0, err::LOCKED);
+    // A dropped HiSLIP session releases it for VXI-11.
+    assert_eq!(h.query(b"*IDN?\n").unwrap(), IDN);
+    drop(h);
+    let t0 = Instant::now();
+    while lock(&mut v, flags::WAITLOCK) != err::NONE {
+        assert!(t0.elapsed() < T, "the lock stayed after the session went");
+    }
+}
