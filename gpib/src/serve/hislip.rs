@@ -46,6 +46,8 @@ pub(crate) struct Session {
     pub(crate) clearing: bool,
     /// A message is being served on the synchronous channel (or an answer fetched).
     pub(crate) busy: bool,
+    /// The device's answer is being sent (a status query need not wait for it).
+    pub(crate) answering: bool,
     /// The gateway's own serial poll (for AsyncServiceRequest) took the device's RQS:
     /// the session's next status query has it.
     pub(crate) rqs: bool,
@@ -205,6 +207,7 @@ impl Gateway {
                 pending: false,
                 clearing: false,
                 busy: false,
+                answering: false,
                 rqs: false,
             },
         );

@@ -254,6 +254,27 @@ pub(crate) fn answer(
     let piece = usize::try_from(client_max.saturating_sub(hislip::HEADER_LEN as u64))
         .unwrap_or(PIECE)
         .clamp(1, PIECE);
+    // An answer on its way is an answer not taken (MAV), and a status query need not
+    // wait for the rest of it: the client may be reading it only after the query.
+    gw.session(id, |s| {
+        s.pending = !s.clearing;
+        s.answering = true;
+    });
+    gw.changed.notify_all();
+    let out = send_answer(gw, id, sync, d, msg_id, piece);
+    gw.session(id, |s| s.answering = false);
+    out
+}
+
+/// [`answer`]'s reads and sends, `piece` bytes a message at most.
+fn send_answer(
+    gw: &Gateway,
+    id: u16,
+    sync: &Writer,
+    d: &crate::Device,
+    msg_id: u32,
+    piece: usize,
+) -> String {
     let mut buf = vec![0u8; piece];
     let mut total = 0usize;
     loop {
@@ -264,6 +285,7 @@ pub(crate) fn answer(
         total = total.saturating_add(n);
         let last = end || total >= MAX_ANSWER;
         if err.is_some() && total == 0 {
+            gw.session(id, |s| s.pending = false);
             return err.map_or_else(String::new, |e| e.to_string());
         }
         let k = if last { kind::DATA_END } else { kind::DATA };
@@ -271,7 +293,8 @@ pub(crate) fn answer(
             return "the client is gone".into();
         }
         if last {
-            gw.session(id, |s| s.pending = !s.clearing);
+            // Pending since the start (not set here: the client may have taken it
+            // and said so already).
             return match err {
                 Some(e) => format!("{total} bytes, then {e}"),
                 None => format!("{total} bytes answered"),
@@ -419,7 +442,7 @@ fn wait_for_sync(gw: &Gateway, id: u16, next: u32) {
         // How far the wanted id is ahead of the last one read (ids go up by 2; a
         // parameter far ahead is not waited for).
         let ahead = want.wrapping_sub(s.last_id);
-        if !(s.busy || (ahead > 0 && ahead < 1 << 20)) {
+        if !((s.busy && !s.answering) || (ahead > 0 && ahead < 1 << 20)) {
             return;
         }
         let now = std::time::Instant::now();

@@ -401,3 +401,20 @@ fn hislip_and_vxi11_share_device_locks() {
         assert!(t0.elapsed() < T, "the lock stayed after the session went");
     }
 }
+
+#[test]
+fn hislip_a_status_query_does_not_wait_for_an_answer_the_client_has_not_read() {
+    let srv = served();
+    let mut s = session(&srv);
+    // 4 MB: more than the sockets hold, so the gateway is still sending it.
+    s.write(b"BLOCK? 4000000\n").unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let t0 = Instant::now();
+    assert_ne!(s.status_byte().unwrap() & 0x10, 0, "MAV: an answer on its way");
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    s.set_max_read(8 << 20);
+    let back = s.read().unwrap();
+    assert_eq!(&back[..9], b"#74000000");
+    assert_eq!(back.len(), 9 + 4_000_000 + 1);
+    assert_eq!(s.status_byte().unwrap() & 0x10, 0);
+}
