@@ -410,7 +410,11 @@ fn hislip_a_status_query_does_not_wait_for_an_answer_the_client_has_not_read() {
     s.write(b"BLOCK? 4000000\n").unwrap();
     std::thread::sleep(Duration::from_millis(100));
     let t0 = Instant::now();
-    assert_ne!(s.status_byte().unwrap() & 0x10, 0, "MAV: an answer on its way");
+    assert_ne!(
+        s.status_byte().unwrap() & 0x10,
+        0,
+        "MAV: an answer on its way"
+    );
     assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
     s.set_max_read(8 << 20);
     let back = s.read().unwrap();
