@@ -841,3 +841,42 @@ fn escaped_len(quoted: &str) -> u64 {
     }
     n
 }
+
+/// HiSLIP resource strings reach the served devices from every `--resource` command:
+/// `hislip0` (the default device) and `hislip_gpib0_22`.
+#[test]
+fn hislip_resources_work_with_resource_commands() {
+    let srv = Served::start(&[]);
+    let port = srv.hislip.port();
+    for (args, want) in [
+        (
+            vec![
+                "query".to_string(),
+                format!("TCPIP::127.0.0.1::hislip_gpib0_22,{port}::INSTR"),
+                "*IDN?".into(),
+            ],
+            "SIMULATED,SCPI-DMM,0,1.0",
+        ),
+        (
+            vec![
+                "io-test".to_string(),
+                "--resource".into(),
+                format!("TCPIP::127.0.0.1::hislip0,{port}::INSTR"),
+                "10000".into(),
+            ],
+            "transfer size: 10000",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains(want),
+            "{args:?}: {text} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    srv.interrupt();
+}
