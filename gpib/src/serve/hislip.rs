@@ -48,6 +48,9 @@ pub(crate) struct Session {
     pub(crate) busy: bool,
     /// The device's answer is being sent (a status query need not wait for it).
     pub(crate) answering: bool,
+    /// Overlapped mode, as the client asked at its last device clear (the gateway
+    /// works the same either way: it answers each query in order).
+    pub(crate) overlapped: bool,
     /// The gateway's own serial poll (for AsyncServiceRequest) took the device's RQS:
     /// the session's next status query has it.
     pub(crate) rqs: bool,
@@ -208,6 +211,7 @@ impl Gateway {
                 clearing: false,
                 busy: false,
                 answering: false,
+                overlapped: false,
                 rqs: false,
             },
         );

@@ -22,6 +22,8 @@ const MAX_ASYNC_PAYLOAD: u64 = 4096;
 const RMT_DELIVERED: u8 = 1;
 /// MAV in a status byte.
 const MAV: u8 = 0x10;
+/// Bit 0 of a device clear's feature bits: overlapped mode.
+const FEATURE_OVERLAP: u8 = 1;
 /// RQS in a status byte.
 const RQS: u8 = 0x40;
 
@@ -139,17 +141,27 @@ pub(crate) fn serve_sync(
                 }
                 let r = gw.device(target).and_then(|d| d.clear());
                 scan.reset();
+                // The client's feature request (bit 0: overlapped mode) is granted:
+                // answers go back in the order of the queries, each with its query's
+                // message id, in either mode.
+                let overlap = h.control & FEATURE_OVERLAP != 0;
                 gw.session(id, |s| {
                     s.clearing = false;
                     s.pending = false;
                     s.last_id = hislip::FIRST_MESSAGE_ID.wrapping_sub(2);
+                    s.overlapped = overlap;
                 });
                 gw.changed.notify_all();
-                // Synchronized mode only: the feature setting is 0 whatever was asked.
-                if !send(&sync, kind::DEVICE_CLEAR_ACKNOWLEDGE, 0, 0, &[]) {
+                let setting = if overlap { FEATURE_OVERLAP } else { 0 };
+                if !send(&sync, kind::DEVICE_CLEAR_ACKNOWLEDGE, setting, 0, &[]) {
                     return;
                 }
-                let reply = r.map_or_else(|e| e.to_string(), |()| "cleared".into());
+                let mode = if overlap {
+                    "overlapped"
+                } else {
+                    "synchronized"
+                };
+                let reply = r.map_or_else(|e| e.to_string(), |()| format!("cleared, {mode} mode"));
                 trace(gw, peer, id, "DeviceClearComplete", &reply);
             }
             kind::FATAL_ERROR => return,
@@ -394,8 +406,9 @@ pub(crate) fn serve_async(
                     s.clearing = true;
                     s.pending = false;
                 });
+                // The server's preference: synchronized mode.
                 let r = (kind::ASYNC_DEVICE_CLEAR_ACKNOWLEDGE, 0, 0, Vec::new());
-                ("acknowledged (synchronized mode)".into(), Some(r))
+                ("acknowledged".into(), Some(r))
             }
             kind::FATAL_ERROR => return,
             kind::ERROR => {

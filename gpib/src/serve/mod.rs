@@ -1,7 +1,7 @@
 //! A bus served on the network: as a Prologix GPIB-ETHERNET adapter (each connection
 //! with its own controller state), as a VXI-11 LAN/GPIB gateway (core, abort and
 //! interrupt channels, and optionally a portmapper) and as a HiSLIP gateway
-//! (IVI-6.1, synchronized mode: `TCPIP::host::hislip0::INSTR`).
+//! (IVI-6.1, synchronized and overlapped mode: `TCPIP::host::hislip0::INSTR`).
 //!
 //! ```
 //! use gpib::{sim, Bus};

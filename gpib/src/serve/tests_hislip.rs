@@ -422,3 +422,22 @@ fn hislip_a_status_query_does_not_wait_for_an_answer_the_client_has_not_read() {
     assert_eq!(back.len(), 9 + 4_000_000 + 1);
     assert_eq!(s.status_byte().unwrap() & 0x10, 0);
 }
+
+#[test]
+fn hislip_overlapped_mode_answers_queries_sent_back_to_back_in_order() {
+    let srv = served();
+    let mut s = session(&srv);
+    assert!(!s.overlapped(), "the gateway prefers synchronized mode");
+    assert!(
+        s.set_overlapped(true).unwrap(),
+        "granted at the device clear"
+    );
+    s.write(b"*IDN?\n").unwrap();
+    s.write(b"*OPC?\n").unwrap();
+    s.write(b"*ESE 4;*ESE?\n").unwrap();
+    assert_eq!(s.read().unwrap(), IDN);
+    assert_eq!(s.read().unwrap(), b"1\n");
+    assert_eq!(s.read().unwrap(), b"4\n");
+    assert!(!s.set_overlapped(false).unwrap(), "and back");
+    assert_eq!(s.query(b"*IDN?\n").unwrap(), IDN);
+}

@@ -1,4 +1,4 @@
-//! A HiSLIP client (IVI-6.1, synchronized mode): one session on a HiSLIP server's
+//! A HiSLIP client (IVI-6.1, synchronized and overlapped mode): one session on a HiSLIP server's
 //! device (`TCPIP::host::hislip0::INSTR`), its synchronous and asynchronous channels.
 //!
 //! ```no_run
@@ -85,6 +85,9 @@ pub struct HislipSession {
     scan: QueryScan,
     /// The last message sent holds a query whose answer is not read yet.
     answer_due: bool,
+    /// Overlapped mode: the message ids of the queries whose answers are not read,
+    /// oldest first.
+    asked: std::collections::VecDeque<u32>,
 }
 
 /// Service requests kept at most (older ones go).
@@ -136,6 +139,7 @@ impl HislipSession {
             srq: Vec::new(),
             scan: QueryScan::default(),
             answer_due: false,
+            asked: std::collections::VecDeque::new(),
         };
         s.set_max_message_size(hislip::DEFAULT_MAX_MESSAGE)?;
         Ok(s)
@@ -189,7 +193,8 @@ impl HislipSession {
         self.session_id
     }
 
-    /// Whether the server works in overlapped mode (this client speaks synchronized).
+    /// Whether the session is in overlapped mode (the server's choice at Initialize,
+    /// then what the last device clear set: [`HislipSession::set_overlapped`]).
     pub fn overlapped(&self) -> bool {
         self.overlapped
     }
@@ -276,6 +281,9 @@ impl HislipSession {
         if end {
             self.answer_due = self.scan.is_query();
             self.scan.reset();
+            if self.answer_due && self.overlapped {
+                self.asked.push_back(self.last_id.unwrap_or(0));
+            }
         }
         Ok(())
     }
@@ -333,7 +341,14 @@ impl HislipSession {
         loop {
             let h = hislip::read_header(&mut self.sync.r)
                 .map_err(|e| read_error(e, "read", self.timeout, out.len()))?;
-            let mine = h.param == hislip::ANY_MESSAGE_ID || Some(h.param) == self.last_id;
+            // Synchronized: the answer to the last message; overlapped: to the oldest
+            // query not read (answers come in the order of the queries).
+            let want = if self.overlapped {
+                self.asked.front().copied().or(self.last_id)
+            } else {
+                self.last_id
+            };
+            let mine = h.param == hislip::ANY_MESSAGE_ID || Some(h.param) == want;
             match h.kind {
                 kind::DATA | kind::DATA_END if mine => {
                     let room = (self.max_read - out.len().min(self.max_read)) as u64;
@@ -350,7 +365,12 @@ impl HislipSession {
                     out.extend_from_slice(&piece);
                     if h.kind == kind::DATA_END {
                         self.rmt = true;
-                        self.answer_due = false;
+                        if self.overlapped {
+                            self.asked.pop_front();
+                            self.answer_due = !self.asked.is_empty();
+                        } else {
+                            self.answer_due = false;
+                        }
                         return Ok(out);
                     }
                 }
@@ -374,7 +394,7 @@ impl HislipSession {
 
     /// Group execute trigger (Trigger on the synchronous channel).
     pub fn trigger(&mut self) -> Result<()> {
-        self.answer_due = false;
+        self.answer_due = self.overlapped && !self.asked.is_empty();
         self.scan.reset();
         let (c, id) = (self.rmt_control(), self.take_id());
         self.sync.send(kind::TRIGGER, c, id, &[])
@@ -390,13 +410,21 @@ impl HislipSession {
 
     /// Device clear: AsyncDeviceClear, then DeviceClearComplete once acknowledged.
     pub fn clear(&mut self) -> Result<()> {
+        self.clear_with(self.overlapped).map(|_| ())
+    }
+
+    /// Device clear asking for overlapped mode (`true`) or synchronized mode; returns
+    /// the mode the server set (true: overlapped). In overlapped mode queries may be
+    /// sent back to back, their answers read afterwards in order.
+    pub fn set_overlapped(&mut self, on: bool) -> Result<bool> {
+        self.clear_with(on)
+    }
+
+    fn clear_with(&mut self, overlap: bool) -> Result<bool> {
         self.async_.send(kind::ASYNC_DEVICE_CLEAR, 0, 0, &[])?;
-        let features = self
-            .async_response(kind::ASYNC_DEVICE_CLEAR_ACKNOWLEDGE)?
-            .0
-            .control;
+        self.async_response(kind::ASYNC_DEVICE_CLEAR_ACKNOWLEDGE)?;
         self.sync
-            .send(kind::DEVICE_CLEAR_COMPLETE, features & 1, 0, &[])?;
+            .send(kind::DEVICE_CLEAR_COMPLETE, u8::from(overlap), 0, &[])?;
         // Answers sent before the clear are dropped on the way to the acknowledge.
         self.sync
             .r
@@ -405,6 +433,9 @@ impl HislipSession {
             let h = hislip::read_header(&mut self.sync.r)
                 .map_err(|e| read_error(e, "device clear", self.timeout, 0))?;
             if h.kind == kind::DEVICE_CLEAR_ACKNOWLEDGE {
+                self.overlapped = h.control & 1 != 0;
+                hislip::discard(&mut self.sync.r, h.len)
+                    .map_err(|e| read_error(e, "device clear", self.timeout, 0))?;
                 break;
             }
             hislip::discard(&mut self.sync.r, h.len)
@@ -415,7 +446,8 @@ impl HislipSession {
         self.rmt = false;
         self.answer_due = false;
         self.scan.reset();
-        Ok(())
+        self.asked.clear();
+        Ok(self.overlapped)
     }
 
     /// Requests the exclusive lock (`key` empty) or the shared lock `key`, waiting up
