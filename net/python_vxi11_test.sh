@@ -24,7 +24,7 @@ if [[ -z "${GPIB_DIAG:-}" ]]; then
   GPIB_DIAG=target/release/gpib-diag
 fi
 OUT=$(mktemp)
-"$GPIB_DIAG" serve --bus bench --default-device 22 --port 0 --vxi11-port 0 --portmap-port 0 >"$OUT" &
+"$GPIB_DIAG" serve --bus bench --default-device 22 --port 0 --vxi11-port 0 --portmap-port 0 --hislip-port 0 >"$OUT" &
 PID=$!
 trap 'kill -INT $PID 2>/dev/null; wait $PID 2>/dev/null; rm -f "$OUT"' EXIT
 for _ in $(seq 100); do grep -q '^serving ' "$OUT" && break; sleep 0.1; done

@@ -148,7 +148,7 @@ def shape(b):
 def serve(binary, config):
     p = subprocess.Popen(
         [binary, "serve", "--bus", config, "--port", "0", "--vxi11-port", "0",
-         "--no-portmap", "--no-prologix"],
+         "--no-portmap", "--no-prologix", "--no-hislip"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     line = p.stdout.readline()
     m = re.search(r"vxi11=(\S+)", line)

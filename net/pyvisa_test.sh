@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # PyVISA + pyvisa-py (pinned, in a venv under target/) against `gpib-diag serve`,
-# through its Prologix and VXI-11 services. Starts the server on free ports, parses
-# the ports it prints, runs net/pyvisa_test.py, stops the server.
+# through its Prologix, VXI-11 and HiSLIP services. Starts the server on free ports,
+# parses the ports it prints, runs net/pyvisa_test.py, stops the server.
 #
 #   net/pyvisa_test.sh                      # serves the simulated bench
 #   net/pyvisa_test.sh SERVE-OPTIONS...     # serves what the options say, e.g.
@@ -28,12 +28,13 @@ if [[ $# -eq 0 ]]; then
   set -- --bus bench --default-device 22
 fi
 OUT=$(mktemp)
-"$GPIB_DIAG" serve "$@" --port 0 --vxi11-port 0 --no-portmap >"$OUT" &
+"$GPIB_DIAG" serve "$@" --port 0 --vxi11-port 0 --hislip-port 0 --no-portmap >"$OUT" &
 PID=$!
 trap 'kill -INT $PID 2>/dev/null; wait $PID 2>/dev/null; rm -f "$OUT"' EXIT
 for _ in $(seq 100); do grep -q '^serving ' "$OUT" && break; sleep 0.1; done
 LINE=$(grep '^serving ' "$OUT") || { echo "gpib-diag serve printed no ports" >&2; exit 1; }
 PROLOGIX=$(sed -n 's/.* prologix=\([^ ]*\).*/\1/p' <<<"$LINE")
 VXI11=$(sed -n 's/.* vxi11=\([^ ]*\).*/\1/p' <<<"$LINE")
+HISLIP=$(sed -n 's/.* hislip=\([^ ]*\).*/\1/p' <<<"$LINE")
 echo "$LINE"
-"$VENV/bin/python" net/pyvisa_test.py "$PROLOGIX" "$VXI11" 22 "${PYVISA_BOARDS:-0}" "${PYVISA_IDN:-}"
+"$VENV/bin/python" net/pyvisa_test.py "$PROLOGIX" "$VXI11" 22 "${PYVISA_BOARDS:-0}" "${PYVISA_IDN:-}" "$HISLIP"

@@ -78,6 +78,16 @@ impl Fixture {
         Self::network(Bus::new(board), host, server)
     }
 
+    /// The `bench` through the HiSLIP backend: each device a session on an in-process
+    /// gateway (`hislip_gpib0_<PAD>`).
+    pub fn hislip_bench() -> Self {
+        let (host, server) = Self::served_bench();
+        let at = server.hislip_addr().expect("hislip service").to_string();
+        let board = gpib::backend::hislip::HislipBoard::connect(&at, 0)
+            .expect("connect to the HiSLIP service");
+        Self::network(Bus::new(board), host, server)
+    }
+
     fn network(bus: Bus, host: SimHost, server: gpib::serve::Server) -> Self {
         bus.set_timeout(std::time::Duration::from_secs(2))
             .expect("timeout");
@@ -137,8 +147,8 @@ impl Fixture {
 }
 
 /// Runs a test body once per backend compiled in: `fn name(fx: Fixture) { ... }`
-/// becomes a module `name` with one `#[test]` per backend: `sim`, `prologix` and
-/// `vxi11` (each over TCP to an in-process server on a fresh bench) always, and
+/// becomes a module `name` with one `#[test]` per backend: `sim`, `prologix`, `vxi11`
+/// and `hislip` (each over TCP to an in-process server on a fresh bench) always, and
 /// `linux_gpib` with the root package's `linux-gpib` feature.
 #[macro_export]
 macro_rules! on_every_backend {
@@ -158,6 +168,10 @@ macro_rules! on_every_backend {
             #[test]
             fn vxi11() {
                 body($crate::Fixture::vxi11_bench())
+            }
+            #[test]
+            fn hislip() {
+                body($crate::Fixture::hislip_bench())
             }
             #[cfg(feature = "linux-gpib")]
             #[test]

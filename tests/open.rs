@@ -40,6 +40,22 @@ fn vxi11_resources_open_on_the_gateway_gpib0_and_inst0() {
 }
 
 #[test]
+fn hislip_resources_open_on_the_gateway_hislip0_and_its_devices() {
+    let (_host, server) = served();
+    let port = server.hislip_addr().unwrap().port();
+    // hislip0: the server's default device (22), on the port given after the name.
+    let d = gpib::open(&format!("TCPIP0::127.0.0.1::hislip0,{port}::INSTR")).unwrap();
+    assert_eq!(d.query("*IDN?").unwrap(), IDN);
+    let d = gpib::open(&format!("TCPIP::127.0.0.1::hislip_gpib0_22,{port}::INSTR")).unwrap();
+    assert_eq!(d.query("*IDN?").unwrap(), IDN);
+    assert!(!d.serial_poll().unwrap().mav());
+    let e = gpib::open(&format!("TCPIP::127.0.0.1::hislip_gpib5_22,{port}::INSTR"))
+        .and_then(|d| d.query("*IDN?"))
+        .unwrap_err();
+    assert!(e.to_string().contains("no board gpib5"), "{e}");
+}
+
+#[test]
 fn a_prologix_adapter_opens_as_an_interface_then_its_devices() {
     let (_host, server) = served();
     let port = server.prologix_addr().unwrap().port();

@@ -46,6 +46,8 @@ named_enum! {
         Prologix => "prologix",
         /// A VXI-11 gateway.
         Vxi11 => "vxi11",
+        /// A HiSLIP server (`TCPIP::host::hislip0::INSTR`).
+        Hislip => "hislip",
     }
 }
 

@@ -291,6 +291,7 @@ impl Target {
         let name = match r {
             gpib::NetworkResource::Prologix { .. } => Backend::Prologix,
             gpib::NetworkResource::Vxi11 { .. } => Backend::Vxi11,
+            gpib::NetworkResource::Hislip { .. } => Backend::Hislip,
         };
         Ok(Self {
             label: r.to_string(),
@@ -298,7 +299,15 @@ impl Target {
             bus: Bus::from_box(wrap(r.open()?)),
             host: None,
             board: 0,
-            device: r.address(),
+            // `hislip0` (an instrument, or a gateway's default device) is opened as
+            // address 0 of its board.
+            device: match r {
+                gpib::NetworkResource::Hislip { .. } => Some(
+                    r.address()
+                        .unwrap_or(gpib::Address::primary(gpib::PrimaryAddress::new_const(0))),
+                ),
+                _ => r.address(),
+            },
         })
     }
 

@@ -13,7 +13,15 @@ fn gpib_diag() -> Command {
 /// A server on free ports (and the portmapper on one), with its ports line.
 fn serve(extra: &[&str]) -> (Child, String) {
     let mut child = gpib_diag()
-        .args(["serve", "--port", "0", "--portmap-port", "0"])
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--portmap-port",
+            "0",
+            "--hislip-port",
+            "0",
+        ])
         .args(["--default-device", "22"])
         .args(extra)
         .stdout(Stdio::piped())

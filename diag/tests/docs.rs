@@ -380,6 +380,8 @@ fn check_transcript(b: &Block, cwd: &Path) -> Result<(), String> {
             for (doc, real) in &port_map {
                 cmd = cmd.replace(&format!("127.0.0.1:{doc}"), &format!("127.0.0.1:{real}"));
                 cmd = cmd.replace(&format!("127.0.0.1,{doc}"), &format!("127.0.0.1,{real}"));
+                // A HiSLIP port, after the sub-address: `hislip0,4880::INSTR`.
+                cmd = cmd.replace(&format!(",{doc}::"), &format!(",{real}::"));
             }
             let (env, w) = split_env(&words(&cmd));
             let args = diag_args(&w).ok_or_else(|| format!("`{cmd}` does not run gpib-diag"))?;

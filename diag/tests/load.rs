@@ -64,6 +64,7 @@ impl Served {
                 "--vxi11-port",
                 "0",
                 "--no-portmap",
+                "--no-hislip",
                 "--max-connections",
                 "512",
             ])

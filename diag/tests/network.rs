@@ -1,5 +1,5 @@
 //! `gpib-diag serve` against hostile clients: garbage, truncated records, lengths
-//! claiming 4 GB, a client that never speaks, 1,000 connections. Each gets an error
+//! claiming 4 GB (and HiSLIP payloads claiming 2^64-1 bytes), a client that never speaks, 1,000 connections. Each gets an error
 //! (its connection closed, or an RPC error reply) while the server keeps serving the
 //! others with bounded memory, and Ctrl-C stops it cleanly.
 
@@ -8,8 +8,10 @@ use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use gpib::backend::hislip::HislipSession;
 use gpib::backend::prologix::PrologixBoard;
 use gpib::backend::vxi11::{Vxi11Board, Vxi11Options};
+use gpib::hislip::{self, kind};
 use gpib::rpc::{msg, record, XdrWriter};
 use gpib::Bus;
 
@@ -20,6 +22,7 @@ struct Served {
     child: Child,
     prologix: SocketAddr,
     vxi11: SocketAddr,
+    hislip: SocketAddr,
     /// Reads the server's stderr as it comes (a trace fills a pipe nobody reads, and
     /// the server then blocks on it).
     stderr: std::thread::JoinHandle<String>,
@@ -40,6 +43,8 @@ impl Served {
                 "--port",
                 "0",
                 "--vxi11-port",
+                "0",
+                "--hislip-port",
                 "0",
                 "--no-portmap",
                 "--default-device",
@@ -70,6 +75,7 @@ impl Served {
         Self {
             prologix: field("prologix"),
             vxi11: field("vxi11"),
+            hislip: field("hislip"),
             child,
             stderr,
         }
@@ -89,6 +95,9 @@ impl Served {
             v.device(22).unwrap().query("*IDN?").unwrap(),
             "SIMULATED,SCPI-DMM,0,1.0"
         );
+        let ip = self.hislip.ip().to_string();
+        let mut h = HislipSession::connect(&ip, self.hislip.port(), "hislip0", HANG).unwrap();
+        assert_eq!(h.query(b"*IDN?\n").unwrap(), b"SIMULATED,SCPI-DMM,0,1.0\n");
     }
 
     fn rss_kib(&self) -> u64 {
@@ -223,6 +232,42 @@ fn hostile_clients_lose_only_their_own_connection() {
     BufReader::new(&p).read_line(&mut line).unwrap();
     assert!(line.starts_with("Prologix GPIB-ETHERNET"), "{line:?}");
 
+    // HiSLIP: a stranger's bytes get FatalError and the connection closes; a session
+    // whose DataEnd claims 2^64-1 bytes gets Error (message too large), and its
+    // connection closes when the stream ends inside the claimed payload.
+    let mut g = TcpStream::connect(srv.hislip).unwrap();
+    g.set_read_timeout(Some(HANG)).unwrap();
+    g.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    assert_eq!(
+        hislip::read_message(&mut g, 4096).unwrap().header.kind,
+        kind::FATAL_ERROR
+    );
+    assert!(closed_by_server(&mut g), "HiSLIP garbage: connection kept");
+    let mut sync = TcpStream::connect(srv.hislip).unwrap();
+    sync.set_read_timeout(Some(HANG)).unwrap();
+    let init = hislip::initialize_param(hislip::VERSION, *b"XX");
+    sync.write_all(&hislip::encode(kind::INITIALIZE, 0, init, b"hislip0"))
+        .unwrap();
+    let session = hislip::read_message(&mut sync, 0).unwrap().header.param & 0xffff;
+    let mut asy = TcpStream::connect(srv.hislip).unwrap();
+    asy.set_read_timeout(Some(HANG)).unwrap();
+    asy.write_all(&hislip::encode(kind::ASYNC_INITIALIZE, 0, session, &[]))
+        .unwrap();
+    hislip::read_message(&mut asy, 0).unwrap();
+    let huge = hislip::Header::new(kind::DATA_END, 0, hislip::FIRST_MESSAGE_ID, u64::MAX);
+    sync.write_all(&huge.encode()).unwrap();
+    sync.write_all(&[b'x'; 100_000]).unwrap();
+    let m = hislip::read_message(&mut sync, 4096).unwrap();
+    assert_eq!(
+        (m.header.kind, m.header.control),
+        (kind::ERROR, hislip::error::TOO_LARGE)
+    );
+    sync.shutdown(std::net::Shutdown::Write).unwrap();
+    assert!(
+        closed_by_server(&mut sync),
+        "HiSLIP huge claim: connection kept"
+    );
+
     srv.still_serves();
     assert!(
         srv.rss_kib() < 256 * 1024,
@@ -241,6 +286,8 @@ fn silent_clients_are_closed_and_the_cap_refuses_the_rest() {
     assert!(closed_by_server(&mut quiet), "idle client kept");
     let mut quiet = TcpStream::connect(srv.vxi11).unwrap();
     assert!(closed_by_server(&mut quiet), "idle VXI-11 client kept");
+    let mut quiet = TcpStream::connect(srv.hislip).unwrap();
+    assert!(closed_by_server(&mut quiet), "idle HiSLIP client kept");
     srv.still_serves();
     srv.interrupt();
 
@@ -894,4 +941,43 @@ fn a_device_without_eoi_is_named_over_prologix_and_vxi11() {
         assert_eq!(r["read_end"]["stalled_after"], 25, "{backend}");
     }
     served.interrupt();
+}
+
+/// HiSLIP resource strings reach the served devices from every `--resource` command:
+/// `hislip0` (the default device) and `hislip_gpib0_22`.
+#[test]
+fn hislip_resources_work_with_resource_commands() {
+    let srv = Served::start(&[]);
+    let port = srv.hislip.port();
+    for (args, want) in [
+        (
+            vec![
+                "query".to_string(),
+                format!("TCPIP::127.0.0.1::hislip_gpib0_22,{port}::INSTR"),
+                "*IDN?".into(),
+            ],
+            "SIMULATED,SCPI-DMM,0,1.0",
+        ),
+        (
+            vec![
+                "io-test".to_string(),
+                "--resource".into(),
+                format!("TCPIP::127.0.0.1::hislip0,{port}::INSTR"),
+                "10000".into(),
+            ],
+            "transfer size: 10000",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains(want),
+            "{args:?}: {text} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    srv.interrupt();
 }

@@ -44,6 +44,7 @@ mod deadline;
 mod device;
 mod error;
 pub mod gpibconf;
+pub mod hislip;
 pub mod ieee488;
 pub mod manager;
 mod message;

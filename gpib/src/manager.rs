@@ -154,8 +154,8 @@ impl ResourceManager {
         }
         Err(Error::InvalidArgument(format!(
             "{text:?} is not a resource: expected GPIB<n>::<address>[::<secondary>]::INSTR, \
-             TCPIP[n]::<host>::gpib0,<address>::INSTR, TCPIP[n]::<host>::inst0::INSTR, or a \
-             gpib.conf device name"
+             TCPIP[n]::<host>::gpib0,<address>::INSTR, TCPIP[n]::<host>::inst0::INSTR, \
+             TCPIP[n]::<host>::hislip0::INSTR, or a gpib.conf device name"
         )))
     }
 
@@ -289,6 +289,17 @@ impl ResourceManager {
                     }
                 };
                 self.device_on(&Bus::new(gateway), address, DeviceSettings::default())
+            }
+            NetworkResource::Hislip { .. } => {
+                // `hislip0` (an instrument) is opened for address 0.
+                let address = r
+                    .address()
+                    .unwrap_or_else(|| Address::try_from(0u8).expect("0 is an address"));
+                self.device_on(
+                    &Bus::from_box(r.open()?),
+                    address,
+                    DeviceSettings::default(),
+                )
             }
         }
     }

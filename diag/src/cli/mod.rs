@@ -97,8 +97,9 @@ pub enum Command {
     /// --bus FILE, and what they print then is the model's prediction. Exit status 3
     /// when a held-out size is predicted more than 5 % off.
     Calibrate(CalibrateArgs),
-    /// Serve boards on the network, as a VXI-11 LAN/GPIB gateway and a Prologix
-    /// GPIB-ETHERNET adapter, until Ctrl-C: simulated ones, linux-gpib's, or a relay.
+    /// Serve boards on the network, as a VXI-11 and HiSLIP LAN/GPIB gateway and a
+    /// Prologix GPIB-ETHERNET adapter, until Ctrl-C: simulated ones, linux-gpib's, or a
+    /// relay.
     Serve(ServeArgs),
     /// Send TEXT to an instrument and print its answer (any resource string).
     Query(instrument::QueryArgs),
@@ -603,6 +604,14 @@ pub struct ServeArgs {
     /// No VXI-11 service.
     #[arg(long)]
     pub no_vxi11: bool,
+    /// HiSLIP port (4880 is the standard one; 0: any free port). Clients open
+    /// TCPIP::HOST::hislip0::INSTR (the default device), or
+    /// TCPIP::HOST::hislip0,PORT::INSTR on another port.
+    #[arg(long, default_value_t = gpib::hislip::PORT)]
+    pub hislip_port: u16,
+    /// No HiSLIP service.
+    #[arg(long)]
+    pub no_hislip: bool,
     /// Most connections at once (more are refused).
     #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65_536))]
     pub max_connections: u64,

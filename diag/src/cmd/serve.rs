@@ -1,5 +1,5 @@
-//! `gpib-diag serve`: boards on the network, as a VXI-11 LAN/GPIB gateway and a
-//! Prologix GPIB-ETHERNET adapter, until Ctrl-C: a simulated configuration, the
+//! `gpib-diag serve`: boards on the network, as a VXI-11 and HiSLIP LAN/GPIB gateway
+//! and a Prologix GPIB-ETHERNET adapter, until Ctrl-C: a simulated configuration, the
 //! machine's linux-gpib boards, or a relay of another adapter or gateway.
 
 use std::io::Write;
@@ -22,6 +22,7 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         prologix_port: (!a.no_prologix).then_some(a.port),
         vxi11_port: (!a.no_vxi11).then_some(a.vxi11_port),
         abort_port: a.abort_port,
+        hislip_port: (!a.no_hislip).then_some(a.hislip_port),
         portmap_port: (!a.no_portmap && !a.no_vxi11).then_some(a.portmap_port),
         max_connections: a.max_connections as usize,
         idle_timeout: a
@@ -48,6 +49,9 @@ pub fn run(a: &ServeArgs) -> Result<()> {
                 .map_or("HOST,PORT".to_string(), |v| format!("{},{}", v.ip(), v.port()))
         );
     }
+    if let Some(why) = server.hislip_error() {
+        eprintln!("gpib-diag serve: no HiSLIP ({why}); give another with --hislip-port");
+    }
     let mut out = std::io::stdout();
     writeln!(out, "{}", server.ports_line())
         .and_then(|()| out.flush())
@@ -70,7 +74,7 @@ pub fn run(a: &ServeArgs) -> Result<()> {
             (true, true) => " in real time",
         },
         default.map_or(String::new(), |d| format!(
-            ", inst0 and ++addr at start = {d}"
+            ", inst0, hislip0 and ++addr at start = {d}"
         )),
         if a.allow.is_empty() {
             String::new()

@@ -1,6 +1,8 @@
 //! Resource strings of the network backends, as pyvisa-py spells them:
-//! `PRLGX-TCPIP::host::1234::INTFC`, `PRLGX-ASRL::/dev/ttyUSB0::INTFC`, and VXI-11's
-//! `TCPIP::host::gpib0,22::INSTR` (`host,port` for a fixed core port).
+//! `PRLGX-TCPIP::host::1234::INTFC`, `PRLGX-ASRL::/dev/ttyUSB0::INTFC`, VXI-11's
+//! `TCPIP::host::gpib0,22::INSTR` (`host,port` for a fixed core port), and HiSLIP's
+//! `TCPIP::host::hislip0::INSTR` (`hislip0,port` for another port than 4880;
+//! `hislip_gpib0_22` for device 22 of a `gpib-diag serve` gateway).
 
 use std::fmt;
 use std::str::FromStr;
@@ -54,6 +56,18 @@ pub enum NetworkResource {
         /// A fixed core channel port, when given as `host,port`.
         port: Option<u16>,
         /// The device name (`gpib0,22`, `inst0`).
+        device: String,
+    },
+    /// A HiSLIP server's device: an instrument (`hislip0`) or a device behind a
+    /// gateway (`hislip_gpib0_22`).
+    Hislip {
+        /// The interface number in the resource (`TCPIP<board>`).
+        board: u16,
+        /// Host name or address.
+        host: String,
+        /// The port, when given as `hislip0,PORT` (4880 otherwise).
+        port: Option<u16>,
+        /// The sub-address (`hislip0`, `hislip_gpib0_22`).
         device: String,
     },
 }
@@ -144,6 +158,25 @@ impl FromStr for NetworkResource {
                 [h, d] => (*h, *d),
                 _ => return Err(bad(text, "expected TCPIP::HOST[,PORT]::DEVICE::INSTR")),
             };
+            if device.to_ascii_lowercase().starts_with("hislip") {
+                if hostport.is_empty() || hostport.contains(',') {
+                    return Err(bad(
+                        text,
+                        "expected TCPIP::HOST::hislip0[,PORT]::INSTR (a HiSLIP port goes after the sub-address)",
+                    ));
+                }
+                let (name, port) = match device.split_once(',') {
+                    Some((d, p)) => (d, Some(port_of(text, p)?)),
+                    None => (device, None),
+                };
+                crate::hislip::sub_address_target(name).map_err(|why| bad(text, why))?;
+                return Ok(Self::Hislip {
+                    board,
+                    host: hostport.to_string(),
+                    port,
+                    device: name.to_string(),
+                });
+            }
             let (host, port) = match hostport.split_once(',') {
                 Some((h, p)) => (h, Some(port_of(text, p)?)),
                 None => (hostport, None),
@@ -153,9 +186,6 @@ impl FromStr for NetworkResource {
             }
             proto::parse_link_name(device, Some(Address::try_from(0u8).expect("valid")))
                 .map_err(|why| bad(text, why))?;
-            if device.to_ascii_lowercase().starts_with("hislip") {
-                return Err(bad(text, "HiSLIP is not VXI-11"));
-            }
             return Ok(Self::Vxi11 {
                 board,
                 host: host.to_string(),
@@ -165,15 +195,20 @@ impl FromStr for NetworkResource {
         }
         Err(bad(
             text,
-            "expected PRLGX-TCPIP::HOST::PORT::INTFC, PRLGX-ASRL::PATH::INTFC or TCPIP::HOST::gpib0,N::INSTR",
+            "expected PRLGX-TCPIP::HOST::PORT::INTFC, PRLGX-ASRL::PATH::INTFC, TCPIP::HOST::gpib0,N::INSTR or TCPIP::HOST::hislip0::INSTR",
         ))
     }
 }
 
 impl NetworkResource {
-    /// The device it names (VXI-11 `gpib0,N[,S]`); `None` for an interface.
+    /// The device it names (VXI-11 `gpib0,N[,S]`, HiSLIP `hislip_gpib0_N`); `None`
+    /// for an interface or a LAN instrument (`inst0`, `hislip0`).
     pub fn address(&self) -> Option<Address> {
         match self {
+            Self::Hislip { device, .. } => crate::hislip::sub_address_target(device)
+                .ok()
+                .flatten()
+                .map(|(_, a)| a),
             Self::Vxi11 { device, .. } => match proto::parse_link_name(device, None) {
                 Ok((_, DeviceName::Device(a))) => Some(a),
                 _ => None,
@@ -182,10 +217,15 @@ impl NetworkResource {
         }
     }
 
-    /// The gateway's interface a VXI-11 resource names: 1 for `gpib1,5` or `gpib1`; 0
-    /// for `gpib0,N`, `inst0` and a Prologix adapter.
+    /// The gateway's interface a VXI-11 or HiSLIP resource names: 1 for `gpib1,5`,
+    /// `gpib1` or `hislip_gpib1_5`; 0 for `gpib0,N`, `inst0`, `hislip0` and a Prologix
+    /// adapter.
     pub fn interface(&self) -> u16 {
         match self {
+            Self::Hislip { device, .. } => crate::hislip::sub_address_target(device)
+                .ok()
+                .flatten()
+                .map_or(0, |(b, _)| b),
             Self::Vxi11 { device, .. } => proto::parse_link_name(device, None)
                 .map(|(b, _)| b)
                 .unwrap_or(0),
@@ -227,7 +267,25 @@ impl NetworkResource {
                 gateway.use_interface(self.interface());
                 Ok(Box::new(gateway))
             }
+            Self::Hislip { .. } => Ok(Box::new(self.open_hislip()?)),
         }
+    }
+
+    /// A HiSLIP resource's server as a board: `hislip_gpibB_N` is device N of it,
+    /// another sub-address (`hislip0`) is named for address 0.
+    fn open_hislip(&self) -> Result<crate::backend::hislip::HislipBoard> {
+        let Self::Hislip {
+            host, port, device, ..
+        } = self
+        else {
+            return Err(Error::InvalidArgument(format!("{self} is not HiSLIP")));
+        };
+        let at = host_port(host, port.unwrap_or(crate::hislip::PORT));
+        let mut b = crate::backend::hislip::HislipBoard::connect(&at, self.interface())?;
+        if self.address().is_none() {
+            b.name_session(Address::try_from(0u8).expect("0 is an address"), device);
+        }
+        Ok(b)
     }
 }
 
@@ -257,6 +315,15 @@ impl fmt::Display for NetworkResource {
                 device,
             } => match port {
                 Some(p) => write!(f, "TCPIP{board}::{host},{p}::{device}::INSTR"),
+                None => write!(f, "TCPIP{board}::{host}::{device}::INSTR"),
+            },
+            Self::Hislip {
+                board,
+                host,
+                port,
+                device,
+            } => match port {
+                Some(p) => write!(f, "TCPIP{board}::{host}::{device},{p}::INSTR"),
                 None => write!(f, "TCPIP{board}::{host}::{device}::INSTR"),
             },
         }
@@ -291,10 +358,23 @@ mod tests {
                 "TCPIP0::10.0.0.5,4000::gpib0,22,5::INSTR",
             ),
             ("TCPIP::h::INSTR", "TCPIP0::h::inst0::INSTR"),
+            ("TCPIP::h::hislip0::INSTR", "TCPIP0::h::hislip0::INSTR"),
+            (
+                "tcpip0::10.0.0.5::hislip0,4881::instr",
+                "TCPIP0::10.0.0.5::hislip0,4881::INSTR",
+            ),
+            (
+                "TCPIP::h::hislip_gpib1_22::INSTR",
+                "TCPIP0::h::hislip_gpib1_22::INSTR",
+            ),
         ] {
             let r: NetworkResource = s.parse().unwrap_or_else(|e| panic!("{s}: {e}"));
             assert_eq!(r.to_string(), shown);
         }
+        let r: NetworkResource = "TCPIP::h::hislip_gpib1_22::INSTR".parse().unwrap();
+        assert_eq!((r.interface(), r.address().unwrap().primary.get()), (1, 22));
+        let r: NetworkResource = "TCPIP::h::hislip0::INSTR".parse().unwrap();
+        assert_eq!((r.interface(), r.address()), (0, None));
         let r: NetworkResource = "TCPIP::h::gpib0,22,5::INSTR".parse().unwrap();
         assert_eq!(r.address().unwrap().secondary.unwrap().get(), 5);
         assert_eq!(
@@ -314,7 +394,10 @@ mod tests {
             ("PRLGX-TCPIP::::INTFC", "empty host"),
             ("TCPIP::h::gpib0,31::INSTR", "31"),
             ("TCPIP::h,x::gpib0,1::INSTR", "port"),
-            ("TCPIP::h::hislip0::INSTR", "expected"),
+            ("TCPIP::h,4880::hislip0::INSTR", "after the sub-address"),
+            ("TCPIP::h::hislip0,x::INSTR", "port"),
+            ("TCPIP::h::hislip_gpib0_31::INSTR", "31"),
+            ("TCPIP::h::hislipx::INSTR", "hislip"),
             ("GPIB0::22::INSTR", "expected"),
             ("PRLGX-ASRL::INTFC", "PRLGX-ASRL"),
             ("TCPIP€::h::INSTR", "board number"),

@@ -1,6 +1,7 @@
 //! A bus served on the network: as a Prologix GPIB-ETHERNET adapter (each connection
-//! with its own controller state) and as a VXI-11 LAN/GPIB gateway (core, abort and
-//! interrupt channels, and optionally a portmapper).
+//! with its own controller state), as a VXI-11 LAN/GPIB gateway (core, abort and
+//! interrupt channels, and optionally a portmapper) and as a HiSLIP gateway
+//! (IVI-6.1, synchronized and overlapped mode: `TCPIP::host::hislip0::INSTR`).
 //!
 //! ```
 //! use gpib::{sim, Bus};
@@ -36,10 +37,15 @@
 //! its locks and links.
 
 mod allow;
+mod hislip;
+mod hislip_channels;
+mod hislip_conn;
+mod locks;
 mod portmap;
 mod portmap_udp;
 mod prologix;
 mod rpc_server;
+mod srq_edge;
 mod vxi11;
 mod vxi11_trace;
 
@@ -77,6 +83,11 @@ pub struct ServeOptions {
     pub vxi11_port: Option<u16>,
     /// VXI-11 abort channel port (0: any free port).
     pub abort_port: u16,
+    /// HiSLIP port (`Some(4880)` is the standard; `Some(0)`: any free port; `None`:
+    /// no HiSLIP service). Both channels of a session connect to it. When it cannot
+    /// be bound, the server runs without HiSLIP and says so
+    /// ([`Server::hislip_error`]).
+    pub hislip_port: Option<u16>,
     /// Portmapper port (`Some(111)` is the standard; `None`: no portmapper), for TCP
     /// and, on the same number, UDP (VXI-11 discovery). When it cannot be bound, the
     /// server runs without one and says so.
@@ -113,6 +124,7 @@ impl ServeOptions {
             prologix_port: Some(0),
             vxi11_port: Some(0),
             abort_port: 0,
+            hislip_port: Some(0),
             portmap_port: None,
             max_connections: 256,
             idle_timeout: None,
@@ -126,10 +138,12 @@ impl ServeOptions {
 }
 
 impl Default for ServeOptions {
-    /// The standard ports: Prologix 1234, VXI-11 core on a free port, portmapper 111.
+    /// The standard ports: Prologix 1234, VXI-11 core on a free port, portmapper 111,
+    /// HiSLIP 4880.
     fn default() -> Self {
         Self {
             prologix_port: Some(crate::backend::prologix::DEFAULT_PORT),
+            hislip_port: Some(crate::hislip::PORT),
             portmap_port: Some(crate::backend::vxi11::proto::portmap::PORT),
             ..Self::ephemeral()
         }
@@ -229,6 +243,8 @@ pub struct Server {
     portmap: Option<SocketAddr>,
     portmap_error: Option<String>,
     portmap_udp: Option<portmap_udp::UdpService>,
+    hislip: Option<SocketAddr>,
+    hislip_error: Option<String>,
     stop: Arc<AtomicBool>,
     registry: Arc<Registry>,
     listeners: Vec<Listening>,
@@ -424,6 +440,8 @@ impl Server {
             },
             allow: opts.allow.clone().into(),
         };
+        // One lock table: a device locked over VXI-11 is locked over HiSLIP too.
+        let device_locks = Arc::new(locks::DeviceLocks::default());
         let mut prologix = Vec::new();
         if let Some(first) = opts.prologix_port {
             for (i, (&n, bus)) in boards.iter().enumerate() {
@@ -441,7 +459,11 @@ impl Server {
         let (mut vxi, mut abort, mut portmap, mut portmap_error) = (None, None, None, None);
         let mut portmap_udp = None;
         if let Some(port) = opts.vxi11_port {
-            let gw = Arc::new(vxi11::Gateway::new(boards, &opts));
+            let gw = Arc::new(vxi11::Gateway::new(
+                boards.clone(),
+                &opts,
+                device_locks.clone(),
+            ));
             let g = gw.clone();
             let h: Handler = Arc::new(move |s, slot| vxi11::serve_abort(&g, s, slot));
             let l = listen(SocketAddr::new(opts.bind, opts.abort_port), h, sh.clone())?;
@@ -475,8 +497,27 @@ impl Server {
                 }
             }
         }
+        let (mut hislip, mut hislip_error) = (None, None);
+        if let Some(port) = opts.hislip_port {
+            let gw = Arc::new(hislip::Gateway::new(boards, &opts, device_locks.clone()));
+            let h: Handler = Arc::new(move |s, slot| hislip_conn::serve(&gw, s, slot));
+            // As the portmapper: a standard port taken by another server (a second
+            // gateway on the machine) leaves the others running, and says so.
+            match listen(SocketAddr::new(opts.bind, port), h, sh.clone()) {
+                Ok(l) => {
+                    hislip = Some(l.local);
+                    listeners.push(l);
+                }
+                Err(e) => {
+                    log::warn!("no HiSLIP on port {port}: {e}");
+                    hislip_error = Some(format!("port {port}: {e}"));
+                }
+            }
+        }
         Ok(Self {
             prologix,
+            hislip,
+            hislip_error,
             vxi11: vxi,
             abort,
             portmap,
@@ -508,6 +549,17 @@ impl Server {
         self.abort
     }
 
+    /// The HiSLIP service's address.
+    pub fn hislip_addr(&self) -> Option<SocketAddr> {
+        self.hislip
+    }
+
+    /// Why the HiSLIP service does not run, when it was asked for (its port could
+    /// not be bound).
+    pub fn hislip_error(&self) -> Option<&str> {
+        self.hislip_error.as_deref()
+    }
+
     /// The portmapper's address, when it runs.
     pub fn portmap_addr(&self) -> Option<SocketAddr> {
         self.portmap
@@ -537,17 +589,18 @@ impl Server {
     }
 
     /// One line naming every service and its address, for scripts:
-    /// `serving prologix=127.0.0.1:1234 vxi11=127.0.0.1:40001 abort=127.0.0.1:40002 portmap=none`.
-    /// Boards after the first have their Prologix service named by their number after
-    /// `portmap=`: `prologix1=127.0.0.1:1235`. The portmapper's port is TCP's and UDP's.
+    /// `serving prologix=127.0.0.1:1234 vxi11=127.0.0.1:40001 abort=127.0.0.1:40002 portmap=none hislip=127.0.0.1:4880`.
+    /// Boards after the first have their Prologix service named by their number at the
+    /// end: `prologix1=127.0.0.1:1235`. The portmapper's port is TCP's and UDP's.
     pub fn ports_line(&self) -> String {
         let f = |a: Option<SocketAddr>| a.map_or("none".to_string(), |a| a.to_string());
         let mut line = format!(
-            "serving prologix={} vxi11={} abort={} portmap={}",
+            "serving prologix={} vxi11={} abort={} portmap={} hislip={}",
             f(self.prologix_addr()),
             f(self.vxi11),
             f(self.abort),
-            f(self.portmap)
+            f(self.portmap),
+            f(self.hislip)
         );
         for (n, a) in self.prologix.iter().skip(1) {
             line.push_str(&format!(" prologix{n}={a}"));
@@ -612,3 +665,5 @@ mod tests_boards;
 mod tests_clients;
 #[cfg(all(test, feature = "sim"))]
 mod tests_discovery;
+#[cfg(all(test, feature = "sim"))]
+mod tests_hislip;

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use super::locks::{deadline_after, DeviceLocks, Owner, Wait};
 use super::rpc_server::{serve_records, Outcome};
+use super::srq_edge::SrqEdges;
 use super::vxi11_trace;
 use super::{ServeOptions, Slot};
 use crate::address::Address;
@@ -93,11 +95,14 @@ pub(crate) struct Gateway {
     default: Option<Address>,
     abort_port: AtomicU16,
     /// Each board's SRQ line as last seen.
-    srq_was: Mutex<HashMap<u16, bool>>,
+    srq_was: SrqEdges,
     /// The controller's address a client set with `bus address` (`device_docmd`), by board.
     bus_address: Mutex<HashMap<u16, u8>>,
     /// Print each call with its time on the bus's clock.
     trace: bool,
+    /// Device locks, shared with the HiSLIP gateway (an interface's lock is
+    /// VXI-11's own, in `State::locks`).
+    device_locks: Arc<DeviceLocks>,
 }
 
 fn error_code(e: &Error) -> u32 {
@@ -136,9 +141,14 @@ fn ms(v: u32) -> Duration {
 
 impl Gateway {
     /// A gateway to `boards` (at least one), by their `gpib<n>` numbers.
-    pub(crate) fn new(boards: BTreeMap<u16, Bus>, opts: &ServeOptions) -> Self {
+    pub(crate) fn new(
+        boards: BTreeMap<u16, Bus>,
+        opts: &ServeOptions,
+        device_locks: Arc<DeviceLocks>,
+    ) -> Self {
         Self {
             boards,
+            device_locks,
             state: Mutex::new(State {
                 next_lid: 1,
                 ..State::default()
@@ -147,7 +157,7 @@ impl Gateway {
             max_recv: (opts.max_recv_size as usize).clamp(1024, 16 << 20),
             default: opts.default_address,
             abort_port: AtomicU16::new(0),
-            srq_was: Mutex::new(HashMap::new()),
+            srq_was: SrqEdges::default(),
             bus_address: Mutex::new(HashMap::new()),
             trace: opts.trace,
         }
@@ -188,6 +198,30 @@ impl Gateway {
                 return (st, Err(err::ABORT));
             }
             let t = l.target;
+            if let Target::Device(b, a) = t {
+                // The shared table, waited on without this gateway's state held; an
+                // abort of the call (`aborted`) ends the wait.
+                drop(st);
+                let until = if fl & flags::WAITLOCK == 0 {
+                    Instant::now()
+                } else {
+                    deadline
+                };
+                let w = self
+                    .device_locks
+                    .wait_access((b, a), Owner::Link(lid), until, &|| self.is_aborted(lid));
+                let mut st = self.state();
+                return match w {
+                    Wait::Done => (st, Ok(t)),
+                    Wait::Locked => (st, Err(err::LOCKED)),
+                    Wait::Stopped => {
+                        if let Some(l) = st.links.get_mut(&lid) {
+                            l.aborted = false;
+                        }
+                        (st, Err(err::ABORT))
+                    }
+                };
+            }
             match st.locks.get(&t) {
                 Some(&holder) if holder != lid => {
                     let now = Instant::now();
@@ -203,6 +237,11 @@ impl Gateway {
                 _ => return (st, Ok(t)),
             }
         }
+    }
+
+    /// Whether a call in flight on `lid` has been aborted (`device_abort`).
+    fn is_aborted(&self, lid: u32) -> bool {
+        self.state().links.get(&lid).is_some_and(|l| l.aborted)
     }
 
     /// The bus of board `b` (one the gateway serves: links name no other).
@@ -240,10 +279,18 @@ impl Gateway {
         self.clear_abandoned(abandoned);
         let mut st = self.state();
         let State { links, locks, .. } = &mut *st;
+        let gone: Vec<u32> = links
+            .iter()
+            .filter(|(_, l)| l.conn == conn)
+            .map(|(&lid, _)| lid)
+            .collect();
         links.retain(|_, l| l.conn != conn);
         locks.retain(|_, holder| links.contains_key(holder));
         st.intr.remove(&conn);
         drop(st);
+        for lid in gone {
+            self.device_locks.release_all(Owner::Link(lid));
+        }
         self.changed.notify_all();
     }
 
@@ -275,12 +322,7 @@ impl Gateway {
             return;
         }
         let Ok(bus) = self.bus(board) else { return };
-        let now = bus.srq().unwrap_or(false);
-        let mut was = self.srq_was.lock().unwrap_or_else(|p| p.into_inner());
-        let was = was.entry(board).or_insert(false);
-        let rising = now && !*was;
-        *was = now;
-        if !rising {
+        if !self.srq_was.rising(board, bus.srq().unwrap_or(false)) {
             return;
         }
         for (handle, ch) in targets {
@@ -447,6 +489,9 @@ impl Gateway {
                     err::INVALID_LINK
                 };
                 drop(st);
+                if code == err::NONE {
+                    self.device_locks.release_all(Owner::Link(lid));
+                }
                 self.changed.notify_all();
                 only_error(code)
             }
@@ -535,6 +580,35 @@ impl Gateway {
     /// Takes the lock of `p.lid`'s target, waiting for another link's (WAITLOCK) in
     /// the same step: of waiters woken together, one takes it and the others wait on.
     fn lock(&self, conn: u64, p: proto::Lock) -> u32 {
+        let target = self
+            .state()
+            .links
+            .get(&p.lid)
+            .filter(|l| l.conn == conn)
+            .map(|l| l.target);
+        if let Some(Target::Device(b, a)) = target {
+            // The shared table: a HiSLIP client's lock holds a VXI-11 client off too.
+            let until = if p.flags & flags::WAITLOCK == 0 {
+                Instant::now()
+            } else {
+                deadline_after(ms(p.lock_timeout))
+            };
+            let lid = p.lid;
+            return match self
+                .device_locks
+                .lock((b, a), Owner::Link(lid), b"", until, &|| {
+                    self.is_aborted(lid)
+                }) {
+                Wait::Done => err::NONE,
+                Wait::Locked => err::LOCKED,
+                Wait::Stopped => {
+                    if let Some(l) = self.state().links.get_mut(&lid) {
+                        l.aborted = false;
+                    }
+                    err::ABORT
+                }
+            };
+        }
         match self.wait_access(self.state(), conn, p.lid, p.flags, p.lock_timeout) {
             (mut st, Ok(t)) => {
                 st.locks.insert(t, p.lid);
@@ -554,13 +628,19 @@ impl Gateway {
         else {
             return err::INVALID_LINK;
         };
-        let code = if st.locks.get(&t) == Some(&lid) {
+        let code = if let Target::Device(b, a) = t {
+            drop(st);
+            match self.device_locks.release((b, a), Owner::Link(lid)) {
+                Some(_) => err::NONE,
+                None => err::NO_LOCK,
+            }
+        } else if st.locks.get(&t) == Some(&lid) {
             st.locks.remove(&t);
+            drop(st);
             err::NONE
         } else {
             err::NO_LOCK
         };
-        drop(st);
         self.changed.notify_all();
         code
     }
@@ -843,6 +923,7 @@ pub(crate) fn serve_abort(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
             };
             drop(st);
             gw.changed.notify_all();
+            gw.device_locks.notify();
             only_error(code)
         },
     );
