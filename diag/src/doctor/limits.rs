@@ -317,7 +317,7 @@ pub fn addressing_note(transfers: &Transfers) -> Option<Finding> {
     let a = transfers.addressing_seconds?;
     let t = transfers.read_small.as_ref()?;
     let share = a / t.seconds.max(f64::MIN_POSITIVE);
-    if !transfers.addresses_every_call || share < ADDRESSING_SHARE || share > 1.0 {
+    if !transfers.addresses_every_call || !(ADDRESSING_SHARE..=1.0).contains(&share) {
         return None;
     }
     let mut f = problem(
