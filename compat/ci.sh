@@ -173,14 +173,14 @@ echo "-- gpib-diag io-test --backend linux-gpib 400000 (GPIB_SIM_CONFIG=hp9000-3
 GPIB_SIM_CONFIG=hp9000-350 "$LG_TARGET/release/gpib-diag" io-test --backend linux-gpib 400000 | tee "$OUT/io_test_linux_gpib.txt"
 grep -c '^transfer size: 400000$' "$OUT/io_test_linux_gpib.txt" | grep -qx 2 ||
   fail "io-test through linux-gpib did not move 400000 bytes each way"
-echo "-- PyVISA through gpib-diag serve --backend linux-gpib --board 0,1 (pyvisa-py -> VXI-11 and Prologix -> serve -> linux-gpib backend -> libgpib.so.0 -> simulator; the shared checks of net/pyvisa_test.py on gpib0 and gpib1)"
+echo "-- PyVISA through gpib-diag serve --backend linux-gpib --board 0,1 (pyvisa-py -> VXI-11, HiSLIP and Prologix -> serve -> linux-gpib backend -> libgpib.so.0 -> simulator; the shared checks of net/pyvisa_test.py on gpib0 and gpib1)"
 GPIB_SIM_CONFIG="$ROOT/compat/tests/two_boards.toml" GPIB_DIAG="$LG_TARGET/release/gpib-diag" PYVISA_BOARDS=0,1 \
   PYVISA_IDN='gpib1,7=ACME,COUNTER-7,1,1.0;gpib0,5=ACME,SCOPE-5,1234,2.1' \
   net/pyvisa_test.sh --backend linux-gpib --board 0,1 --default-device 22 2>&1 | tee "$OUT/serve_linux_gpib.txt"
 grep -q '^gpib-diag serve: gpib0 = linux-gpib GPIB0::INTFC, gpib1 = linux-gpib GPIB1::INTFC' "$OUT/serve_linux_gpib.txt" ||
   fail "gpib-diag serve did not serve linux-gpib's boards 0 and 1"
-grep -c 'all checks passed' "$OUT/serve_linux_gpib.txt" | grep -qx 3 ||
-  fail "PyVISA's checks did not all pass through serve --backend linux-gpib (Prologix, VXI-11 gpib0 and gpib1)"
+grep -c 'all checks passed' "$OUT/serve_linux_gpib.txt" | grep -qx 6 ||
+  fail "PyVISA's checks did not all pass through serve --backend linux-gpib (Prologix, VXI-11 gpib0 and gpib1, HiSLIP hislip_gpib0_22, hislip_gpib1_22 and hislip0)"
 echo "-- gpib-diag io-test --backend linux-gpib --device voltmeter (a name from linux-gpib's example gpib.conf, IB_CONFIG)"
 IB_CONFIG="$ROOT/gpib/configs/gpib.conf.example" "$LG_TARGET/release/gpib-diag" io-test --backend linux-gpib \
   --device voltmeter 4096 | grep -c '^transfer size: 4096$' | grep -qx 2 ||
