@@ -352,14 +352,16 @@ fn timed(bus: &Bus, f: impl FnOnce() -> Result<u64>) -> Result<Sample> {
     let n0 = bus.wire_stats();
     // The process's CPU counters right around the transfer (`take_before` reads
     // /proc/stat first), so the CPU is charged over the same window as the time.
+    // The thread's CPU clock is read right around the transfer: the other readings (a
+    // file each) are CPU work of their own.
     let c0 = CpuSnapshot::take_before();
-    let th0 = cpu::thread_cpu();
     let q0 = cpu::thread_run_queue_wait();
+    let th0 = cpu::thread_cpu();
     let (t0, w0) = (bus.now(), Instant::now());
     let bytes = f()?;
     let (t1, wall) = (bus.now(), w0.elapsed());
-    let q1 = cpu::thread_run_queue_wait();
     let th1 = cpu::thread_cpu();
+    let q1 = cpu::thread_run_queue_wait();
     let c1 = CpuSnapshot::take();
     let n1 = bus.wire_stats();
     let m1 = bus.modelled_host_cpu();
