@@ -372,8 +372,16 @@ fn timed(bus: &Bus, f: impl FnOnce() -> Result<u64>) -> Result<Sample> {
         (Some(a), Some(b)) => ((b - a).as_secs_f64(), true),
         // Measured: the calling thread's CPU over the transfer (a share of one core),
         // else the process's.
+        // The thread's clock is read just outside the timed window: what it adds (the
+        // clock readings themselves, a few microseconds) is not the transfer's, and one
+        // thread cannot be busy for longer than the window.
         _ => match (th0, th1) {
-            (Some(a), Some(b)) => (b.saturating_sub(a).as_secs_f64(), false),
+            (Some(a), Some(b)) => (
+                b.saturating_sub(a)
+                    .as_secs_f64()
+                    .min(wall.as_secs_f64().max(seconds)),
+                false,
+            ),
             _ => (usage.process_user_s + usage.process_system_s, false),
         },
     };
