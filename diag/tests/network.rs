@@ -878,8 +878,19 @@ fn compare_takes_wall_clock_runs() {
         );
         let ratio = f["ratio"].as_f64().unwrap();
         let ci = &f["ratio_ci95"];
-        let (lo, hi) = (ci[0].as_f64().unwrap(), ci[1].as_f64().unwrap());
-        assert!(lo < ratio && ratio < hi, "{f}");
+        match (ci[0].as_f64(), ci[1].as_f64()) {
+            (Some(lo), Some(hi)) => assert!(lo < ratio && ratio < hi, "{f}"),
+            // Fieller's interval is unbounded when a side's mean is not clear of zero
+            // by its own spread (a run the shared machine held up): then say so.
+            _ => {
+                let clear = |side: &serde_json::Value| {
+                    side["mean"].as_f64().unwrap()
+                        / (side["stddev"].as_f64().unwrap() / 5f64.sqrt())
+                };
+                let least = clear(&f["before"]).min(clear(&f["after"]));
+                assert!(least < 3.5, "no interval, yet both means are clear: {f}");
+            }
+        }
         let p = f["p"].as_f64().unwrap();
         assert!((0.0..=1.0).contains(&p), "{f}");
         assert_eq!(f["significant"], p < 0.05, "{f}");
