@@ -46,11 +46,6 @@ impl DeviceRate {
     }
 }
 
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len().checked_sub(1)? / 2).copied()
-}
-
 /// Reads and writes `bytes` `repeats` times on each of `devices` (driven as `opts`
 /// says, at their own addresses); a device that fails is kept with the failure.
 pub fn measure(
@@ -81,7 +76,8 @@ pub fn measure(
                     r.push(s.read(bytes)?.seconds);
                     w.push(s.write(bytes)?.seconds);
                 }
-                Ok((median(r).unwrap_or(0.0), median(w).unwrap_or(0.0)))
+                let median = |v: &[f64]| crate::stats::summarize(v).map_or(0.0, |s| s.median);
+                Ok((median(&r), median(&w)))
             };
             match run() {
                 Ok((r, w)) => {

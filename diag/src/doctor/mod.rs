@@ -334,16 +334,21 @@ pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report>
     Ok(report)
 }
 
+/// Times each way a settings trial runs a probe: once in virtual time (the sweep ran
+/// each size once), else [`settings_ab::WALL_REPEATS`].
+fn trial_repeats(s: &Sweep) -> f64 {
+    if s.repeats > 1 {
+        settings_ab::WALL_REPEATS as f64
+    } else {
+        1.0
+    }
+}
+
 /// The size of the settings' write probe: the largest swept size whose write takes at
 /// most a sixteenth of the budget over the repeats (each of up to four settings runs it
 /// twice a repeat), else the smallest.
 fn ab_bytes(s: &Sweep, budget: Duration) -> u64 {
-    let repeats = if s.repeats > 1 {
-        settings_ab::WALL_REPEATS as f64
-    } else {
-        1.0
-    };
-    let allowed = budget.as_secs_f64() / 16.0 / repeats;
+    let allowed = budget.as_secs_f64() / 16.0 / trial_repeats(s);
     s.sizes
         .iter()
         .rev()
@@ -365,12 +370,7 @@ fn read_size_bytes(s: &Sweep, budget: Duration, call: u64) -> u64 {
     let Some(fit) = s.fit(crate::sample::Direction::Read) else {
         return smallest;
     };
-    let repeats = if s.repeats > 1 {
-        settings_ab::WALL_REPEATS as f64
-    } else {
-        1.0
-    };
-    let allowed = budget.as_secs_f64() / 8.0 / repeats;
+    let allowed = budget.as_secs_f64() / 8.0 / trial_repeats(s);
     let call = call.max(1);
     s.sizes
         .iter()
