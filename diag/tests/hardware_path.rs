@@ -422,10 +422,11 @@ fn reading_in_small_calls_is_found_by_reading_in_one_call() {
     let ratio =
         t["speedup"].as_f64().unwrap() / trial(&model, "read-size")["speedup"].as_f64().unwrap();
     assert!((0.9..3.0).contains(&ratio), "{ratio}: {t:#}");
-    // Four calls of 1 KiB cost what one does, near enough: tried, and not named.
+    // Calls of 1 KiB cost a few per-call costs over the message (about 1.08x through
+    // libgpib in real time): tried, and not named.
     let (code, r) = through_libgpib("bench", true, &["--read-size", "1K"]);
     assert_eq!((code, problems(&r)), (0, vec![]), "{r:#}");
-    assert!(trial(&r, "read-size")["speedup"].as_f64().unwrap() < 1.1);
+    assert!(trial(&r, "read-size")["speedup"].as_f64().unwrap() < 1.5);
 }
 
 #[test]
