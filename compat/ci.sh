@@ -3,18 +3,21 @@
 # from the simulator (compat/), with no hardware and no real linux-gpib:
 #
 #   1. build the compatibility library and lay it out as libgpib.so.0 + libgpib.so;
-#   2. check it exports every symbol of include/gpib/ib.h (what linux-gpib-sys binds);
+#   2. check it exports every symbol of include/gpib/ib.h (what C programs, linux-gpib-rs
+#      and the gpib crate's own declarations call);
 #   3. compile compat/tests/find_and_idn.c against the header, link it against the
 #      library, run it and compare its output; the same in Python through ctypes, and
 #      through linux-gpib's Python API when a `gpib` module (or gpib-ctypes) is there;
-#   4. build the `linux-gpib` feature against the library (linux-gpib-sys with
-#      NO_LOCAL_LIB=1 in its own target dir, the link added by RUSTFLAGS), lint it, and
+#   4. build the `linux-gpib` feature against the library (in its own target dir, the
+#      library's directory added by RUSTFLAGS), lint it, and
 #      run the gpib unit tests, the hardware tests (on the simulated bench) and the
 #      shared integration tests on both backends; serve two linux-gpib boards with
 #      `gpib-diag serve --backend linux-gpib` and run PyVISA's checks through it
 #      (net/pyvisa_test.sh);
-#   5. print what Device over LinuxGpibBoard costs beside raw ibwrt/ibrd calls through the
-#      same library (cargo bench --bench linux_gpib_overhead; informational).
+#   5. linux-gpib-rs (bench/peers/linux-gpib-rs, a package of its own): its high-level API
+#      against the library, the same answer as the gpib crate's; and what Device over
+#      LinuxGpibBoard costs beside raw ibwrt/ibrd calls through the same library
+#      (cargo bench --bench linux_gpib_overhead; informational).
 #
 # Needs only the Rust toolchain (with clippy), gcc and python3 (no libclang: bindgen
 # is never run). Target dirs: target-compat (library, C program) and target-linux-gpib
@@ -136,19 +139,11 @@ diff -u "$OUT/readme.expected" "$OUT/readme.out" ||
   fail "compat/README.md's blocks printed something else than the README shows"
 echo "the README's blocks ran and printed what it shows ($(wc -l <"$OUT/readme.out") lines)"
 
-section "linux-gpib feature against libgpib.so.0 (NO_LOCAL_LIB=1, CARGO_TARGET_DIR=$LG_TARGET)"
-export NO_LOCAL_LIB=1
+section "linux-gpib feature against libgpib.so.0 (CARGO_TARGET_DIR=$LG_TARGET)"
 export RUSTFLAGS="-L native=$LIBDIR -l dylib=gpib"
 # rustdoc takes no -l: doc tests get the library as a trailing linker argument.
 export RUSTDOCFLAGS="-L native=$LIBDIR -C link-arg=-lgpib"
 export CARGO_TARGET_DIR="$LG_TARGET"
-# linux-gpib-sys decides at build time (and caches per target dir) whether to look for a
-# system libgpib; make sure this target dir holds the NO_LOCAL_LIB build.
-if [[ ! -e "$LG_TARGET/.no-local-lib" ]]; then
-  cargo clean -p linux-gpib-sys >/dev/null 2>&1 || true
-  mkdir -p "$LG_TARGET"
-  touch "$LG_TARGET/.no-local-lib"
-fi
 
 section "cargo clippy -p gpib -p gpib-suite --features linux-gpib --all-targets -- -D warnings"
 cargo clippy -p gpib --features linux-gpib --all-targets -- -D warnings
@@ -240,9 +235,19 @@ IB_CONFIG="$ROOT/gpib/configs/gpib.conf.example" GPIB_SIM_CONFIG="$ROOT/gpib/con
 grep -q '^test gpib_conf::linux_gpib_opens_the_example_by_name ... ok$' "$OUT/gpib_conf_linux_gpib.txt" ||
   fail "the example gpib.conf test did not run and pass on the linux-gpib backend"
 
+section "linux-gpib-rs against libgpib.so.0 (bench/peers/linux-gpib-rs: NO_LOCAL_LIB=1, its own target dir)"
+# linux-gpib-rs's linux-gpib-sys runs bindgen on its bundled header with NO_LOCAL_LIB=1
+# and caches that choice per target dir: this one holds only that build.
+PEER=(--manifest-path "$ROOT/bench/peers/linux-gpib-rs/Cargo.toml")
+export NO_LOCAL_LIB=1 CARGO_TARGET_DIR="$LG_TARGET/peer"
+GPIB_HW_BOARD=0 GPIB_HW_ADDRESS=22 cargo test "${PEER[@]}" -- --nocapture 2>&1 | tee "$OUT/peer_linux_gpib_rs.txt"
+grep -q '^test linux_gpib_rs_and_the_gpib_crate_get_the_same_answer ... ok$' "$OUT/peer_linux_gpib_rs.txt" ||
+  fail "linux-gpib-rs's high-level API did not run against the library"
+grep -q 'skipped' "$OUT/peer_linux_gpib_rs.txt" && fail "the linux-gpib-rs test skipped"
+
 section "wrapper overhead: Device over LinuxGpibBoard vs raw ibwrt/ibrd, both through this libgpib (informational)"
 # Prints the table (ratio = our time per op / raw time per op); nothing is asserted
 # about the ratios. About 15 s of timed runs.
-cargo bench -p gpib --features linux-gpib --bench linux_gpib_overhead -- --json "$OUT/linux_gpib_overhead.json"
+cargo bench "${PEER[@]}" --bench linux_gpib_overhead -- --json "$OUT/linux_gpib_overhead.json"
 
 section "done"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Target 3: the hardware path, through the compatibility library (compat/, libgpib.so.0
 # over the simulator). Builds it (target-compat), builds the linux-gpib feature against
-# it (NO_LOCAL_LIB=1, target-linux-gpib) and runs gpib/benches/linux_gpib_overhead.rs:
+# it (target-linux-gpib) and runs bench/peers/linux-gpib-rs/benches/linux_gpib_overhead.rs:
 # ours vs raw ibwrt/ibrd on an ibdev descriptor (interleaved), the libgpib calls and the
 # driver crossings real libgpib makes for them (compat/src/crossings.rs), and
 # linux-gpib-rs's Instrument::receive on a 10 MB answer; and (3.4) the wall time of
@@ -19,14 +19,12 @@ mkdir -p "$LIBDIR"
 CARGO_TARGET_DIR=$ROOT/target-compat nice -n 10 cargo build -q --release -p gpib-compat >&2
 cp -f "$ROOT/target-compat/release/libgpib.so" "$LIBDIR/libgpib.so.0"
 ln -sf libgpib.so.0 "$LIBDIR/libgpib.so"
-export NO_LOCAL_LIB=1 CARGO_TARGET_DIR=$ROOT/target-linux-gpib
+export CARGO_TARGET_DIR=$ROOT/target-linux-gpib
 export RUSTFLAGS="-L native=$LIBDIR -l dylib=gpib" LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-# linux-gpib-sys caches its NO_LOCAL_LIB choice per target dir (see compat/ci.sh).
-if [[ ! -e "$CARGO_TARGET_DIR/.no-local-lib" ]]; then
-  cargo clean -p linux-gpib-sys >/dev/null 2>&1 || true
-  mkdir -p "$CARGO_TARGET_DIR" && touch "$CARGO_TARGET_DIR/.no-local-lib"
-fi
-nice -n 10 cargo bench -q -p gpib --features linux-gpib --bench linux_gpib_overhead -- --json "$OUT/hw_path.json" >&2
+# The benchmark is in bench/peers/linux-gpib-rs, a package of its own (linux-gpib-rs
+# builds bindgen, with NO_LOCAL_LIB=1 on its bundled header, cached per target dir).
+NO_LOCAL_LIB=1 CARGO_TARGET_DIR=$ROOT/target-linux-gpib/peer nice -n 10 cargo bench -q \
+  --manifest-path "$ROOT/bench/peers/linux-gpib-rs/Cargo.toml" --bench linux_gpib_overhead -- --json "$OUT/hw_path.json" >&2
 "$PY" - "$OUT/hw_path.json" <<'PY'
 import json, statistics, sys
 from line import emit  # bench/lib/line.py (PYTHONPATH is set above)

@@ -8,11 +8,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gpib_sim::backend::tuning::T1Delay;
+use gpib_sim::backend::BackendExt as _;
 use gpib_sim::sim::timing::{
     byte_cost, call_cost, handshake_ns, BoardTiming, DeviceTiming, Direction,
 };
 use gpib_sim::sim::{EventKind, SimHost};
-use gpib_sim::Backend as _;
 
 use crate::consts::*;
 use crate::engine::{self, Desc, Library};

@@ -16,7 +16,7 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use gpib::backend::vxi11::{proto, Vxi11Board, Vxi11Options};
-use gpib::backend::Backend;
+use gpib::backend::{Backend, DeviceLevel};
 use gpib::rpc::{msg, record};
 use gpib::Address;
 

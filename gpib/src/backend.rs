@@ -1,10 +1,25 @@
 //! The backend trait: one interface board acting as system controller.
 //!
-//! A backend has a small required core (command bytes with ATN, data writes with or
-//! without EOI, reads into the caller's buffer, IFC, REN, timeout, clock) and provided
-//! methods with honest defaults: a serial poll built from the core, and a typed
-//! [`ErrorKind::Unsupported`](crate::ErrorKind::Unsupported) error for what the core
-//! cannot express (SRQ line, parallel poll, line snapshot, listener check).
+//! A backend has a small required core (data writes with or without EOI, reads into
+//! the caller's buffer, IFC, REN, timeout, clock), a few bus-level calls with honest
+//! defaults (command bytes with ATN, a serial poll built from the core, the SRQ line,
+//! each a typed [`ErrorKind::Unsupported`](crate::ErrorKind::Unsupported) error where
+//! the core cannot express it), and optional capabilities, each reached through one
+//! method that returns it:
+//!
+//! | capability | method | who has it |
+//! |---|---|---|
+//! | [`DeviceLevel`]: transfers to one device, addressed by the backend | [`Backend::device_level`] | Prologix, VXI-11, HiSLIP, linux-gpib |
+//! | [`BoardControl`]: bus lines, ATN, parallel poll, the listener check | [`Backend::board_control`] | the simulator, linux-gpib |
+//! | [`VirtualTime`]: a modelled clock and CPU, boards shared by handles | [`Backend::virtual_time`] | the simulator |
+//! | [`BoardTuning`]: T1, autopoll, readdressing, unaddressing | [`Backend::tuning`] | the simulator, linux-gpib |
+//! | [`WireStats`]: the network cost of the calls | [`Backend::wire_stats`] | Prologix, VXI-11 |
+//!
+//! A hardware backend implements the nine required methods and the capabilities its
+//! driver has; a wrapper ([`crate::trace::TracedBackend`](../trace/struct.TracedBackend.html))
+//! forwards the capability methods and wraps only the calls it changes. Callers use
+//! [`BackendExt`], which answers each capability's questions for every backend (wall
+//! clock, unsupported) where the capability is missing.
 //!
 //! The trait is object safe: `Box<dyn Backend>` picks a backend at run time.
 //!
@@ -20,17 +35,25 @@ pub(crate) use net::resolve;
 use crate::address::{Address, PrimaryAddress};
 use crate::error::{Error, Result};
 use crate::message::{addressing, InterfaceMessage};
-use crate::status::{BoardStatus, BusLines, StatusByte};
+use crate::status::StatusByte;
 
+mod board_control;
+pub(crate) mod device_level;
+mod ext;
 pub mod hislip;
 #[cfg(feature = "linux-gpib")]
 pub mod linux_gpib;
 mod net;
 pub mod prologix;
 pub mod tuning;
+mod virtual_time;
 pub mod vxi11;
 
+pub use board_control::BoardControl;
+pub use device_level::DeviceLevel;
+pub use ext::BackendExt;
 use tuning::BoardTuning;
+pub use virtual_time::{BoardId, ClockKind, Turns, VirtualTime};
 
 /// The end-of-string byte that stops a read, and how it is compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -96,41 +119,7 @@ impl ReadStatus {
     }
 }
 
-/// Whether a backend's clock is wall time or modelled (virtual) time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ClockKind {
-    /// Real elapsed time.
-    Wall,
-    /// The simulator's virtual time.
-    Virtual,
-}
-
-/// Which board a backend drives, for backends of which several handles can drive the
-/// same board (a simulated board handed out twice by `gpib::sim::SimHost::board`).
-///
-/// A board has one addressing state and carries one transaction at a time, whoever
-/// holds a handle to it: every [`crate::Bus`] made on backends with equal ids shares
-/// one lock and one record of who is addressed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct BoardId {
-    backend: &'static str,
-    instance: usize,
-    board: usize,
-}
-
-impl BoardId {
-    /// The board `board` of backend `backend`'s `instance` (e.g. a simulated host's
-    /// identity), unique while any handle to it is alive.
-    pub fn new(backend: &'static str, instance: usize, board: usize) -> Self {
-        Self {
-            backend,
-            instance,
-            board,
-        }
-    }
-}
-
-/// Which half of a write-then-read call ([`Backend::device_write_read`]) failed.
+/// Which half of a write-then-read call ([`DeviceLevel::device_write_read`]) failed.
 #[derive(Debug)]
 pub enum WriteReadError {
     /// The write (or what came before the read): nothing was read.
@@ -147,18 +136,6 @@ impl WriteReadError {
             Self::Write(e) | Self::Read(e) => e,
         }
     }
-}
-
-/// Turn-taking among the threads that share a backend's clock (the simulator's
-/// participants, `gpib::sim::Participant`): [`crate::Bus`] takes the turn before
-/// it locks the board and gives it back after, so that a whole transaction runs in
-/// one turn and never waits for a turn while it holds the board.
-pub trait Turns: Send + Sync {
-    /// Waits until the calling thread may run (at once for a thread that takes no
-    /// turns, or that holds the turn already), then holds the turn.
-    fn acquire(&self);
-    /// Gives back one [`Turns::acquire`].
-    fn release(&self);
 }
 
 /// One interface board acting as system controller-in-charge.
@@ -234,149 +211,14 @@ pub trait Backend: Send {
     /// The I/O timeout in force.
     fn timeout(&self) -> Duration;
 
-    /// Time since the backend was opened, on its clock (see [`Backend::clock_kind`]).
+    /// Time since the backend was opened, on its clock (see [`BackendExt::clock_kind`]).
     /// Measurements read time from here, never from the system clock.
     fn now(&self) -> Duration;
-
-    /// Whether [`Backend::now`] is wall time or virtual time.
-    fn clock_kind(&self) -> ClockKind {
-        ClockKind::Wall
-    }
-
-    /// Waits `duration` on the backend's clock (sleeps on hardware; advances virtual time
-    /// on the simulator).
-    fn delay(&mut self, duration: Duration) {
-        std::thread::sleep(duration);
-    }
-
-    /// Host CPU time modelled so far, for backends that model it (the simulator).
-    /// `None` when CPU time must be measured from the operating system instead.
-    fn modelled_host_cpu(&self) -> Option<Duration> {
-        None
-    }
-
-    /// The board this backend drives, when another handle may drive it too (see
-    /// [`BoardId`]). `None` by default: this backend is the board's only handle.
-    fn board_id(&self) -> Option<BoardId> {
-        None
-    }
-
-    /// Whether waiting (for SRQ, or a delay) takes wall time: true on hardware and on
-    /// the simulator in real-time mode. [`crate::Bus::wait_srq`] then waits with the
-    /// bus unlocked, so other threads' transactions go on during the wait. The default
-    /// is `clock_kind() == ClockKind::Wall`.
-    fn waits_in_wall_time(&self) -> bool {
-        self.clock_kind() == ClockKind::Wall
-    }
-
-    /// Whether the board's driver sends addressing bytes (UNL, MTA/MLA, secondaries)
-    /// before every read and write, as linux-gpib's device-level calls do. A
-    /// [`crate::Bus`] over such a backend does the same; otherwise it sends them only
-    /// when the addressed device changes. Default: false.
-    fn addresses_every_call(&self) -> bool {
-        false
-    }
-
-    /// Whether the board's driver ends every device read and write with UNL and UNT
-    /// (linux-gpib's `IbcUnAddr`). A [`crate::Bus`] over such a backend sends them after
-    /// each transfer it addresses itself, and addresses the next one again. Default:
-    /// false.
-    fn unaddresses_after_call(&self) -> bool {
-        false
-    }
-
-    /// The board's driver settings ([`BoardTuning`]: T1, autopoll, readdressing,
-    /// unaddressing), when the backend can read and change them. `None` by default.
-    fn tuning(&mut self) -> Option<&mut dyn BoardTuning> {
-        None
-    }
 
     /// Serial-polls one device: UNL, MLA(board), SPE, MTA(device) \[MSA\], read one
     /// byte, SPD, UNT.
     fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
         generic_serial_poll(self, device)
-    }
-
-    /// Whether this backend addresses devices itself (a Prologix adapter, a VXI-11
-    /// gateway): then [`crate::Device`] uses the device-level operations below
-    /// ([`Backend::device_write`], [`Backend::device_read`], ...) instead of sending
-    /// addressing with [`Backend::command`]. `false` by default.
-    fn device_level(&self) -> bool {
-        false
-    }
-
-    /// Sends `data` to `device` (addressed to listen, the board to talk), with EOI on
-    /// the last byte when `eoi`; returns the count sent. The default addresses with
-    /// the raw core (UNL, MTA board, MLA device \[MSA\]) and then [`Backend::write`].
-    ///
-    /// Errors as [`Backend::write`]; a timeout keeps its count.
-    fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
-        self.command(addressing::to_devices(self.board_address(), &[device]).as_bytes())?;
-        self.write(data, eoi)
-    }
-
-    /// Sends `data` to `device` with END on its last byte, then reads its answer into
-    /// `buf` (a query), in one call where the backend can overlap the two: a VXI-11
-    /// client sends both RPCs before it waits for either. The default makes the two
-    /// calls ([`Backend::device_write`], [`Backend::device_read`]).
-    ///
-    /// The error says which half failed: [`WriteReadError::Write`] (nothing was read)
-    /// or [`WriteReadError::Read`] (its `transferred` bytes are at the start of `buf`).
-    fn device_write_read(
-        &mut self,
-        device: Address,
-        data: &[u8],
-        buf: &mut [u8],
-        eos: Option<Eos>,
-    ) -> std::result::Result<ReadStatus, WriteReadError> {
-        self.device_write(device, data, true)
-            .map_err(WriteReadError::Write)?;
-        self.device_read(device, buf, eos)
-            .map_err(WriteReadError::Read)
-    }
-
-    /// Reads from `device` (addressed to talk, the board to listen) into `buf` until
-    /// EOI, the EOS byte (when `eos` is given), or `buf` is full. The default
-    /// addresses with the raw core (UNL, MTA device \[MSA\], MLA board) and then
-    /// [`Backend::read`].
-    ///
-    /// Errors as [`Backend::read`]: a timeout reports the bytes already in `buf`.
-    fn device_read(
-        &mut self,
-        device: Address,
-        buf: &mut [u8],
-        eos: Option<Eos>,
-    ) -> Result<ReadStatus> {
-        self.command(addressing::from_device(self.board_address(), device).as_bytes())?;
-        self.read(buf, eos)
-    }
-
-    /// SDC to one device: its input and output buffers are cleared. The default sends
-    /// UNL, MTA board, MLA device \[MSA\], SDC.
-    fn device_clear(&mut self, device: Address) -> Result<()> {
-        addressed(self, device, InterfaceMessage::SelectedDeviceClear)
-    }
-
-    /// GET to one device. The default sends UNL, MTA board, MLA device \[MSA\], GET.
-    fn device_trigger(&mut self, device: Address) -> Result<()> {
-        addressed(self, device, InterfaceMessage::GroupExecuteTrigger)
-    }
-
-    /// Puts one device in remote: REN asserted and the device addressed to listen.
-    fn device_remote(&mut self, device: Address) -> Result<()> {
-        self.remote_enable(true)?;
-        self.command(addressing::to_devices(self.board_address(), &[device]).as_bytes())
-    }
-
-    /// GTL to one device: it returns to local (front-panel) control.
-    fn device_local(&mut self, device: Address) -> Result<()> {
-        addressed(self, device, InterfaceMessage::GoToLocal)
-    }
-
-    /// Network cost of the calls so far, for backends that talk over a network:
-    /// calls, round trips and bytes on the wire both ways. `None` by default.
-    fn wire_stats(&self) -> Option<WireStats> {
-        None
     }
 
     /// True while SRQ is asserted.
@@ -399,54 +241,36 @@ pub trait Backend: Send {
         }
     }
 
-    /// One step of a wait for SRQ until `deadline` on the backend's clock:
-    /// `Some(true)` when SRQ is asserted, `Some(false)` when the deadline passed, `None`
-    /// when the wait is not over but other callers' operations come first (call again,
-    /// after unlocking). The default waits the whole time in one step.
-    fn wait_srq_step(&mut self, deadline: Duration) -> Result<Option<bool>> {
-        let left = deadline.saturating_sub(self.now());
-        self.wait_srq(left).map(Some)
-    }
-
-    /// The turn-taking this backend's callers share, if any (see [`Turns`]).
-    fn turns(&self) -> Option<std::sync::Arc<dyn Turns>> {
+    /// The device-level operations, for a backend that addresses devices itself (a
+    /// Prologix adapter, a VXI-11 gateway, linux-gpib's device descriptors): then
+    /// [`crate::Device`] uses them instead of sending addressing with
+    /// [`Backend::command`]. `None` by default.
+    fn device_level(&mut self) -> Option<&mut dyn DeviceLevel> {
         None
     }
 
-    /// Conducts a parallel poll and returns the DIO byte.
-    fn parallel_poll(&mut self) -> Result<u8> {
-        Err(Error::unsupported("parallel poll", self.name()))
+    /// The bus lines, ATN, parallel poll and the listener check ([`BoardControl`]),
+    /// where the board's driver has them. `None` by default.
+    fn board_control(&mut self) -> Option<&mut dyn BoardControl> {
+        None
     }
 
-    /// A snapshot of the bus lines.
-    fn lines(&mut self) -> Result<BusLines> {
-        Err(Error::unsupported("reading the bus lines", self.name()))
+    /// The modelled clock ([`VirtualTime`]), for a backend in virtual time. `None` by
+    /// default: the backend runs on the wall clock.
+    fn virtual_time(&mut self) -> Option<&mut dyn VirtualTime> {
+        None
     }
 
-    /// The board's own state (CIC, ATN, TACS, LACS, REN, SRQ), so that no layer above
-    /// has to decode its own command bytes to know it.
-    fn board_status(&mut self) -> Result<BoardStatus> {
-        Err(Error::unsupported(
-            "reading the board's status",
-            self.name(),
-        ))
+    /// The board's driver settings ([`BoardTuning`]: T1, autopoll, readdressing,
+    /// unaddressing), when the backend can read and change them. `None` by default.
+    fn tuning(&mut self) -> Option<&mut dyn BoardTuning> {
+        None
     }
 
-    /// Releases ATN without moving data (linux-gpib's `ibgts`): the board goes to
-    /// standby, the addressed talker and listeners may transfer.
-    fn go_to_standby(&mut self) -> Result<()> {
-        Err(Error::unsupported("going to standby", self.name()))
-    }
-
-    /// Asserts ATN without sending command bytes (linux-gpib's `ibcac`).
-    fn take_control(&mut self) -> Result<()> {
-        Err(Error::unsupported("taking control", self.name()))
-    }
-
-    /// True when a device listens at `address` (addresses it to listen and senses NDAC).
-    fn listener_present(&mut self, address: Address) -> Result<bool> {
-        let _ = address;
-        Err(Error::unsupported("the listener check", self.name()))
+    /// Network cost of the calls so far, for backends that talk over a network:
+    /// calls, round trips and bytes on the wire both ways. `None` by default.
+    fn wire_stats(&self) -> Option<WireStats> {
+        None
     }
 }
 
@@ -464,13 +288,6 @@ pub struct WireStats {
     pub bytes_received: u64,
     /// Wall time spent waiting for answers.
     pub waiting: Duration,
-}
-
-/// One addressed command to `device`, with its addressing, in one command call.
-fn addressed<B: Backend + ?Sized>(b: &mut B, device: Address, m: InterfaceMessage) -> Result<()> {
-    let mut cmd = addressing::to_devices(b.board_address(), &[device]);
-    cmd.push(m);
-    b.command(cmd.as_bytes())
 }
 
 /// The serial poll built from the required core: UNL, MLA(board), SPE, MTA(device)
@@ -511,6 +328,17 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     fn read(&mut self, buf: &mut [u8], eos: Option<Eos>) -> Result<ReadStatus> {
         (**self).read(buf, eos)
     }
+    fn command_then_write(&mut self, commands: &[u8], data: &[u8], eoi: bool) -> Result<usize> {
+        (**self).command_then_write(commands, data, eoi)
+    }
+    fn command_then_read(
+        &mut self,
+        commands: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
+        (**self).command_then_read(commands, buf, eos)
+    }
     fn interface_clear(&mut self) -> Result<()> {
         (**self).interface_clear()
     }
@@ -526,30 +354,6 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     fn now(&self) -> Duration {
         (**self).now()
     }
-    fn clock_kind(&self) -> ClockKind {
-        (**self).clock_kind()
-    }
-    fn delay(&mut self, duration: Duration) {
-        (**self).delay(duration)
-    }
-    fn modelled_host_cpu(&self) -> Option<Duration> {
-        (**self).modelled_host_cpu()
-    }
-    fn board_id(&self) -> Option<BoardId> {
-        (**self).board_id()
-    }
-    fn waits_in_wall_time(&self) -> bool {
-        (**self).waits_in_wall_time()
-    }
-    fn addresses_every_call(&self) -> bool {
-        (**self).addresses_every_call()
-    }
-    fn unaddresses_after_call(&self) -> bool {
-        (**self).unaddresses_after_call()
-    }
-    fn tuning(&mut self) -> Option<&mut dyn BoardTuning> {
-        (**self).tuning()
-    }
     fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
         (**self).serial_poll(device)
     }
@@ -559,75 +363,17 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     fn wait_srq(&mut self, timeout: Duration) -> Result<bool> {
         (**self).wait_srq(timeout)
     }
-    fn wait_srq_step(&mut self, deadline: Duration) -> Result<Option<bool>> {
-        (**self).wait_srq_step(deadline)
-    }
-    fn turns(&self) -> Option<std::sync::Arc<dyn Turns>> {
-        (**self).turns()
-    }
-    fn parallel_poll(&mut self) -> Result<u8> {
-        (**self).parallel_poll()
-    }
-    fn lines(&mut self) -> Result<BusLines> {
-        (**self).lines()
-    }
-    fn board_status(&mut self) -> Result<BoardStatus> {
-        (**self).board_status()
-    }
-    fn go_to_standby(&mut self) -> Result<()> {
-        (**self).go_to_standby()
-    }
-    fn take_control(&mut self) -> Result<()> {
-        (**self).take_control()
-    }
-    fn listener_present(&mut self, address: Address) -> Result<bool> {
-        (**self).listener_present(address)
-    }
-    fn device_level(&self) -> bool {
+    fn device_level(&mut self) -> Option<&mut dyn DeviceLevel> {
         (**self).device_level()
     }
-    fn command_then_write(&mut self, commands: &[u8], data: &[u8], eoi: bool) -> Result<usize> {
-        (**self).command_then_write(commands, data, eoi)
+    fn board_control(&mut self) -> Option<&mut dyn BoardControl> {
+        (**self).board_control()
     }
-    fn command_then_read(
-        &mut self,
-        commands: &[u8],
-        buf: &mut [u8],
-        eos: Option<Eos>,
-    ) -> Result<ReadStatus> {
-        (**self).command_then_read(commands, buf, eos)
+    fn virtual_time(&mut self) -> Option<&mut dyn VirtualTime> {
+        (**self).virtual_time()
     }
-    fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
-        (**self).device_write(device, data, eoi)
-    }
-    fn device_write_read(
-        &mut self,
-        device: Address,
-        data: &[u8],
-        buf: &mut [u8],
-        eos: Option<Eos>,
-    ) -> std::result::Result<ReadStatus, WriteReadError> {
-        (**self).device_write_read(device, data, buf, eos)
-    }
-    fn device_read(
-        &mut self,
-        device: Address,
-        buf: &mut [u8],
-        eos: Option<Eos>,
-    ) -> Result<ReadStatus> {
-        (**self).device_read(device, buf, eos)
-    }
-    fn device_clear(&mut self, device: Address) -> Result<()> {
-        (**self).device_clear(device)
-    }
-    fn device_trigger(&mut self, device: Address) -> Result<()> {
-        (**self).device_trigger(device)
-    }
-    fn device_remote(&mut self, device: Address) -> Result<()> {
-        (**self).device_remote(device)
-    }
-    fn device_local(&mut self, device: Address) -> Result<()> {
-        (**self).device_local(device)
+    fn tuning(&mut self) -> Option<&mut dyn BoardTuning> {
+        (**self).tuning()
     }
     fn wire_stats(&self) -> Option<WireStats> {
         (**self).wire_stats()

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::address::{Address, PrimaryAddress, SecondaryAddress};
 use crate::backend::tuning::BoardTuning;
-use crate::backend::{Backend, BoardId, ClockKind, Eos, ReadStatus, Turns};
+use crate::backend::{Backend, BackendExt, BoardId, ClockKind, Eos, ReadStatus, Turns};
 use crate::error::{Error, Result};
 use crate::message::{addressing, InterfaceMessage};
 use crate::status::{BusLines, StatusByte};
@@ -35,7 +35,8 @@ pub(crate) struct BusState {
     default_timeout: Duration,
     /// Send the addressing before every transfer, even when it is in place.
     readdress: bool,
-    /// Send UNL and UNT after every device transfer ([`Backend::unaddresses_after_call`]).
+    /// Send UNL and UNT after every device transfer (the board tuning's unaddressing:
+    /// [`crate::backend::BackendExt::driver_addressing`]).
     unaddress: bool,
 }
 
@@ -112,11 +113,11 @@ impl Bus {
     /// Wraps a backend chosen at run time.
     ///
     /// When a `Bus` already drives the same board (a backend with the same
-    /// [`Backend::board_id`], e.g. a simulated board handed out twice), the new handle
+    /// [`BackendExt::board_id`], e.g. a simulated board handed out twice), the new handle
     /// shares that bus (its lock, its addressing state, its default timeout) and
     /// `backend` is dropped: a board carries one transaction at a time and has one
     /// addressing state, whoever holds a handle to it.
-    pub fn from_box(backend: Box<dyn Backend>) -> Self {
+    pub fn from_box(mut backend: Box<dyn Backend>) -> Self {
         let Some(id) = backend.board_id() else {
             return Self::alone(backend);
         };
@@ -134,12 +135,11 @@ impl Bus {
         bus
     }
 
-    fn alone(backend: Box<dyn Backend>) -> Self {
+    fn alone(mut backend: Box<dyn Backend>) -> Self {
         let name = backend.name().to_string();
         let turns = backend.turns();
         let timeout = backend.timeout();
-        let readdress = backend.addresses_every_call();
-        let unaddress = backend.unaddresses_after_call();
+        let (readdress, unaddress) = backend.driver_addressing();
         Self {
             shared: Arc::new(Shared {
                 state: Mutex::new(BusState {
@@ -212,7 +212,7 @@ impl Bus {
 
     /// Whether the backend addresses devices itself (see [`Backend::device_level`]).
     pub fn device_level(&self) -> bool {
-        self.lock().backend.device_level()
+        self.lock().backend.is_device_level()
     }
 
     /// Host CPU time modelled by the backend so far, if it models it.
@@ -457,16 +457,16 @@ impl Bus {
     pub fn tuning<T>(&self, f: impl FnOnce(&mut dyn BoardTuning) -> Result<T>) -> Result<T> {
         let mut g = self.lock();
         g.addressed = Addressed::Nothing;
-        let before = g.backend.addresses_every_call();
+        let (before, _) = g.backend.driver_addressing();
         let out = match g.backend.tuning() {
             Some(t) => f(t),
             None => Err(Error::unsupported("board tuning", &self.shared.name)),
         };
-        let after = g.backend.addresses_every_call();
+        let (after, unaddress) = g.backend.driver_addressing();
         if before != after {
             g.readdress = after;
         }
-        g.unaddress = g.backend.unaddresses_after_call();
+        g.unaddress = unaddress;
         out
     }
 
@@ -490,8 +490,8 @@ impl Transaction<'_> {
     }
 
     /// Whether the backend addresses devices itself (see [`Backend::device_level`]).
-    pub fn device_level(&self) -> bool {
-        self.state.backend.device_level()
+    pub fn device_level(&mut self) -> bool {
+        self.state.backend.is_device_level()
     }
 
     /// Applies `timeout` (or the bus default) to the backend if it is not in force already.
@@ -581,7 +581,9 @@ impl Transaction<'_> {
     }
 
     /// UNL UNT after a device transfer, when the driver unaddresses after every call
-    /// ([`Backend::unaddresses_after_call`]): the next transfer addresses again.
+    /// (the board tuning's unaddressing:
+    /// [`crate::backend::BackendExt::driver_addressing`]): the next transfer addresses
+    /// again.
     fn unaddress_if_asked(&mut self) -> Result<()> {
         if self.state.unaddress {
             self.command(addressing::unaddress().as_bytes())?;

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::address::Address;
-use crate::backend::{Eos, ReadEnd, ReadStatus, WriteReadError};
+use crate::backend::{BackendExt, Eos, ReadEnd, ReadStatus, WriteReadError};
 use crate::block::{self, BlockFormat, BlockValue, Endian, HeaderParse, MAX_HEADER_LEN};
 use crate::bus::Bus;
 
@@ -493,7 +493,7 @@ impl Device {
     pub fn remote(&self) -> Result<()> {
         self.run(|tx| {
             if tx.device_level() {
-                return tx.backend().device_remote(self.address);
+                return crate::backend::device_level::of(tx.backend())?.device_remote(self.address);
             }
             tx.backend().remote_enable(true)?;
             tx.address_to_device(self.address)

@@ -31,7 +31,9 @@
 //!   written as they happen; `sim` (feature `sim`): the simulated bus; `serve`
 //!   (feature `serve`): the network server.
 #![warn(missing_docs)]
-#![cfg_attr(not(feature = "linux-gpib"), forbid(unsafe_code))]
+// Unsafe code only where libgpib is called (backend/linux_gpib/ffi.rs, feature
+// `linux-gpib`), each block with its SAFETY comment.
+#![deny(unsafe_code)]
 // docs.rs (nightly rustdoc): label feature-gated items with the feature they need.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

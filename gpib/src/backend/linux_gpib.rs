@@ -1,6 +1,7 @@
 //! The linux-gpib hardware backend (feature `linux-gpib`): one interface board of a
 //! [linux-gpib](https://linux-gpib.sourceforge.io) installation, driven through the
-//! low-level ("traditional" and IEEE 488.2) calls of the `linux-gpib-rs` crate.
+//! low-level ("traditional" and IEEE 488.2) calls of its C library, `libgpib`, declared
+//! by this crate (no bindgen, no other dependency; the program links `-lgpib`).
 //!
 //! ```no_run
 //! use gpib::{Bus, LinuxGpibBoard};
@@ -25,10 +26,15 @@
 //! | `parallel_poll` / `lines` / `listener_present` | `ibrpp` / `iblines` / `ibln` |
 //! | `tuning` ([`crate::backend::tuning::BoardTuning`]) | `ibconfig`/`ibask` of `IbcTIMING`, `IbcAUTOPOLL` on the board descriptor, `IbcUnAddr` on the device descriptors |
 //!
-//! The open parameters of linux-gpib-rs's high-level `Instrument` API (EOS on NL, no
-//! EOI on writes, a device clear on open) are never used: every setting a call depends
-//! on is set explicitly. Errors keep linux-gpib's own error (`iberr` code and status
-//! word) as their [`std::error::Error::source`]; see [`kind_for_iberr`] for the mapping.
+//! No setting is inherited from the descriptor or gpib.conf (EOS, EOI on writes, the
+//! timeout): every setting a call depends on is set explicitly. Errors keep
+//! linux-gpib's own figures (the call, `iberr`, `ibsta`, `ibcntl`) as their
+//! [`std::error::Error::source`], a [`LibgpibError`]; see [`kind_for_iberr`] for the
+//! mapping.
+//!
+//! Linking: libgpib is found where the linker looks (`/usr/local/lib`, where
+//! linux-gpib installs it, is searched on most systems; elsewhere add
+//! `RUSTFLAGS="-L native=DIR"`). Building the docs or `cargo check` needs no libgpib.
 //!
 //! One user per descriptor: a board is opened once per process (a second
 //! [`LinuxGpibBoard::open_index`] of the same board fails until the first is dropped), every
@@ -40,66 +46,26 @@ use std::os::raw::c_int;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use linux_gpib_rs::error::{GpibError, IbError};
-use linux_gpib_rs::lowlevel::utility::{Addr4882, ThreadIbcntl, ThreadIberr, ThreadIbsta};
-use linux_gpib_rs::lowlevel::{multidevice, traditional};
-use linux_gpib_rs::status::IbStatus;
-use linux_gpib_rs::types::{
-    IbEosMode, IbOnline, IbOption, IbSendEOI, IbTimeout, PrimaryAddress as LgPrimary,
-    SecondaryAddress as LgSecondary,
-};
-
+use crate::abi;
 use crate::address::{Address, PrimaryAddress};
-use crate::backend::{Backend, ClockKind, Eos, ReadEnd, ReadStatus};
+use crate::backend::{Backend, BoardControl, DeviceLevel, Eos, ReadEnd, ReadStatus};
 use crate::error::{Error, ErrorKind, Result};
 use crate::gpibconf::{Entry, GpibConf};
+use crate::message::addressing;
 use crate::status::{BusLines, StatusByte};
 
+#[allow(unsafe_code)] // the one place libgpib is called
+mod ffi;
 mod tuning;
+
+pub use ffi::{LibgpibError, StatusWord};
 
 /// The backend's name in messages.
 const NAME: &str = "linux-gpib";
 
 pub use crate::abi::timeout_steps::{timeout_code, TIMEOUT_STEPS};
 
-fn ib_timeout(code: i32) -> IbTimeout {
-    use IbTimeout::*;
-    const ALL: [IbTimeout; 18] = [
-        TNone, T10us, T30us, T100us, T300us, T1ms, T3ms, T10ms, T30ms, T100ms, T300ms, T1s, T3s,
-        T10s, T30s, T100s, T300s, T1000s,
-    ];
-    ALL[code.clamp(0, 17) as usize]
-}
-
 pub use crate::abi::{kind_for_iberr, Call, IBERR_NAMES};
-
-fn iberr_code(e: &IbError) -> i32 {
-    match e {
-        IbError::EDVR(_) => 0,
-        IbError::ECIC => 1,
-        IbError::ENOL => 2,
-        IbError::EADR => 3,
-        IbError::EARG => 4,
-        IbError::ESAC => 5,
-        IbError::EABO => 6,
-        IbError::ENEB => 7,
-        IbError::EDMA => 8,
-        IbError::EOIP => 10,
-        IbError::ECAP => 11,
-        IbError::EFSO(_) => 12,
-        IbError::EBUS => 14,
-        IbError::ESTB => 15,
-        IbError::ESRQ => 16,
-        IbError::ETAB => 20,
-        IbError::ELCK => 21,
-        IbError::EARM => 22,
-        IbError::EHDL => 23,
-        IbError::ECFG => 24,
-        IbError::EWIP => 26,
-        IbError::ERST => 27,
-        IbError::EPWR => 28,
-    }
-}
 
 /// Board indices (or, when the index is unknown, descriptors) in use in this process.
 static IN_USE: Mutex<Vec<c_int>> = Mutex::new(Vec::new());
@@ -194,7 +160,7 @@ impl LinuxGpibBoard {
         if let Ok(index) = name.trim().parse::<i32>() {
             return Self::open_index(index);
         }
-        let ud = traditional::ibfind(name).map_err(|e| {
+        let ud = ffi::find(name).map_err(|e| {
             let mut err = driver_error("ibfind", Call::Other, e, None, Duration::ZERO);
             if let Error::Backend { message, .. } = &mut err {
                 message.push_str(&format!(
@@ -204,30 +170,30 @@ impl LinuxGpibBoard {
             err
         })?;
         // A board descriptor answers the board-only options; a device descriptor gets EARG.
-        if traditional::ibask(ud, IbOption::SC).is_err() {
-            let _ = traditional::ibonl(ud, IbOnline::Close);
+        if ffi::ask(ud, abi::OPT_SC).is_err() {
+            let _ = ffi::close(ud);
             return Err(Error::InvalidArgument(format!(
                 "{name:?} names a device in /etc/gpib.conf, not an interface board"
             )));
         }
         // Key the registry by board index when linux-gpib tells it, so that the same
         // board opened by index and by name counts as one user.
-        let key = traditional::ibask(ud, IbOption::BNA)
+        let key = ffi::ask(ud, abi::OPT_BNA)
             .ok()
             .filter(|i| (0..16).contains(i))
             .unwrap_or(ud + 0x1_0000);
         if !claim(key) {
-            let _ = traditional::ibonl(ud, IbOnline::Close);
+            let _ = ffi::close(ud);
             return Err(in_use(&format!("board {name:?}")));
         }
         Self::init(ud, key, true, format!("board {name:?}")).inspect_err(|_| {
-            let _ = traditional::ibonl(ud, IbOnline::Close);
+            let _ = ffi::close(ud);
             release(key);
         })
     }
 
     fn init(ud: c_int, key: c_int, owned: bool, label: String) -> Result<Self> {
-        let unavailable = |what: &'static str, e: GpibError| -> Error {
+        let unavailable = |what: &'static str, e: LibgpibError| -> Error {
             let err = driver_error(what, Call::Other, e, None, Duration::ZERO);
             Error::BackendUnavailable {
                 backend: NAME.into(),
@@ -238,18 +204,18 @@ impl LinuxGpibBoard {
                 ),
             }
         };
-        let pad = traditional::ibask(ud, IbOption::PAD).map_err(|e| unavailable("ibask", e))?;
+        let pad = ffi::ask(ud, abi::OPT_PAD).map_err(|e| unavailable("ibask", e))?;
         let address = PrimaryAddress::try_from(pad).map_err(|_| Error::BackendUnavailable {
             backend: NAME.into(),
             hint: format!("{label} reports primary address {pad}"),
         })?;
-        let tmo = traditional::ibask(ud, IbOption::TMO).map_err(|e| unavailable("ibask", e))?;
+        let tmo = ffi::ask(ud, abi::OPT_TMO).map_err(|e| unavailable("ibask", e))?;
         let timeout = TIMEOUT_STEPS
             .get(usize::try_from(tmo).unwrap_or(0))
             .copied()
             .unwrap_or(Duration::ZERO);
         // Never inherit EOS settings (XEOS would add EOI to writes): none until a read asks.
-        traditional::ibeos(ud, eos_mode(None)).map_err(|e| unavailable("ibeos", e))?;
+        ffi::eos(ud, eos_mode(None)).map_err(|e| unavailable("ibeos", e))?;
         let board = Self {
             ud,
             key,
@@ -274,19 +240,12 @@ impl LinuxGpibBoard {
     fn device_descriptor(&mut self, device: Address) -> Result<(c_int, &mut Applied)> {
         let t = self.timeout;
         if !self.devices.contains_key(&device) {
-            let (pad, sad) = lg_address(device)?;
-            let ud = traditional::ibdev(
-                self.key,
-                pad,
-                sad,
-                ib_timeout(timeout_code(t).0),
-                IbSendEOI::Enabled(1),
-                eos_mode(None),
-            )
-            .map_err(|e| driver_error("ibdev", Call::Other, e, None, t))?;
+            let (pad, sad) = lg_address(device);
+            let ud = ffi::dev(self.key, pad, sad, timeout_code(t).0, true, eos_mode(None))
+                .map_err(|e| driver_error("ibdev", Call::Other, e, None, t))?;
             if self.unaddress {
-                if let Err(e) = traditional::ibconfig(ud, IbOption::UnAddr, 1) {
-                    let _ = traditional::ibonl(ud, IbOnline::Close);
+                if let Err(e) = ffi::config(ud, abi::OPT_UN_ADDR, 1) {
+                    let _ = ffi::close(ud);
                     return Err(driver_error("ibconfig", Call::Other, e, None, t));
                 }
             }
@@ -353,7 +312,13 @@ impl LinuxGpibBoard {
         self.ud
     }
 
-    fn error(&self, what: &'static str, call: Call, e: GpibError, count: Option<usize>) -> Error {
+    fn error(
+        &self,
+        what: &'static str,
+        call: Call,
+        e: LibgpibError,
+        count: Option<usize>,
+    ) -> Error {
         driver_error(what, call, e, count, self.timeout)
     }
 }
@@ -365,8 +330,7 @@ fn apply_eos(ud: c_int, applied: &mut Applied, eos: Option<Eos>, t: Duration) ->
         return Ok(());
     }
     applied.eos = None;
-    traditional::ibeos(ud, eos_mode(eos))
-        .map_err(|e| driver_error("ibeos", Call::Other, e, None, t))?;
+    ffi::eos(ud, eos_mode(eos)).map_err(|e| driver_error("ibeos", Call::Other, e, None, t))?;
     applied.eos = Some(eos);
     Ok(())
 }
@@ -376,13 +340,8 @@ fn apply_eot(ud: c_int, applied: &mut Applied, eoi: bool, t: Duration) -> Result
     if applied.eot == Some(eoi) {
         return Ok(());
     }
-    let mode = if eoi {
-        IbSendEOI::Enabled(1)
-    } else {
-        IbSendEOI::Disabled
-    };
     applied.eot = None;
-    traditional::ibeot(ud, mode).map_err(|e| driver_error("ibeot", Call::Other, e, None, t))?;
+    ffi::eot(ud, eoi).map_err(|e| driver_error("ibeot", Call::Other, e, None, t))?;
     applied.eot = Some(eoi);
     Ok(())
 }
@@ -393,8 +352,7 @@ fn apply_timeout(ud: c_int, applied: &mut Applied, t: Duration) -> Result<()> {
         return Ok(());
     }
     applied.timeout = None;
-    traditional::ibtmo(ud, ib_timeout(timeout_code(t).0))
-        .map_err(|e| driver_error("ibtmo", Call::Other, e, None, t))?;
+    ffi::tmo(ud, timeout_code(t).0).map_err(|e| driver_error("ibtmo", Call::Other, e, None, t))?;
     applied.timeout = Some(t);
     Ok(())
 }
@@ -408,15 +366,10 @@ fn write_on(
     t: Duration,
 ) -> Result<usize> {
     apply_eot(ud, applied, eoi, t)?;
-    match traditional::ibwrt(ud, data) {
-        Ok(n) => Ok(n.min(data.len())),
-        // linux-gpib-rs's ibwrt formats the data as UTF-8 for its debug log and
-        // fails after the bytes were sent; the thread status tells the truth.
-        Err(GpibError::ValueError(_)) if !IbStatus::from_ibsta(ThreadIbsta()).err => {
-            Ok(thread_count(data.len()))
-        }
+    match ffi::wrt(ud, data) {
+        Ok(done) => Ok(clamp_count(done.count, data.len())),
         Err(e) => {
-            let sent = thread_count(data.len());
+            let sent = clamp_count(e.count, data.len());
             Err(driver_error("write", Call::Write, e, Some(sent), t))
         }
     }
@@ -437,13 +390,13 @@ fn read_on(
         });
     }
     apply_eos(ud, applied, eos, t)?;
-    match traditional::ibrd(ud, buf) {
-        Ok((status, n)) => {
-            let n = n.min(buf.len());
+    match ffi::rd(ud, buf) {
+        Ok(done) => {
+            let n = clamp_count(done.count, buf.len());
             let on_eos = n > 0 && eos.is_some_and(|e| e.matches(buf[n - 1]));
             let end = if on_eos {
                 ReadEnd::Eos
-            } else if status.end {
+            } else if done.ibsta & abi::END != 0 {
                 ReadEnd::Eoi
             } else if n == buf.len() {
                 ReadEnd::BufferFull
@@ -456,38 +409,30 @@ fn read_on(
             Ok(ReadStatus { count: n, end })
         }
         Err(e) => {
-            let got = thread_count(buf.len());
+            let got = clamp_count(e.count, buf.len());
             Err(driver_error("read", Call::Read, e, Some(got), t))
         }
     }
 }
 
-fn eos_mode(eos: Option<Eos>) -> IbEosMode {
+/// The `ibeos` mode word for `eos`: REOS (with BIN for 8-bit compares) and the byte,
+/// or 0 (no EOS); never XEOS.
+fn eos_mode(eos: Option<Eos>) -> i32 {
     match eos {
-        None => IbEosMode {
-            reos: false,
-            xeos: false,
-            bin: false,
-            eos_char: 0,
-        },
-        Some(e) => IbEosMode {
-            reos: true,
-            xeos: false,
-            bin: e.eight_bit,
-            eos_char: e.byte,
-        },
+        None => 0,
+        Some(e) => abi::REOS | if e.eight_bit { abi::BIN } else { 0 } | i32::from(e.byte),
     }
 }
 
 impl Drop for LinuxGpibBoard {
     fn drop(&mut self) {
         for (device, (ud, _)) in self.devices.drain() {
-            if let Err(e) = traditional::ibonl(ud, IbOnline::Close) {
+            if let Err(e) = ffi::close(ud) {
                 log::warn!("closing the descriptor of {device}: {e}");
             }
         }
         if self.owned {
-            if let Err(e) = traditional::ibonl(self.ud, IbOnline::Close) {
+            if let Err(e) = ffi::close(self.ud) {
                 log::warn!("closing {}: {e}", self.label);
             }
         }
@@ -505,47 +450,25 @@ fn in_use(what: &str) -> Error {
     }
 }
 
-/// The count linux-gpib reports for the last call of this thread, within `0..=max`.
-fn thread_count(max: usize) -> usize {
-    usize::try_from(ThreadIbcntl()).unwrap_or(0).min(max)
+/// A count linux-gpib reported (`ibcntl`), within `0..=max`.
+fn clamp_count(count: i64, max: usize) -> usize {
+    usize::try_from(count).unwrap_or(0).min(max)
 }
 
 /// Builds the library's error for a failed call, keeping linux-gpib's as its source.
 fn driver_error(
     what: &'static str,
     call: Call,
-    e: GpibError,
+    e: LibgpibError,
     count: Option<usize>,
     timeout: Duration,
 ) -> Error {
-    // linux-gpib-rs reports an error code it does not know (ECNF) or a wrapper-level
-    // problem as a ValueError: take the code from this thread's status then.
-    let (code, timo) = match &e {
-        GpibError::DriverError(status, ib) => (Some(iberr_code(ib)), status.timo),
-        GpibError::Timeout => (Some(6), true),
-        _ => {
-            let status = IbStatus::from_ibsta(ThreadIbsta());
-            if status.err {
-                (Some(ThreadIberr()), status.timo)
-            } else {
-                (None, false)
-            }
-        }
-    };
-    let Some(code) = code else {
-        return Error::Backend {
-            kind: ErrorKind::Io,
-            message: format!("{what}: linux-gpib-rs reported {e}"),
-            transferred: count,
-            source: Box::new(e),
-        };
-    };
-    let kind = kind_for_iberr(code, call, timo);
+    let code = e.iberr;
+    let kind = kind_for_iberr(code, call, e.timed_out());
     let (name, meaning) = IBERR_NAMES
         .iter()
         .find(|(c, ..)| *c == code)
         .map_or(("iberr", "unknown error"), |(_, n, m)| (*n, *m));
-    let status = IbStatus::from_ibsta(ThreadIbsta());
     let mut message = match kind {
         ErrorKind::Timeout | ErrorKind::CommandTimeout => format!(
             "{what} timed out after {timeout:?} with {} byte(s) transferred",
@@ -553,7 +476,10 @@ fn driver_error(
         ),
         _ => format!("{what} failed: {meaning}"),
     };
-    message.push_str(&format!(" (linux-gpib {name} = {code}, {status})"));
+    message.push_str(&format!(
+        " (linux-gpib {name} = {code}, ibsta {})",
+        StatusWord(e.ibsta)
+    ));
     let transferred = match kind {
         ErrorKind::Timeout
         | ErrorKind::CommandTimeout
@@ -569,16 +495,18 @@ fn driver_error(
     }
 }
 
-fn lg_address(a: Address) -> Result<(LgPrimary, LgSecondary)> {
-    let conv = |e: GpibError| Error::InvalidArgument(format!("address {a}: {e}"));
-    let pad = LgPrimary::new(c_int::from(a.primary.get())).map_err(conv)?;
-    // linux-gpib-rs reads 1..=30 as secondary 1..=30 but 0 as "none": always pass the
-    // 0x60-offset form so that secondary address 0 survives.
-    let sad = match a.secondary {
-        Some(s) => LgSecondary::new(c_int::from(s.to_ni())).map_err(conv)?,
-        None => LgSecondary::default(),
-    };
-    Ok((pad, sad))
+/// `a` as libgpib's `(pad, sad)` arguments: the secondary address in its 0x60-offset
+/// form (0x60 is secondary address 0), or 0 for none.
+fn lg_address(a: Address) -> (i32, i32) {
+    let sad = a.secondary.map_or(0, |s| i32::from(s.to_ni()));
+    (i32::from(a.primary.get()), sad)
+}
+
+/// `a` as an IEEE 488.2 `Addr4882_t` (`MakeAddr(pad, sad)`).
+fn addr4882(a: Address) -> u16 {
+    let (pad, sad) = lg_address(a);
+    // pad is 0..=30 and sad 0 or 0x60..=0x7e: both fit their byte.
+    (pad as u16 & 0xff) | ((sad as u16 & 0xff) << 8)
 }
 
 impl Backend for LinuxGpibBoard {
@@ -594,8 +522,8 @@ impl Backend for LinuxGpibBoard {
         if bytes.is_empty() {
             return Ok(());
         }
-        traditional::ibcmd(self.ud, bytes).map_err(|e| {
-            let sent = thread_count(bytes.len());
+        ffi::cmd(self.ud, bytes).map(drop).map_err(|e| {
+            let sent = clamp_count(e.count, bytes.len());
             match self.error("command", Call::Command, e, Some(sent)) {
                 Error::Backend {
                     kind: ErrorKind::CommandTimeout,
@@ -621,17 +549,58 @@ impl Backend for LinuxGpibBoard {
         read_on(self.ud, &mut self.applied, buf, eos, self.timeout)
     }
 
-    /// Device-level: each transfer is one `ibwrt`/`ibrd` on an `ibdev` descriptor of
-    /// the device, which addresses the bus in the same call (as raw libgpib programs
-    /// do), so a query costs the calls it costs them.
-    fn device_level(&self) -> bool {
-        true
-    }
-
     fn tuning(&mut self) -> Option<&mut dyn crate::backend::tuning::BoardTuning> {
         Some(self)
     }
 
+    fn interface_clear(&mut self) -> Result<()> {
+        ffi::sic(self.ud)
+            .map(drop)
+            .map_err(|e| self.error("interface clear", Call::Other, e, None))
+    }
+
+    fn remote_enable(&mut self, on: bool) -> Result<()> {
+        ffi::sre(self.ud, on)
+            .map(drop)
+            .map_err(|e| self.error("remote enable", Call::Other, e, None))
+    }
+
+    fn set_timeout(&mut self, timeout: Duration) -> Result<Duration> {
+        let (code, applied) = timeout_code(timeout);
+        ffi::tmo(self.ud, code).map_err(|e| self.error("ibtmo", Call::Other, e, None))?;
+        self.timeout = applied;
+        self.applied.timeout = Some(applied);
+        Ok(applied)
+    }
+
+    fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    fn now(&self) -> Duration {
+        self.opened.elapsed()
+    }
+
+    fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
+        let stb = ffi::read_status_byte(self.ud, addr4882(device))
+            .map_err(|e| self.error("serial poll", Call::Read, e, None))?;
+        Ok(StatusByte(stb))
+    }
+
+    fn srq(&mut self) -> Result<bool> {
+        ffi::test_srq(self.ud).map_err(|e| self.error("TestSRQ", Call::Other, e, None))
+    }
+
+    fn device_level(&mut self) -> Option<&mut dyn DeviceLevel> {
+        Some(self)
+    }
+
+    fn board_control(&mut self) -> Option<&mut dyn BoardControl> {
+        Some(self)
+    }
+}
+
+impl DeviceLevel for LinuxGpibBoard {
     fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
         let t = self.timeout;
         let (ud, applied) = self.device_descriptor(device)?;
@@ -652,89 +621,77 @@ impl Backend for LinuxGpibBoard {
     fn device_clear(&mut self, device: Address) -> Result<()> {
         let t = self.timeout;
         let (ud, _) = self.device_descriptor(device)?;
-        traditional::ibclr(ud).map_err(|e| driver_error("ibclr", Call::Other, e, None, t))
+        ffi::clr(ud)
+            .map(drop)
+            .map_err(|e| driver_error("ibclr", Call::Other, e, None, t))
     }
 
     fn device_trigger(&mut self, device: Address) -> Result<()> {
         let t = self.timeout;
         let (ud, _) = self.device_descriptor(device)?;
-        traditional::ibtrg(ud).map_err(|e| driver_error("ibtrg", Call::Other, e, None, t))
+        ffi::trg(ud)
+            .map(drop)
+            .map_err(|e| driver_error("ibtrg", Call::Other, e, None, t))
+    }
+
+    /// REN, then the device addressed to listen with `ibcmd` (UNL, MTA board, MLA
+    /// device \[MSA\]), as `EnableRemote` does for one device.
+    fn device_remote(&mut self, device: Address) -> Result<()> {
+        self.remote_enable(true)?;
+        self.command(addressing::to_devices(self.address, &[device]).as_bytes())
     }
 
     fn device_local(&mut self, device: Address) -> Result<()> {
         let t = self.timeout;
         let (ud, _) = self.device_descriptor(device)?;
-        traditional::ibloc(ud).map_err(|e| driver_error("ibloc", Call::Other, e, None, t))
+        ffi::loc(ud)
+            .map(drop)
+            .map_err(|e| driver_error("ibloc", Call::Other, e, None, t))
+    }
+}
+
+impl BoardControl for LinuxGpibBoard {
+    fn board_status(&mut self) -> Result<crate::status::BoardStatus> {
+        Err(Error::unsupported("reading the board's status", NAME))
     }
 
-    fn interface_clear(&mut self) -> Result<()> {
-        traditional::ibsic(self.ud).map_err(|e| self.error("interface clear", Call::Other, e, None))
+    fn go_to_standby(&mut self) -> Result<()> {
+        Err(Error::unsupported("going to standby", NAME))
     }
 
-    fn remote_enable(&mut self, on: bool) -> Result<()> {
-        traditional::ibsre(self.ud, c_int::from(on))
-            .map_err(|e| self.error("remote enable", Call::Other, e, None))
-    }
-
-    fn set_timeout(&mut self, timeout: Duration) -> Result<Duration> {
-        let (code, applied) = timeout_code(timeout);
-        traditional::ibtmo(self.ud, ib_timeout(code))
-            .map_err(|e| self.error("ibtmo", Call::Other, e, None))?;
-        self.timeout = applied;
-        self.applied.timeout = Some(applied);
-        Ok(applied)
-    }
-
-    fn timeout(&self) -> Duration {
-        self.timeout
-    }
-
-    fn now(&self) -> Duration {
-        self.opened.elapsed()
-    }
-
-    fn clock_kind(&self) -> ClockKind {
-        ClockKind::Wall
-    }
-
-    fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
-        let (pad, sad) = lg_address(device)?;
-        let addr = Addr4882::new(pad, sad)
-            .map_err(|e| Error::InvalidArgument(format!("address {device}: {e}")))?;
-        let stb = multidevice::ReadStatusByte(self.ud, addr)
-            .map_err(|e| self.error("serial poll", Call::Read, e, None))?;
-        Ok(StatusByte(stb as u8))
-    }
-
-    fn srq(&mut self) -> Result<bool> {
-        multidevice::TestSRQ(self.ud).map_err(|e| self.error("TestSRQ", Call::Other, e, None))
+    fn take_control(&mut self) -> Result<()> {
+        Err(Error::unsupported("taking control", NAME))
     }
 
     fn parallel_poll(&mut self) -> Result<u8> {
-        let dio = traditional::ibrpp(self.ud)
-            .map_err(|e| self.error("parallel poll", Call::Other, e, None))?;
-        Ok(dio as u8)
+        ffi::rpp(self.ud).map_err(|e| self.error("parallel poll", Call::Other, e, None))
     }
 
     fn lines(&mut self) -> Result<BusLines> {
-        let l = traditional::iblines(self.ud)
-            .map_err(|e| self.error("iblines", Call::Other, e, None))?;
-        // A line the board cannot sense is reported as not asserted.
-        Ok(BusLines {
-            dav: l.valid_dav && l.bus_dav,
-            nrfd: l.valid_nrfd && l.bus_nrfd,
-            ndac: l.valid_ndac && l.bus_ndac,
-            atn: l.valid_atn && l.bus_atn,
-            eoi: l.valid_eoi && l.bus_eoi,
-            srq: l.valid_srq && l.bus_srq,
-            ifc: l.valid_ifc && l.bus_ifc,
-            ren: l.valid_ren && l.bus_ren,
-        })
+        let l = ffi::lines(self.ud).map_err(|e| self.error("iblines", Call::Other, e, None))?;
+        Ok(bus_lines(l))
     }
 
     fn listener_present(&mut self, address: Address) -> Result<bool> {
-        let (pad, sad) = lg_address(address)?;
-        traditional::ibln(self.ud, pad, sad).map_err(|e| self.error("ibln", Call::Other, e, None))
+        let (pad, sad) = lg_address(address);
+        ffi::ln(self.ud, pad, sad).map_err(|e| self.error("ibln", Call::Other, e, None))
+    }
+}
+
+/// The lines of an `iblines` word: each `BusXXX` bit (high byte) counts only when its
+/// `ValidXXX` bit (the same bit in the low byte) says the board can sense that line; a
+/// line it cannot sense is reported as not asserted.
+fn bus_lines(l: i32) -> BusLines {
+    let on = |bus: i32| l & bus != 0 && l & (bus >> 8) != 0;
+    BusLines {
+        dav: on(abi::BUS_DAV),
+        nrfd: on(abi::BUS_NRFD),
+        ndac: on(abi::BUS_NDAC),
+        atn: on(abi::BUS_ATN),
+        eoi: on(abi::BUS_EOI),
+        srq: on(abi::BUS_SRQ),
+        ifc: on(abi::BUS_IFC),
+        ren: on(abi::BUS_REN),
     }
 }
 
@@ -778,17 +735,22 @@ mod tests {
         }
     }
 
+    fn failed(call: &'static str, ibsta: i32, iberr: i32, count: i64) -> LibgpibError {
+        LibgpibError {
+            call,
+            ibsta: ibsta | abi::ERR,
+            iberr,
+            count,
+        }
+    }
+
     #[test]
     fn driver_errors_keep_the_original() {
         use std::error::Error as _;
-        let status = IbStatus::default()
-            .with_err(true)
-            .with_timo(true)
-            .with_cmpl(true);
         let e = driver_error(
             "read",
             Call::Read,
-            GpibError::DriverError(status, IbError::EABO),
+            failed("ibrd", abi::TIMO | abi::CMPL, abi::EABO, 7),
             Some(7),
             Duration::from_secs(3),
         );
@@ -796,13 +758,16 @@ mod tests {
         assert_eq!(e.transferred(), Some(7));
         assert!(e.to_string().contains("EABO = 6"), "{e}");
         assert!(e.to_string().contains("timed out after 3s"), "{e}");
+        assert!(e.to_string().contains("[ERR TIMO CMPL]"), "{e}");
         let src = e.source().expect("the linux-gpib error is the source");
         assert!(src.to_string().contains("EABO"), "{src}");
+        let lg = src.downcast_ref::<LibgpibError>().expect("a LibgpibError");
+        assert_eq!((lg.iberr, lg.count), (abi::EABO, 7));
 
         let e = driver_error(
             "write",
             Call::Write,
-            GpibError::DriverError(IbStatus::default().with_err(true), IbError::ENOL),
+            failed("ibwrt", 0, abi::ENOL, 0),
             Some(0),
             Duration::from_secs(3),
         );
@@ -812,37 +777,55 @@ mod tests {
         let e = driver_error(
             "ibrpp",
             Call::Other,
-            GpibError::DriverError(IbStatus::default().with_err(true), IbError::ECAP),
+            failed("ibrpp", 0, abi::ECAP, 0),
             None,
             Duration::ZERO,
         );
         assert_eq!(e.kind(), ErrorKind::Unsupported);
         assert_eq!(e.transferred(), None);
+
+        // A code linux-gpib-rs did not know (ECNF) keeps its name.
+        let e = driver_error(
+            "ibfind",
+            Call::Other,
+            failed("ibfind", 0, abi::ECNF, 0),
+            None,
+            Duration::ZERO,
+        );
+        assert_eq!(e.kind(), ErrorKind::BackendUnavailable);
+        assert!(e.to_string().contains("ECNF = 17"), "{e}");
     }
 
     #[test]
     fn eos_modes_are_explicit_and_never_xeos() {
-        assert_eq!(eos_mode(None).as_mode(), 0);
-        assert_eq!(
-            eos_mode(Some(Eos::NEWLINE)).as_mode(),
-            0x0400 | 0x1000 | 0x0a
-        );
+        assert_eq!(eos_mode(None), 0);
+        assert_eq!(eos_mode(Some(Eos::NEWLINE)), 0x0400 | 0x1000 | 0x0a);
         let seven = Eos {
             byte: b',',
             eight_bit: false,
         };
-        assert_eq!(eos_mode(Some(seven)).as_mode(), 0x0400 | i32::from(b','));
+        assert_eq!(eos_mode(Some(seven)), 0x0400 | i32::from(b','));
     }
 
     #[test]
     fn secondary_addresses_keep_zero() {
         let a = Address::new(5, Some(0)).unwrap();
-        let (p, s) = lg_address(a).unwrap();
-        let addr = Addr4882::new(p, s).unwrap();
-        assert_eq!(addr.addr, 5 | (0x60 << 8));
+        assert_eq!(lg_address(a), (5, 0x60));
+        assert_eq!(addr4882(a), 5 | (0x60 << 8));
+        let a = Address::new(30, Some(30)).unwrap();
+        assert_eq!(addr4882(a), 30 | (0x7e << 8));
         let a = Address::new(7, None).unwrap();
-        let (p, s) = lg_address(a).unwrap();
-        assert_eq!(Addr4882::new(p, s).unwrap().addr, 7);
+        assert_eq!(lg_address(a), (7, 0));
+        assert_eq!(addr4882(a), 7);
+    }
+
+    #[test]
+    fn lines_count_only_where_the_board_can_sense_them() {
+        // SRQ and ATN asserted and sensed; EOI asserted but not sensed; NDAC sensed, off.
+        let l = abi::BUS_SRQ | 0x20 | abi::BUS_ATN | 0x40 | abi::BUS_EOI | 0x02;
+        let lines = bus_lines(l);
+        assert!(lines.srq && lines.atn);
+        assert!(!lines.eoi && !lines.ndac && !lines.dav && !lines.ren);
     }
 }
 
@@ -912,10 +895,10 @@ mod hardware {
             .expect("a write to the device");
         assert!(board.set_unaddress(true).unwrap());
         let dev_ud = board.devices[&address].0;
-        assert_eq!(traditional::ibask(dev_ud, IbOption::UnAddr).unwrap(), 1);
+        assert_eq!(ffi::ask(dev_ud, abi::OPT_UN_ADDR).unwrap(), 1);
         board.device_write(address, b"*CLS", true).unwrap();
         assert!(!board.set_unaddress(false).unwrap());
-        assert_eq!(traditional::ibask(dev_ud, IbOption::UnAddr).unwrap(), 0);
+        assert_eq!(ffi::ask(dev_ud, abi::OPT_UN_ADDR).unwrap(), 0);
         assert!(
             board.set_readdress(false).unwrap(),
             "libgpib always readdresses"
@@ -923,7 +906,7 @@ mod hardware {
         // T1 and autopoll through the Bus: what the driver answers to ibask.
         let bus = Bus::new(board);
         let before = bus.tuning(|t| t.t1()).unwrap();
-        let asked = || T1Delay::from_code(traditional::ibask(ud, IbOption::TIMING).unwrap());
+        let asked = || T1Delay::from_code(ffi::ask(ud, abi::OPT_TIMING).unwrap());
         // Every driver has 2 µs.
         assert_eq!(
             bus.tuning(|t| t.set_t1(T1Delay::Ns2000)).unwrap(),
@@ -936,7 +919,7 @@ mod hardware {
         bus.tuning(|t| t.set_t1(before)).unwrap();
         let autopoll = bus.tuning(|t| t.autopoll()).unwrap();
         assert!(bus.tuning(|t| t.set_autopoll(true)).unwrap());
-        assert_eq!(traditional::ibask(ud, IbOption::AUTOPOLL).unwrap(), 1);
+        assert_eq!(ffi::ask(ud, abi::OPT_AUTOPOLL).unwrap(), 1);
         bus.tuning(|t| t.set_autopoll(autopoll)).unwrap();
     }
 
@@ -999,39 +982,6 @@ mod hardware {
             let e = bus.device(free).unwrap().write_str("*CLS").unwrap_err();
             assert_eq!(e.kind(), ErrorKind::NoListener, "{e}");
         });
-    }
-
-    /// The same board through linux-gpib-rs's own high-level API (its README's
-    /// example): what existing Rust programs do against this libgpib.
-    #[test]
-    fn hw_linux_gpib_rs_high_level_api() {
-        use linux_gpib_rs::instrument::{Board, Parameters};
-        use linux_gpib_rs::types::IbSendEOI;
-        let Some((board, address)) = target("hw_linux_gpib_rs_high_level_api") else {
-            return;
-        };
-        let Ok(index) = board.trim().parse::<c_int>() else {
-            eprintln!("hw_linux_gpib_rs_high_level_api: needs a board index: skipped");
-            return;
-        };
-        let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-        let board = Board::with_board_number(index);
-        board.interface_clear().expect("SendIFC");
-        let found = board.find_listeners().expect("FindLstn");
-        let instr = found
-            .into_iter()
-            .find(|i| i.visa_string() == format!("GPIB{index}::{}::INSTR", address.primary))
-            .expect("the instrument is among the listeners");
-        // Its defaults: EOS on NL (7 bits), no EOI on writes, SDC on open.
-        let handle = instr.open(Parameters::default()).expect("ibdev + ibclr");
-        let idn = handle.blocking_query("*IDN?\n").expect("ibwrt + ibrd");
-        assert!(!idn.trim().is_empty());
-        drop(handle); // ibonl(ud, 0)
-                      // The 488.2 path: SendList without EOI, then Receive until END.
-        board
-            .send_list(&vec![instr.clone()], b"*IDN?\n", IbSendEOI::default())
-            .expect("SendList");
-        assert_eq!(instr.receive().expect("Receive"), idn);
     }
 
     #[test]

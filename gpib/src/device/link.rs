@@ -2,7 +2,7 @@
 //! addresses devices with raw command bytes or by itself (device-level backends).
 
 use crate::address::Address;
-use crate::backend::{Backend, Eos, ReadStatus, WriteReadError};
+use crate::backend::{device_level, Backend, Eos, ReadStatus, WriteReadError};
 use crate::bus::Transaction;
 use crate::error::Result;
 use crate::message::InterfaceMessage;
@@ -51,7 +51,7 @@ impl<'t, 'a> Link<'t, 'a> {
     pub(crate) fn write_to(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
         self.device = device;
         if self.device_level {
-            return self.tx.backend().device_write(device, data, eoi);
+            return device_level::of(self.tx.backend())?.device_write(device, data, eoi);
         }
         self.tx.write_to_device(device, data, eoi)
     }
@@ -65,13 +65,13 @@ impl<'t, 'a> Link<'t, 'a> {
     ) -> Result<ReadStatus> {
         self.device = device;
         if self.device_level {
-            return self.tx.backend().device_read(device, buf, eos);
+            return device_level::of(self.tx.backend())?.device_read(device, buf, eos);
         }
         self.tx.read_from_device(device, buf, eos)
     }
 
     /// Sends `data` (END on its last byte) to `device` and reads its answer: one
-    /// backend call on a device-level backend ([`Backend::device_write_read`]); on a
+    /// backend call on a device-level backend ([`crate::backend::DeviceLevel::device_write_read`]); on a
     /// raw one the addressed write, then the addressing and the read apart (so that
     /// an error says which half it came from).
     pub(crate) fn write_read(
@@ -83,7 +83,9 @@ impl<'t, 'a> Link<'t, 'a> {
     ) -> std::result::Result<ReadStatus, WriteReadError> {
         self.device = device;
         if self.device_level {
-            return self.tx.backend().device_write_read(device, data, buf, eos);
+            return device_level::of(self.tx.backend())
+                .map_err(WriteReadError::Write)?
+                .device_write_read(device, data, buf, eos);
         }
         self.tx
             .write_to_device(device, data, true)
@@ -97,7 +99,7 @@ impl<'t, 'a> Link<'t, 'a> {
     /// Writes to the device (already addressed on a raw backend).
     pub(crate) fn write(&mut self, data: &[u8], eoi: bool) -> Result<usize> {
         if self.device_level {
-            return self.tx.backend().device_write(self.device, data, eoi);
+            return device_level::of(self.tx.backend())?.device_write(self.device, data, eoi);
         }
         self.tx.write(data, eoi)
     }
@@ -105,7 +107,7 @@ impl<'t, 'a> Link<'t, 'a> {
     /// Reads from the device (already addressed on a raw backend).
     pub(crate) fn read(&mut self, buf: &mut [u8], eos: Option<Eos>) -> Result<ReadStatus> {
         if self.device_level {
-            return self.tx.backend().device_read(self.device, buf, eos);
+            return device_level::of(self.tx.backend())?.device_read(self.device, buf, eos);
         }
         self.tx.read(buf, eos)
     }
@@ -113,14 +115,14 @@ impl<'t, 'a> Link<'t, 'a> {
     /// SDC, GET or GTL to the device.
     pub(crate) fn addressed_command(&mut self, device: Address, m: InterfaceMessage) -> Result<()> {
         if self.device_level {
-            let b = self.tx.backend();
+            let b = device_level::of(self.tx.backend())?;
             return match m {
                 InterfaceMessage::SelectedDeviceClear => b.device_clear(device),
                 InterfaceMessage::GroupExecuteTrigger => b.device_trigger(device),
                 InterfaceMessage::GoToLocal => b.device_local(device),
                 _ => Err(crate::Error::unsupported(
                     "this addressed command",
-                    b.name(),
+                    "a device-level backend",
                 )),
             };
         }

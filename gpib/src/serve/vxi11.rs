@@ -15,7 +15,7 @@ use super::vxi11_trace;
 use super::{ServeOptions, Slot};
 use crate::address::Address;
 use crate::backend::vxi11::proto::{self, err, flags, procs, reason, DeviceName};
-use crate::backend::{Eos, ReadEnd};
+use crate::backend::{BackendExt, Eos, ReadEnd};
 use crate::bus::Bus;
 use crate::error::{Error, ErrorKind};
 use crate::rpc::msg::{self, CallHeader};

@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use crate::address::{Address, PrimaryAddress};
 use crate::backend::tuning::BoardTuning;
-use crate::backend::{Backend, BoardId, ClockKind, Eos, ReadStatus, Turns};
+use crate::backend::{
+    Backend, BoardControl, BoardId, ClockKind, Eos, ReadStatus, Turns, VirtualTime,
+};
 use crate::error::{Error, Result};
 use crate::sim::host::SimHost;
 use crate::sim::ops::SrqWait;
@@ -194,38 +196,8 @@ impl Backend for SimBoard {
         self.host.lock().callers.now()
     }
 
-    fn clock_kind(&self) -> ClockKind {
-        ClockKind::Virtual
-    }
-
-    fn delay(&mut self, duration: Duration) {
-        self.run(|w, _| w.delay(duration));
-    }
-
-    fn modelled_host_cpu(&self) -> Option<Duration> {
-        Some(self.host.lock().cpus.busy())
-    }
-
-    fn board_id(&self) -> Option<BoardId> {
-        // The host's allocation identifies it while this handle keeps it alive.
-        Some(BoardId::new("sim", self.host.identity(), self.index))
-    }
-
-    fn addresses_every_call(&self) -> bool {
-        self.host.lock().boards[self.index].behaviour.addressing
-            == crate::sim::behaviour::AddressingMode::EveryCall
-    }
-
-    fn unaddresses_after_call(&self) -> bool {
-        self.host.lock().boards[self.index].behaviour.unaddress
-    }
-
     fn tuning(&mut self) -> Option<&mut dyn BoardTuning> {
         Some(self)
-    }
-
-    fn waits_in_wall_time(&self) -> bool {
-        self.host.lock().realtime
     }
 
     fn srq(&mut self) -> Result<bool> {
@@ -245,6 +217,65 @@ impl Backend for SimBoard {
                 return Ok(srq);
             }
         }
+    }
+
+    fn board_control(&mut self) -> Option<&mut dyn BoardControl> {
+        Some(self)
+    }
+
+    fn virtual_time(&mut self) -> Option<&mut dyn VirtualTime> {
+        Some(self)
+    }
+}
+
+impl BoardControl for SimBoard {
+    fn parallel_poll(&mut self) -> Result<u8> {
+        Ok(self.run(|w, i| w.parallel_poll(i)))
+    }
+
+    fn lines(&mut self) -> Result<BusLines> {
+        Ok(self.run(|w, i| w.lines(i)))
+    }
+
+    fn board_status(&mut self) -> Result<BoardStatus> {
+        Ok(self.run(|w, i| w.board_status(i)))
+    }
+
+    fn go_to_standby(&mut self) -> Result<()> {
+        self.run(|w, i| w.boards[i].addressing.release_atn());
+        Ok(())
+    }
+
+    fn take_control(&mut self) -> Result<()> {
+        self.run(|w, i| w.boards[i].addressing.assert_atn());
+        Ok(())
+    }
+
+    fn listener_present(&mut self, address: Address) -> Result<bool> {
+        Ok(self.run(|w, i| w.listener_present(i, address)))
+    }
+}
+
+impl VirtualTime for SimBoard {
+    fn clock_kind(&mut self) -> ClockKind {
+        ClockKind::Virtual
+    }
+
+    fn delay(&mut self, duration: Duration) {
+        self.run(|w, _| w.delay(duration));
+    }
+
+    fn modelled_host_cpu(&mut self) -> Option<Duration> {
+        Some(self.host.lock().cpus.busy())
+    }
+
+    fn board_id(&mut self) -> Option<BoardId> {
+        // The host's allocation identifies it while this handle keeps it alive.
+        Some(BoardId::new("sim", self.host.identity(), self.index))
+    }
+
+    fn waits_in_wall_time(&mut self) -> bool {
+        self.host.lock().realtime
     }
 
     fn wait_srq_step(&mut self, deadline: Duration) -> Result<Option<bool>> {
@@ -270,33 +301,7 @@ impl Backend for SimBoard {
         })
     }
 
-    fn turns(&self) -> Option<std::sync::Arc<dyn Turns>> {
+    fn turns(&mut self) -> Option<std::sync::Arc<dyn Turns>> {
         Some(std::sync::Arc::new(self.host.clone()))
-    }
-
-    fn parallel_poll(&mut self) -> Result<u8> {
-        Ok(self.run(|w, i| w.parallel_poll(i)))
-    }
-
-    fn lines(&mut self) -> Result<BusLines> {
-        Ok(self.run(|w, i| w.lines(i)))
-    }
-
-    fn board_status(&mut self) -> Result<BoardStatus> {
-        Ok(self.run(|w, i| w.board_status(i)))
-    }
-
-    fn go_to_standby(&mut self) -> Result<()> {
-        self.run(|w, i| w.boards[i].addressing.release_atn());
-        Ok(())
-    }
-
-    fn take_control(&mut self) -> Result<()> {
-        self.run(|w, i| w.boards[i].addressing.assert_atn());
-        Ok(())
-    }
-
-    fn listener_present(&mut self, address: Address) -> Result<bool> {
-        Ok(self.run(|w, i| w.listener_present(i, address)))
     }
 }

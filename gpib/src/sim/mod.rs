@@ -3,7 +3,7 @@
 //! Code written against [`crate::Bus`] runs unchanged here. Time is virtual: a transfer
 //! that takes 53 s on the modelled hardware returns at memory speed, and the board's
 //! clock ([`crate::Backend::now`]) reports the modelled time; so does the modelled host
-//! CPU ([`crate::Backend::modelled_host_cpu`]). [`SimHost::set_realtime`] makes each
+//! CPU ([`crate::backend::VirtualTime::modelled_host_cpu`]). [`SimHost::set_realtime`] makes each
 //! operation also sleep for its modelled duration.
 //!
 //! * [`timing`]: the model (handshake, PIO/DMA, call overhead, interface polling).

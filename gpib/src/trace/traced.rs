@@ -5,8 +5,11 @@ use std::borrow::Cow;
 use std::time::Duration;
 
 use crate::address::{Address, PrimaryAddress};
-use crate::backend::{Backend, BoardId, ClockKind, Eos, ReadStatus, Turns, WireStats};
-use crate::error::{ErrorKind, Result};
+use crate::backend::{
+    Backend, BackendExt, BoardControl, BoardId, ClockKind, DeviceLevel, Eos, ReadStatus, Turns,
+    VirtualTime, WireStats,
+};
+use crate::error::{Error, ErrorKind, Result};
 use crate::status::{BoardStatus, BusLines, StatusByte};
 use crate::trace::format::{status, Call, CallOp, Record};
 use crate::trace::sink::{SharedSink, TraceSink};
@@ -151,9 +154,11 @@ impl<B: Backend> Backend for TracedBackend<B> {
     fn name(&self) -> &str {
         self.inner.name()
     }
+
     fn board_address(&self) -> PrimaryAddress {
         self.inner.board_address()
     }
+
     fn command(&mut self, bytes: &[u8]) -> Result<()> {
         self.traced(
             CallOp::Command,
@@ -167,6 +172,7 @@ impl<B: Backend> Backend for TracedBackend<B> {
             },
         )
     }
+
     fn write(&mut self, data: &[u8], eoi: bool) -> Result<usize> {
         self.traced(
             CallOp::Write,
@@ -175,6 +181,7 @@ impl<B: Backend> Backend for TracedBackend<B> {
             |r| write_details(r, data, eoi),
         )
     }
+
     fn read(&mut self, buf: &mut [u8], eos: Option<Eos>) -> Result<ReadStatus> {
         let t0 = self.inner.now();
         let r = self.inner.read(buf, eos);
@@ -182,9 +189,11 @@ impl<B: Backend> Backend for TracedBackend<B> {
         self.finish(CallOp::Read, None, t0, &r, d);
         r
     }
+
     fn interface_clear(&mut self) -> Result<()> {
         self.traced(CallOp::InterfaceClear, None, |b| b.interface_clear(), none)
     }
+
     fn remote_enable(&mut self, on: bool) -> Result<()> {
         self.traced(
             CallOp::RemoteEnable,
@@ -196,6 +205,7 @@ impl<B: Backend> Backend for TracedBackend<B> {
             },
         )
     }
+
     fn set_timeout(&mut self, timeout: Duration) -> Result<Duration> {
         self.traced(
             CallOp::SetTimeout,
@@ -208,36 +218,19 @@ impl<B: Backend> Backend for TracedBackend<B> {
             },
         )
     }
+
     fn timeout(&self) -> Duration {
         self.inner.timeout()
     }
+
     fn now(&self) -> Duration {
         self.inner.now()
     }
-    fn clock_kind(&self) -> ClockKind {
-        self.inner.clock_kind()
-    }
-    fn delay(&mut self, duration: Duration) {
-        self.inner.delay(duration);
-    }
-    fn modelled_host_cpu(&self) -> Option<Duration> {
-        self.inner.modelled_host_cpu()
-    }
-    fn board_id(&self) -> Option<BoardId> {
-        self.inner.board_id()
-    }
-    fn waits_in_wall_time(&self) -> bool {
-        self.inner.waits_in_wall_time()
-    }
-    fn addresses_every_call(&self) -> bool {
-        self.inner.addresses_every_call()
-    }
-    fn unaddresses_after_call(&self) -> bool {
-        self.inner.unaddresses_after_call()
-    }
+
     fn tuning(&mut self) -> Option<&mut dyn crate::backend::tuning::BoardTuning> {
         self.inner.tuning()
     }
+
     fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
         let t0 = self.inner.now();
         let out = self.inner.serial_poll(device);
@@ -251,17 +244,53 @@ impl<B: Backend> Backend for TracedBackend<B> {
         self.finish(CallOp::SerialPoll, Some(device), t0, &out, d);
         out
     }
-    fn device_level(&self) -> bool {
-        self.inner.device_level()
+
+    fn wire_stats(&self) -> Option<WireStats> {
+        self.inner.wire_stats()
     }
+
+    fn srq(&mut self) -> Result<bool> {
+        self.traced(CallOp::Srq, None, |b| b.srq(), flag)
+    }
+
+    fn wait_srq(&mut self, timeout: Duration) -> Result<bool> {
+        self.traced(CallOp::WaitSrq, None, |b| b.wait_srq(timeout), srq_details)
+    }
+
+    // The capabilities the inner backend has, each wrapped to be traced.
+    fn device_level(&mut self) -> Option<&mut dyn DeviceLevel> {
+        self.inner.device_level()?;
+        Some(self)
+    }
+
+    fn board_control(&mut self) -> Option<&mut dyn BoardControl> {
+        self.inner.board_control()?;
+        Some(self)
+    }
+
+    fn virtual_time(&mut self) -> Option<&mut dyn VirtualTime> {
+        self.inner.virtual_time()?;
+        Some(self)
+    }
+}
+
+/// The inner backend's device-level operations (present: [`TracedBackend`] offers its
+/// own only when the inner backend has them).
+fn device_ops<B: Backend>(b: &mut B) -> Result<&mut dyn DeviceLevel> {
+    b.device_level()
+        .ok_or_else(|| Error::unsupported("device-level operations", "the traced backend"))
+}
+
+impl<B: Backend> DeviceLevel for TracedBackend<B> {
     fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
         self.traced(
             CallOp::DeviceWrite,
             Some(device),
-            |b| b.device_write(device, data, eoi),
+            |b| device_ops(b)?.device_write(device, data, eoi),
             |r| write_details(r, data, eoi),
         )
     }
+
     fn device_read(
         &mut self,
         device: Address,
@@ -269,52 +298,109 @@ impl<B: Backend> Backend for TracedBackend<B> {
         eos: Option<Eos>,
     ) -> Result<ReadStatus> {
         let t0 = self.inner.now();
-        let r = self.inner.device_read(device, buf, eos);
+        let r = device_ops(&mut self.inner).and_then(|d| d.device_read(device, buf, eos));
         let d = read_details(&r, buf);
         self.finish(CallOp::DeviceRead, Some(device), t0, &r, d);
         r
     }
+
     fn device_clear(&mut self, device: Address) -> Result<()> {
         self.traced(
             CallOp::DeviceClear,
             Some(device),
-            |b| b.device_clear(device),
+            |b| device_ops(b)?.device_clear(device),
             none,
         )
     }
+
     fn device_trigger(&mut self, device: Address) -> Result<()> {
         self.traced(
             CallOp::DeviceTrigger,
             Some(device),
-            |b| b.device_trigger(device),
+            |b| device_ops(b)?.device_trigger(device),
             none,
         )
     }
+
     fn device_remote(&mut self, device: Address) -> Result<()> {
         self.traced(
             CallOp::DeviceRemote,
             Some(device),
-            |b| b.device_remote(device),
+            |b| device_ops(b)?.device_remote(device),
             none,
         )
     }
+
     fn device_local(&mut self, device: Address) -> Result<()> {
         self.traced(
             CallOp::DeviceLocal,
             Some(device),
-            |b| b.device_local(device),
+            |b| device_ops(b)?.device_local(device),
             none,
         )
     }
-    fn wire_stats(&self) -> Option<WireStats> {
-        self.inner.wire_stats()
+}
+
+impl<B: Backend> BoardControl for TracedBackend<B> {
+    fn parallel_poll(&mut self) -> Result<u8> {
+        self.traced(
+            CallOp::ParallelPoll,
+            None,
+            |b| b.parallel_poll(),
+            |r| Details {
+                count: r.as_ref().map_or(0, |v| u64::from(*v)),
+                ..Details::default()
+            },
+        )
     }
-    fn srq(&mut self) -> Result<bool> {
-        self.traced(CallOp::Srq, None, |b| b.srq(), flag)
+
+    fn lines(&mut self) -> Result<BusLines> {
+        self.inner.lines()
     }
-    fn wait_srq(&mut self, timeout: Duration) -> Result<bool> {
-        self.traced(CallOp::WaitSrq, None, |b| b.wait_srq(timeout), srq_details)
+
+    fn board_status(&mut self) -> Result<BoardStatus> {
+        self.inner.board_status()
     }
+
+    fn go_to_standby(&mut self) -> Result<()> {
+        self.traced(CallOp::GoToStandby, None, |b| b.go_to_standby(), none)
+    }
+
+    fn take_control(&mut self) -> Result<()> {
+        self.traced(CallOp::TakeControl, None, |b| b.take_control(), none)
+    }
+
+    fn listener_present(&mut self, address: Address) -> Result<bool> {
+        self.traced(
+            CallOp::ListenerPresent,
+            Some(address),
+            |b| b.listener_present(address),
+            flag,
+        )
+    }
+}
+
+impl<B: Backend> VirtualTime for TracedBackend<B> {
+    fn clock_kind(&mut self) -> ClockKind {
+        self.inner.clock_kind()
+    }
+
+    fn delay(&mut self, duration: Duration) {
+        self.inner.delay(duration);
+    }
+
+    fn modelled_host_cpu(&mut self) -> Option<Duration> {
+        self.inner.modelled_host_cpu()
+    }
+
+    fn board_id(&mut self) -> Option<BoardId> {
+        self.inner.board_id()
+    }
+
+    fn waits_in_wall_time(&mut self) -> bool {
+        self.inner.waits_in_wall_time()
+    }
+
     fn wait_srq_step(&mut self, deadline: Duration) -> Result<Option<bool>> {
         self.traced(
             CallOp::WaitSrq,
@@ -330,39 +416,9 @@ impl<B: Backend> Backend for TracedBackend<B> {
             },
         )
     }
-    fn turns(&self) -> Option<std::sync::Arc<dyn Turns>> {
+
+    fn turns(&mut self) -> Option<std::sync::Arc<dyn Turns>> {
         self.inner.turns()
-    }
-    fn parallel_poll(&mut self) -> Result<u8> {
-        self.traced(
-            CallOp::ParallelPoll,
-            None,
-            |b| b.parallel_poll(),
-            |r| Details {
-                count: r.as_ref().map_or(0, |v| u64::from(*v)),
-                ..Details::default()
-            },
-        )
-    }
-    fn lines(&mut self) -> Result<BusLines> {
-        self.inner.lines()
-    }
-    fn board_status(&mut self) -> Result<BoardStatus> {
-        self.inner.board_status()
-    }
-    fn go_to_standby(&mut self) -> Result<()> {
-        self.traced(CallOp::GoToStandby, None, |b| b.go_to_standby(), none)
-    }
-    fn take_control(&mut self) -> Result<()> {
-        self.traced(CallOp::TakeControl, None, |b| b.take_control(), none)
-    }
-    fn listener_present(&mut self, address: Address) -> Result<bool> {
-        self.traced(
-            CallOp::ListenerPresent,
-            Some(address),
-            |b| b.listener_present(address),
-            flag,
-        )
     }
 }
 

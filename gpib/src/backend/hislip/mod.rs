@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::address::{Address, PrimaryAddress};
-use crate::backend::{Backend, Eos, ReadEnd, ReadStatus};
+use crate::backend::{Backend, DeviceLevel, Eos, ReadEnd, ReadStatus};
 use crate::error::{Error, Result};
 use crate::hislip::remote_local;
 use crate::status::StatusByte;
@@ -170,10 +170,36 @@ impl Backend for HislipBoard {
         self.start.elapsed()
     }
 
-    fn device_level(&self) -> bool {
-        true
+    fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
+        if let Some(stb) = self.requested.remove(&device) {
+            return Ok(StatusByte(stb));
+        }
+        Ok(StatusByte(self.dev(device)?.s.status_byte()?))
     }
 
+    fn srq(&mut self) -> Result<bool> {
+        if !self.requested.is_empty() {
+            return Ok(true);
+        }
+        let mut found = false;
+        for (&a, d) in &mut self.devices {
+            // AsyncServiceRequest messages only say that a status query will show RQS.
+            while d.s.poll_srq()?.is_some() {}
+            let stb = d.s.status_byte()?;
+            if stb & RQS != 0 {
+                self.requested.insert(a, stb);
+                found = true;
+            }
+        }
+        Ok(found)
+    }
+
+    fn device_level(&mut self) -> Option<&mut dyn DeviceLevel> {
+        Some(self)
+    }
+}
+
+impl DeviceLevel for HislipBoard {
     fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
         let d = self.dev(device)?;
         // An answer not read is gone once the next message goes (IEEE 488.2).
@@ -256,29 +282,5 @@ impl Backend for HislipBoard {
 
     fn device_local(&mut self, device: Address) -> Result<()> {
         self.dev(device)?.s.remote_local(remote_local::JUST_GTL)
-    }
-
-    fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
-        if let Some(stb) = self.requested.remove(&device) {
-            return Ok(StatusByte(stb));
-        }
-        Ok(StatusByte(self.dev(device)?.s.status_byte()?))
-    }
-
-    fn srq(&mut self) -> Result<bool> {
-        if !self.requested.is_empty() {
-            return Ok(true);
-        }
-        let mut found = false;
-        for (&a, d) in &mut self.devices {
-            // AsyncServiceRequest messages only say that a status query will show RQS.
-            while d.s.poll_srq()?.is_some() {}
-            let stb = d.s.status_byte()?;
-            if stb & RQS != 0 {
-                self.requested.insert(a, stb);
-                found = true;
-            }
-        }
-        Ok(found)
     }
 }

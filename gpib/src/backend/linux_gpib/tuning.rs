@@ -2,27 +2,26 @@
 //! descriptor for T1 and autopoll (the driver's, shared by every descriptor of the
 //! board), on the device descriptors for unaddressing.
 
-use linux_gpib_rs::lowlevel::traditional;
-use linux_gpib_rs::types::IbOption;
-
-use super::{Call, LinuxGpibBoard};
+use super::{ffi, Call, LinuxGpibBoard};
+use crate::abi;
 use crate::backend::tuning::{BoardTuning, T1Delay};
 use crate::error::{Error, Result};
 
 impl LinuxGpibBoard {
-    fn ask(&self, option: IbOption) -> Result<i32> {
-        traditional::ibask(self.ud, option).map_err(|e| self.error("ibask", Call::Other, e, None))
+    fn ask(&self, option: i32) -> Result<i32> {
+        ffi::ask(self.ud, option).map_err(|e| self.error("ibask", Call::Other, e, None))
     }
 
-    fn configure(&self, ud: i32, option: IbOption, value: i32) -> Result<()> {
-        traditional::ibconfig(ud, option, value)
+    fn configure(&self, ud: i32, option: i32, value: i32) -> Result<()> {
+        ffi::config(ud, option, value)
+            .map(drop)
             .map_err(|e| self.error("ibconfig", Call::Other, e, None))
     }
 }
 
 impl BoardTuning for LinuxGpibBoard {
     fn t1(&mut self) -> Result<T1Delay> {
-        let code = self.ask(IbOption::TIMING)?;
+        let code = self.ask(abi::OPT_TIMING)?;
         T1Delay::from_code(code)
             .ok_or_else(|| Error::Protocol(format!("ibask(IbaTIMING) answered {code}")))
     }
@@ -30,17 +29,17 @@ impl BoardTuning for LinuxGpibBoard {
     /// `ibconfig(IbcTIMING)`, then the driver's own figure (`ibask(IbaTIMING)`): a NEC
     /// 7210 board asked for 350 ns settles 500 ns.
     fn set_t1(&mut self, t1: T1Delay) -> Result<T1Delay> {
-        self.configure(self.ud, IbOption::TIMING, t1.code())?;
+        self.configure(self.ud, abi::OPT_TIMING, t1.code())?;
         self.t1()
     }
 
     /// `ibask(IbaAUTOPOLL)`: whether any user of the board has it on.
     fn autopoll(&mut self) -> Result<bool> {
-        Ok(self.ask(IbOption::AUTOPOLL)? != 0)
+        Ok(self.ask(abi::OPT_AUTOPOLL)? != 0)
     }
 
     fn set_autopoll(&mut self, on: bool) -> Result<bool> {
-        self.configure(self.ud, IbOption::AUTOPOLL, i32::from(on))?;
+        self.configure(self.ud, abi::OPT_AUTOPOLL, i32::from(on))?;
         self.autopoll()
     }
 
@@ -64,7 +63,7 @@ impl BoardTuning for LinuxGpibBoard {
     fn set_unaddress(&mut self, on: bool) -> Result<bool> {
         let uds: Vec<i32> = self.devices.values().map(|(ud, _)| *ud).collect();
         for ud in uds {
-            self.configure(ud, IbOption::UnAddr, i32::from(on))?;
+            self.configure(ud, abi::OPT_UN_ADDR, i32::from(on))?;
         }
         self.unaddress = on;
         Ok(on)

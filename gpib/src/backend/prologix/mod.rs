@@ -30,7 +30,7 @@ pub use port::SerialPort;
 pub use port::{Port, TcpPort};
 
 use crate::address::{Address, PrimaryAddress};
-use crate::backend::{Backend, ClockKind, Eos, ReadEnd, ReadStatus, WireStats, WriteReadError};
+use crate::backend::{Backend, DeviceLevel, Eos, ReadEnd, ReadStatus, WireStats, WriteReadError};
 use crate::deadline::Deadline;
 use crate::error::{Error, ErrorKind, Result};
 use crate::status::StatusByte;
@@ -513,14 +513,39 @@ impl Backend for PrologixBoard {
         self.start.elapsed()
     }
 
-    fn clock_kind(&self) -> ClockKind {
-        ClockKind::Wall
+    fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
+        self.settle()?;
+        self.set_addr(device)?;
+        let wait = self.timeout_or_default() + self.opts.margin;
+        let line = self.ask("++spoll", wait)?;
+        line.trim()
+            .parse::<u8>()
+            .map(StatusByte)
+            .map_err(|_| Error::Protocol(format!("Prologix ++spoll answered {line:?}")))
     }
 
-    fn device_level(&self) -> bool {
-        true
+    fn srq(&mut self) -> Result<bool> {
+        let wait = self.timeout_or_default() + self.opts.margin;
+        let line = self.ask("++srq", wait)?;
+        match line.trim() {
+            "0" => Ok(false),
+            "1" => Ok(true),
+            other => Err(Error::Protocol(format!(
+                "Prologix ++srq answered {other:?}"
+            ))),
+        }
     }
 
+    fn wire_stats(&self) -> Option<WireStats> {
+        Some(self.stats)
+    }
+
+    fn device_level(&mut self) -> Option<&mut dyn DeviceLevel> {
+        Some(self)
+    }
+}
+
+impl DeviceLevel for PrologixBoard {
     fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
         self.settle()?;
         self.set_addr(device)?;
@@ -623,29 +648,6 @@ impl Backend for PrologixBoard {
         }
     }
 
-    fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
-        self.settle()?;
-        self.set_addr(device)?;
-        let wait = self.timeout_or_default() + self.opts.margin;
-        let line = self.ask("++spoll", wait)?;
-        line.trim()
-            .parse::<u8>()
-            .map(StatusByte)
-            .map_err(|_| Error::Protocol(format!("Prologix ++spoll answered {line:?}")))
-    }
-
-    fn srq(&mut self) -> Result<bool> {
-        let wait = self.timeout_or_default() + self.opts.margin;
-        let line = self.ask("++srq", wait)?;
-        match line.trim() {
-            "0" => Ok(false),
-            "1" => Ok(true),
-            other => Err(Error::Protocol(format!(
-                "Prologix ++srq answered {other:?}"
-            ))),
-        }
-    }
-
     fn device_clear(&mut self, device: Address) -> Result<()> {
         self.command_for(device, "++clr")
     }
@@ -663,10 +665,6 @@ impl Backend for PrologixBoard {
 
     fn device_local(&mut self, device: Address) -> Result<()> {
         self.command_for(device, "++loc")
-    }
-
-    fn wire_stats(&self) -> Option<WireStats> {
-        Some(self.stats)
     }
 }
 

@@ -30,7 +30,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use crate::address::{Address, PrimaryAddress};
-use crate::backend::{Backend, ClockKind, Eos, ReadEnd, ReadStatus, WireStats, WriteReadError};
+use crate::backend::{Backend, DeviceLevel, Eos, ReadEnd, ReadStatus, WireStats, WriteReadError};
 use crate::error::{Error, ErrorKind, Result};
 use crate::rpc::record::Limits;
 use crate::status::StatusByte;
@@ -623,14 +623,56 @@ impl Backend for Vxi11Board {
         self.start.elapsed()
     }
 
-    fn clock_kind(&self) -> ClockKind {
-        ClockKind::Wall
+    fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
+        let lid = self.link(device)?;
+        let timeout = self.timeout;
+        let res = self.generic("device_readstb", procs::DEVICE_READSTB, lid)?;
+        let (code, stb) = decode("device_readstb", proto::decode_error_value(res))?;
+        if code != err::NONE {
+            return Err(device_error("serial poll", code, timeout, 0));
+        }
+        Ok(StatusByte(stb as u8))
     }
 
-    fn device_level(&self) -> bool {
-        true
+    fn srq(&mut self) -> Result<bool> {
+        let out = self.docmd(
+            proto::docmd::BUS_STATUS,
+            &proto::docmd::STATUS_SRQ.to_be_bytes(),
+        )?;
+        Ok(out.iter().any(|&b| b != 0))
     }
 
+    fn wait_srq(&mut self, timeout: Duration) -> Result<bool> {
+        let start = Instant::now();
+        loop {
+            if self.srq()? {
+                return Ok(true);
+            }
+            let left = timeout.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Ok(false);
+            }
+            let slice = left.min(Duration::from_millis(50));
+            match &self.intr {
+                // The interrupt channel wakes the wait at once; the line is read again.
+                Some(i) => {
+                    i.signals.wait(slice);
+                }
+                None => std::thread::sleep(slice.min(Duration::from_millis(1))),
+            }
+        }
+    }
+
+    fn wire_stats(&self) -> Option<WireStats> {
+        Some(self.core.stats)
+    }
+
+    fn device_level(&mut self) -> Option<&mut dyn DeviceLevel> {
+        Some(self)
+    }
+}
+
+impl DeviceLevel for Vxi11Board {
     fn device_write(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
         let lid = self.link(device)?;
         let mut sent = 0usize;
@@ -745,46 +787,6 @@ impl Backend for Vxi11Board {
         }
     }
 
-    fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
-        let lid = self.link(device)?;
-        let timeout = self.timeout;
-        let res = self.generic("device_readstb", procs::DEVICE_READSTB, lid)?;
-        let (code, stb) = decode("device_readstb", proto::decode_error_value(res))?;
-        if code != err::NONE {
-            return Err(device_error("serial poll", code, timeout, 0));
-        }
-        Ok(StatusByte(stb as u8))
-    }
-
-    fn srq(&mut self) -> Result<bool> {
-        let out = self.docmd(
-            proto::docmd::BUS_STATUS,
-            &proto::docmd::STATUS_SRQ.to_be_bytes(),
-        )?;
-        Ok(out.iter().any(|&b| b != 0))
-    }
-
-    fn wait_srq(&mut self, timeout: Duration) -> Result<bool> {
-        let start = Instant::now();
-        loop {
-            if self.srq()? {
-                return Ok(true);
-            }
-            let left = timeout.saturating_sub(start.elapsed());
-            if left.is_zero() {
-                return Ok(false);
-            }
-            let slice = left.min(Duration::from_millis(50));
-            match &self.intr {
-                // The interrupt channel wakes the wait at once; the line is read again.
-                Some(i) => {
-                    i.signals.wait(slice);
-                }
-                None => std::thread::sleep(slice.min(Duration::from_millis(1))),
-            }
-        }
-    }
-
     fn device_clear(&mut self, device: Address) -> Result<()> {
         self.generic_error("device_clear", procs::DEVICE_CLEAR, device)
     }
@@ -799,9 +801,5 @@ impl Backend for Vxi11Board {
 
     fn device_local(&mut self, device: Address) -> Result<()> {
         self.generic_error("device_local", procs::DEVICE_LOCAL, device)
-    }
-
-    fn wire_stats(&self) -> Option<WireStats> {
-        Some(self.core.stats)
     }
 }

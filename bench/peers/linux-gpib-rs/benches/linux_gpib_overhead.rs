@@ -41,10 +41,11 @@
 //! `target-compat/libgpib`), then, from the workspace root:
 //!
 //! ```text
-//! NO_LOCAL_LIB=1 CARGO_TARGET_DIR=target-linux-gpib \
+//! NO_LOCAL_LIB=1 CARGO_TARGET_DIR=target-linux-gpib/peer \
 //! RUSTFLAGS="-L native=$PWD/target-compat/libgpib -l dylib=gpib" \
 //! LD_LIBRARY_PATH=$PWD/target-compat/libgpib \
-//!   cargo bench -p gpib --features linux-gpib --bench linux_gpib_overhead [-- --json FILE]
+//!   cargo bench --manifest-path bench/peers/linux-gpib-rs/Cargo.toml \
+//!   --bench linux_gpib_overhead [-- --json FILE]
 //! ```
 //!
 //! It prints a table (ops/s and µs per op for each column, ratio = ours / raw time per

@@ -1,0 +1,88 @@
+//! The virtual-time capability: a backend whose clock and host CPU are modelled and
+//! whose board several handles may drive (the simulator), reached through
+//! [`Backend::virtual_time`](super::Backend::virtual_time).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::Result;
+
+/// Whether a backend's clock is wall time or modelled (virtual) time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClockKind {
+    /// Real elapsed time.
+    Wall,
+    /// The simulator's virtual time.
+    Virtual,
+}
+
+/// Which board a backend drives, for backends of which several handles can drive the
+/// same board (a simulated board handed out twice by `gpib::sim::SimHost::board`).
+///
+/// A board has one addressing state and carries one transaction at a time, whoever
+/// holds a handle to it: every [`crate::Bus`] made on backends with equal ids shares
+/// one lock and one record of who is addressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BoardId {
+    backend: &'static str,
+    instance: usize,
+    board: usize,
+}
+
+impl BoardId {
+    /// The board `board` of backend `backend`'s `instance` (e.g. a simulated host's
+    /// identity), unique while any handle to it is alive.
+    pub fn new(backend: &'static str, instance: usize, board: usize) -> Self {
+        Self {
+            backend,
+            instance,
+            board,
+        }
+    }
+}
+
+/// Turn-taking among the threads that share a backend's clock (the simulator's
+/// participants, `gpib::sim::Participant`): [`crate::Bus`] takes the turn before
+/// it locks the board and gives it back after, so that a whole transaction runs in
+/// one turn and never waits for a turn while it holds the board.
+pub trait Turns: Send + Sync {
+    /// Waits until the calling thread may run (at once for a thread that takes no
+    /// turns, or that holds the turn already), then holds the turn.
+    fn acquire(&self);
+    /// Gives back one [`Turns::acquire`].
+    fn release(&self);
+}
+
+/// A backend in modelled time. Without this capability a backend's clock is the wall
+/// clock: [`Backend::now`](super::Backend::now) is elapsed time, a delay sleeps, CPU
+/// time is measured from the operating system, and the backend is its board's only
+/// handle.
+pub trait VirtualTime {
+    /// Whether [`Backend::now`](super::Backend::now) is virtual or wall time.
+    fn clock_kind(&mut self) -> ClockKind;
+
+    /// Waits `duration` on the backend's clock (advances virtual time).
+    fn delay(&mut self, duration: Duration);
+
+    /// Host CPU time modelled so far; `None` when CPU time must be measured from the
+    /// operating system instead.
+    fn modelled_host_cpu(&mut self) -> Option<Duration>;
+
+    /// The board this backend drives, when another handle may drive it too (see
+    /// [`BoardId`]).
+    fn board_id(&mut self) -> Option<BoardId>;
+
+    /// Whether waiting (for SRQ, or a delay) takes wall time: the simulator in
+    /// real-time mode. [`crate::Bus::wait_srq`] then waits with the bus unlocked, so
+    /// other threads' transactions go on during the wait.
+    fn waits_in_wall_time(&mut self) -> bool;
+
+    /// One step of a wait for SRQ until `deadline` on the backend's clock:
+    /// `Some(true)` when SRQ is asserted, `Some(false)` when the deadline passed, `None`
+    /// when the wait is not over but other callers' operations come first (call again,
+    /// after unlocking).
+    fn wait_srq_step(&mut self, deadline: Duration) -> Result<Option<bool>>;
+
+    /// The turn-taking this backend's callers share, if any (see [`Turns`]).
+    fn turns(&mut self) -> Option<Arc<dyn Turns>>;
+}
