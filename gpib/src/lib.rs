@@ -29,7 +29,8 @@
 //! * [`Error`] with [`ErrorKind`].
 //! * `trace` (feature `trace`): bus traces (calls and bus bytes on one time axis),
 //!   written as they happen; `sim` (feature `sim`): the simulated bus; `serve`
-//!   (feature `serve`): the network server.
+//!   (feature `serve`): the network server; `aio` (feature `tokio`): `AsyncDevice`,
+//!   the same calls as async functions for tokio, safe to cancel.
 #![warn(missing_docs)]
 #![cfg_attr(not(feature = "linux-gpib"), forbid(unsafe_code))]
 // docs.rs (nightly rustdoc): label feature-gated items with the feature they need.
@@ -37,6 +38,8 @@
 
 pub mod abi;
 mod address;
+#[cfg(feature = "tokio")]
+pub mod aio;
 pub mod backend;
 pub mod block;
 mod bus;
