@@ -18,7 +18,7 @@
 //!   on its own blocking-pool thread; devices on one board take turns on the bus as
 //!   threads do.
 //! * **A dropped future never leaves a half-done transaction.** Dropping a call's
-//!   future (a `select!` branch that lost, [`tokio::time::timeout`], an aborted task)
+//!   future (a `select!` branch that lost, `tokio::time::timeout`, an aborted task)
 //!   does not stop the bus: the call already handed to the blocking pool runs to its
 //!   end, holding the device's turn, so the next call on the device waits for it and
 //!   starts on a bus and a device with nothing half-sent or half-read. What the
@@ -31,7 +31,7 @@
 //! * **Timeouts come from the device.** Each call is bounded by the device's own
 //!   timeout ([`AsyncDevice::set_timeout`], the resource manager's settings, a
 //!   gpib.conf section), exactly as the blocking call is, and resolves with
-//!   [`Error::Timeout`] when it passes. [`tokio::time::timeout`] around a call bounds
+//!   [`Error::Timeout`] when it passes. `tokio::time::timeout` around a call bounds
 //!   how long the caller waits (its time includes the wait for the device's turn);
 //!   when it fires, the call goes on as a dropped future does, and the device stays
 //!   busy until the device's own timeout at most. So keep a timeout on every device:
