@@ -266,6 +266,29 @@ fn a_dropped_query_that_fails_is_followed_by_a_device_clear() {
     });
 }
 
+/// A dropped read that stops with its buffer full leaves the rest of the message in
+/// the device: it is cleared before the next call, which gets its own answer.
+#[test]
+fn a_dropped_read_that_fills_its_buffer_is_followed_by_a_device_clear() {
+    current_thread().block_on(async {
+        let (dev, gate) = gated_echo();
+        dev.write_str("stale answer").await.unwrap();
+        gate.hold(Op::Read);
+        let gave_up = tokio::time::timeout(Duration::from_millis(20), dev.read(vec![0; 5]));
+        assert!(gave_up.await.is_err());
+        gate.release(Release::Complete);
+        assert_eq!(dev.query("fresh").await.unwrap(), "fresh");
+        assert_eq!(gate.clears(), 1);
+        // A read that is not dropped reads on, as with a blocking Device.
+        dev.write_str("in two").await.unwrap();
+        let (st, buf) = dev.read(vec![0; 3]).await;
+        assert!(!st.unwrap().is_end());
+        assert_eq!(buf, b"in ");
+        assert_eq!(dev.read_string().await.unwrap(), "two");
+        assert_eq!(gate.clears(), 1);
+    });
+}
+
 /// On a current-thread runtime, while one device's call is held on the bus, the
 /// runtime's one thread goes on: a counting task and another instrument's queries
 /// all finish before the held call is released (by one of those tasks).

@@ -24,10 +24,12 @@
 //!   starts on a bus and a device with nothing half-sent or half-read. What the
 //!   dropped call read (a query's answer) is thrown away with it: the next caller
 //!   gets its own answer, never a stale one. A dropped call that **failed** (it timed
-//!   out with part of an answer unread, a block did not fit) is followed by a device
-//!   clear (SDC, [`Device::clear`]) before the turn passes on, as nobody is left to
-//!   see the error and clear the device. A future dropped while it waits for its
-//!   turn has done nothing and leaves nothing behind.
+//!   out with part of an answer unread, a block did not fit), or a dropped
+//!   [`AsyncDevice::read`] or [`AsyncDevice::query_into`] that stopped with its buffer
+//!   full (the rest of the message unread), is followed by a device clear (SDC,
+//!   [`Device::clear`]) before the turn passes on, as nobody is left to see the error
+//!   or read on. A future dropped while it waits for its turn has done nothing and
+//!   leaves nothing behind.
 //! * **Timeouts come from the device.** Each call is bounded by the device's own
 //!   timeout ([`AsyncDevice::set_timeout`], the resource manager's settings, a
 //!   gpib.conf section), exactly as the blocking call is, and resolves with
@@ -430,13 +432,13 @@ impl<R: Completion> Outcome<R> {
 impl<R: Completion> Drop for Outcome<R> {
     /// Dropped undelivered: the caller's future was dropped (this runs on the
     /// blocking-pool thread that ran the call, or where the future was dropped after
-    /// the call ended). A failed call leaves the device in a state nobody will see:
-    /// clear it before the turn passes on.
+    /// the call ended). A call that failed, or left a message part read, leaves the
+    /// device in a state nobody will see: clear it before the turn passes on.
     fn drop(&mut self) {
         let (Some(result), Some(turn)) = (self.result.take(), self.turn.take()) else {
             return;
         };
-        if !result.failed() {
+        if !result.leaves_device_mid_message() {
             log::debug!(
                 "{}: a dropped call ended; its result is discarded",
                 self.device.address()
@@ -447,8 +449,8 @@ impl<R: Completion> Drop for Outcome<R> {
         let clear = move || {
             let address = device.address();
             match device.clear() {
-                Ok(()) => log::debug!("{address}: cleared after a dropped call failed"),
-                Err(e) => log::warn!("{address}: clearing after a dropped call failed: {e}"),
+                Ok(()) => log::debug!("{address}: cleared after a dropped call"),
+                Err(e) => log::warn!("{address}: clearing after a dropped call: {e}"),
             }
             drop(turn);
         };
@@ -461,15 +463,17 @@ impl<R: Completion> Drop for Outcome<R> {
     }
 }
 
-/// What a call's closure returns: whether it failed (a dropped call that failed
-/// is followed by a device clear), and its value when it could not run at all.
+/// What a call's closure returns: whether the device may be left mid-message (a
+/// dropped call that may is followed by a device clear), and its value when the call
+/// could not run at all.
 trait Completion: Send + 'static {
-    fn failed(&self) -> bool;
+    /// The call failed, or stopped before the end of a message it read.
+    fn leaves_device_mid_message(&self) -> bool;
     fn not_run(e: Error) -> Self;
 }
 
 impl<T: Send + 'static> Completion for Result<T> {
-    fn failed(&self) -> bool {
+    fn leaves_device_mid_message(&self) -> bool {
         self.is_err()
     }
     fn not_run(e: Error) -> Self {
@@ -477,8 +481,18 @@ impl<T: Send + 'static> Completion for Result<T> {
     }
 }
 
-impl<T: Send + 'static> Completion for BufResult<T> {
-    fn failed(&self) -> bool {
+/// A read into the caller's buffer: the buffer may fill before the message ends.
+impl Completion for BufResult<ReadStatus> {
+    fn leaves_device_mid_message(&self) -> bool {
+        self.0.as_ref().map_or(true, |st| !st.is_end())
+    }
+    fn not_run(e: Error) -> Self {
+        (Err(e), Vec::new())
+    }
+}
+
+impl Completion for BufResult<BlockInfo> {
+    fn leaves_device_mid_message(&self) -> bool {
         self.0.is_err()
     }
     fn not_run(e: Error) -> Self {
