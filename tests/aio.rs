@@ -333,6 +333,25 @@ fn a_held_call_does_not_block_the_runtime_thread() {
     });
 }
 
+/// Dropping the last handle closes the board on the blocking pool: the runtime
+/// thread goes on while the close is held.
+#[test]
+fn dropping_the_last_handle_does_not_block_the_runtime_thread() {
+    current_thread().block_on(async {
+        let (dev, gate) = gated_echo();
+        assert_eq!(dev.query("open").await.unwrap(), "open");
+        gate.hold(Op::Close);
+        drop(dev);
+        gate.arrived.notified().await;
+        assert!(gate.is_held());
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert!(!gate.is_closed());
+        gate.release(Release::Complete);
+    });
+}
+
 fn sim_bench() -> SimHost {
     gpib::sim::bench()
 }

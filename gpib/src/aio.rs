@@ -11,12 +11,12 @@
 //! * **One call at a time per device.** Calls on an `AsyncDevice` and its clones take
 //!   the device's turn, one after another, in the order they start waiting for it
 //!   (their first poll). A query's write and read are one call, so no other task's
-//!   bytes come between them. (Handles made apart from one [`Device`] with
-//!   [`AsyncDevice::new`] twice have a turn each; they still never interleave a
-//!   transaction, as the bus locks each one, but make one `AsyncDevice` per
-//!   instrument and clone it.) Calls on different devices run at the same time, each
-//!   on its own blocking-pool thread; devices on one board take turns on the bus as
-//!   threads do.
+//!   bytes come between them. (Two [`AsyncDevice::new`] on handles to the same
+//!   instrument make two turns: their transactions still never interleave, as the bus
+//!   locks each one, but a dropped call's clear could come between the other's
+//!   calls; make one `AsyncDevice` per instrument and clone it.) Calls on different
+//!   devices run at the same time, each on its own blocking-pool thread; devices on
+//!   one board take turns on the bus as threads do.
 //! * **A dropped future never leaves a half-done transaction.** Dropping a call's
 //!   future (a `select!` branch that lost, `tokio::time::timeout`, an aborted task)
 //!   does not stop the bus: the call already handed to the blocking pool runs to its
@@ -36,9 +36,9 @@
 //!   [`Error::Timeout`] when it passes. `tokio::time::timeout` around a call bounds
 //!   how long the caller waits (its time includes the wait for the device's turn);
 //!   when it fires, the call goes on as a dropped future does, and the device stays
-//!   busy until the device's own timeout at most. So keep a timeout on every device:
-//!   with none ([`crate::Timeout::Never`]), a dropped call to a silent instrument
-//!   holds its device for ever.
+//!   busy until it ends, which the device's own timeout bounds. So keep a timeout on
+//!   every device: with none ([`crate::Timeout::Never`]), a dropped call to a silent
+//!   instrument holds its device for ever.
 //! * **Buffers are owned.** Calls that read into a caller's buffer take a `Vec<u8>`
 //!   and give it back with the result ([`BufResult`]), as tokio-uring does; the
 //!   others return new `Vec`s and `String`s.

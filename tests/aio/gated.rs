@@ -20,6 +20,9 @@ pub const GATE_GIVES_UP: Duration = Duration::from_secs(20);
 pub enum Op {
     Write,
     Read,
+    /// Closing the board (its last handle dropped), as a network link's close is a
+    /// round trip.
+    Close,
 }
 
 /// How the held call goes on when the test releases it.
@@ -48,6 +51,8 @@ struct State {
     release: Option<Release>,
     /// Device clears (SDC to the instrument, or DCL).
     clears: usize,
+    /// The board was closed.
+    closed: bool,
 }
 
 /// The test's handle on the board: hold, wait, release, look.
@@ -84,6 +89,11 @@ impl Gate {
     /// Device clears the instrument has had.
     pub fn clears(&self) -> usize {
         self.state().clears
+    }
+
+    /// Whether the board was closed.
+    pub fn is_closed(&self) -> bool {
+        self.state().closed
     }
 
     /// Answer bytes not read yet.
@@ -227,6 +237,13 @@ impl Backend for GatedEcho {
 
     fn now(&self) -> Duration {
         self.opened.elapsed()
+    }
+}
+
+impl Drop for GatedEcho {
+    fn drop(&mut self) {
+        let _ = self.gate.pass(Op::Close);
+        self.gate.state().closed = true;
     }
 }
 
