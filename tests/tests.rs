@@ -2,6 +2,7 @@
 //! in `on_every_backend!` run once per backend compiled in.
 
 mod addressing;
+mod aio;
 mod blocks;
 mod clock;
 mod faults;

@@ -29,7 +29,8 @@
 //! * [`Error`] with [`ErrorKind`].
 //! * `trace` (feature `trace`): bus traces (calls and bus bytes on one time axis),
 //!   written as they happen; `sim` (feature `sim`): the simulated bus; `serve`
-//!   (feature `serve`): the network server.
+//!   (feature `serve`): the network server; `aio` (feature `tokio`): `AsyncDevice`,
+//!   the same calls as async functions for tokio, safe to cancel.
 #![warn(missing_docs)]
 // Unsafe code only where libgpib is called (backend/linux_gpib/ffi.rs, feature
 // `linux-gpib`), each block with its SAFETY comment.
@@ -39,6 +40,8 @@
 
 pub mod abi;
 mod address;
+#[cfg(feature = "tokio")]
+pub mod aio;
 pub mod backend;
 pub mod block;
 mod bus;
