@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::message::{addressing, InterfaceMessage};
 use crate::status::{BoardStatus, BusLines, StatusByte};
 
+pub mod fake;
 pub mod hislip;
 #[cfg(feature = "linux-gpib")]
 pub mod linux_gpib;
