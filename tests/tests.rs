@@ -4,6 +4,7 @@
 mod addressing;
 mod blocks;
 mod clock;
+mod examples;
 mod faults;
 mod gpib_conf;
 mod hostile_peers;
