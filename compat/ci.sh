@@ -233,8 +233,9 @@ GPIB_HW_BOARD=gpib0 GPIB_HW_ADDRESS=22 cargo test -p gpib --features linux-gpib 
 
 section "the examples with --features linux-gpib through libgpib (GPIB0::N::INSTR, the library's default bench)"
 # tests/examples.rs runs each example program with a GPIB0 resource string, which
-# ResourceManager opens on linux-gpib's board 0: this library. GPIB_SIM_CONFIG is left
-# unset for them (with it, from_env would open the in-process simulator instead).
+# ResourceManager opens on linux-gpib's board 0: this library, on its default bench in
+# real time (GPIB_SIM_REALTIME=1). GPIB_SIM_CONFIG is left unset for them (with it,
+# from_env would open the in-process simulator instead).
 cargo build --features linux-gpib --examples
 GPIB_REQUIRE_EXAMPLES=1 cargo test --test tests --features linux-gpib examples::examples_run_on_linux_gpib -- --nocapture
 

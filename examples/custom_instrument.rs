@@ -95,8 +95,7 @@ fn app(psu: &Device) -> Result<(), gpib::Error> {
     Ok(())
 }
 
-fn main() -> Result<(), gpib::Error> {
-    env_logger::init();
+fn run() -> Result<(), gpib::Error> {
     if let Some(resource) = std::env::args().nth(1) {
         return app(&ResourceManager::from_env()?.open(&resource)?);
     }
@@ -123,4 +122,15 @@ fn main() -> Result<(), gpib::Error> {
     let mut rm = ResourceManager::new();
     rm.attach(0, Bus::new(host.board(board)?));
     app(&rm.open("GPIB0::5::INSTR")?)
+}
+
+fn main() -> std::process::ExitCode {
+    env_logger::init();
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("custom_instrument: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

@@ -15,8 +15,7 @@
 
 use gpib::ResourceManager;
 
-fn main() -> Result<(), gpib::Error> {
-    env_logger::init();
+fn run() -> Result<(), gpib::Error> {
     // The resource: the first argument, or the simulated bench's SCPI instrument.
     let (mut rm, resource) = match std::env::args().nth(1) {
         Some(r) => (ResourceManager::from_env()?, r),
@@ -32,4 +31,15 @@ fn main() -> Result<(), gpib::Error> {
     println!("reading: {} V", dmm.query("MEAS:VOLT?")?);
     println!("errors:  {}", dmm.query("SYST:ERR?")?);
     Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    env_logger::init();
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("idn: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

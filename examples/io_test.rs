@@ -29,8 +29,7 @@ use std::time::Duration;
 
 use gpib::{sim, Bus, InterfaceMessage, ResourceManager};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    env_logger::init();
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     // usage: io_test [RESOURCE] [transfer_size] [--unmount]; a number first is the
     // size (the 1988 program's own usage: io_test 400000).
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -138,4 +137,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("transfer size: {size}");
     // close(iodes): the Bus is dropped here.
     Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    env_logger::init();
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("io_test: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

@@ -13,8 +13,7 @@ use std::time::{Duration, Instant};
 
 use gpib::{ClockKind, ResourceManager};
 
-fn main() -> Result<(), gpib::Error> {
-    env_logger::init();
+fn run() -> Result<(), gpib::Error> {
     let wall = Instant::now();
     let (mut rm, resource) = match std::env::args().nth(1) {
         Some(r) => (ResourceManager::from_env()?, r),
@@ -35,11 +34,13 @@ fn main() -> Result<(), gpib::Error> {
         .wait_for_service(&[meter.address()], Duration::from_secs(10))
         .inspect_err(|e| {
             if e.kind() == gpib::ErrorKind::Timeout && bus.clock_kind() == ClockKind::Wall {
-                // A simulator served in virtual time moves its clock only as it is
-                // called: nothing ends the measurement while the client just waits.
+                // A simulator behind a network or libgpib in virtual time moves its
+                // clock only as it is called: nothing ends the measurement meanwhile.
                 eprintln!(
-                    "timed_measurement: no service request; a simulator served by \
-                     `gpib-diag serve` measures in real time only with --realtime"
+                    "timed_measurement: no service request. A simulator reached over the \
+                     network or through libgpib measures in real time only when asked: \
+                     `gpib-diag serve --realtime`, GPIB_SIM_REALTIME=1 for the \
+                     compatibility library"
                 );
             }
         })?;
@@ -58,4 +59,15 @@ fn main() -> Result<(), gpib::Error> {
     println!("reading: {reading:+.6} V");
     println!("wall time: {:?}", wall.elapsed());
     Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    env_logger::init();
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("timed_measurement: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use gpib::{ErrorKind, ResourceManager};
 
-fn main() -> Result<(), gpib::Error> {
-    env_logger::init();
+fn run() -> Result<(), gpib::Error> {
     let (mut rm, resource) = match std::env::args().nth(1) {
         Some(r) => (ResourceManager::from_env()?, r),
         None => (
@@ -47,4 +46,15 @@ fn main() -> Result<(), gpib::Error> {
         println!("round {round}: device {who} asked for service (status {status}): {value}");
     }
     Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    env_logger::init();
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("wait_srq: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

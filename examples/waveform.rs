@@ -12,8 +12,7 @@
 use gpib::block::Endian;
 use gpib::{ClockKind, ResourceManager};
 
-fn main() -> Result<(), gpib::Error> {
-    env_logger::init();
+fn run() -> Result<(), gpib::Error> {
     let (mut rm, resource) = match std::env::args().nth(1) {
         Some(r) => (ResourceManager::from_env()?, r),
         None => (
@@ -44,4 +43,15 @@ fn main() -> Result<(), gpib::Error> {
         (wave.len() * 4) as f64 / dt.as_secs_f64() / 1e3
     );
     Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    env_logger::init();
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("waveform: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

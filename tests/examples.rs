@@ -3,7 +3,8 @@
 //! and Prologix through an in-process server of `examples/rack.toml` in real time (what
 //! `gpib-diag serve --bus examples/rack.toml --realtime` serves), and, with the
 //! `linux-gpib` feature, on libgpib's board 0 (compat/ci.sh links the simulator's
-//! compatibility library, whose default configuration is the bench).
+//! compatibility library, whose default configuration is the bench; run in real time
+//! with `GPIB_SIM_REALTIME=1`, as hardware would).
 //!
 //! The programs are the ones cargo built beside this test binary: `cargo test` builds a
 //! package's examples, `cargo test --test tests` does not. Without them these tests say
@@ -217,6 +218,11 @@ fn run_one(dir: &Path, case: &Case, via: Via) -> Result<(), String> {
         .env_remove("GPIB_SIM_CONFIG")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    if via == Via::LinuxGpib {
+        // The compatibility library behind libgpib in real time, as hardware: a
+        // measurement's 200 ms pass while the program waits for its request.
+        cmd.env("GPIB_SIM_REALTIME", "1");
+    }
     let mut child = cmd.spawn().map_err(|e| format!("cannot run: {e}"))?;
     let deadline = Instant::now() + Duration::from_secs(60);
     while child.try_wait().map_err(|e| e.to_string())?.is_none() {
@@ -292,7 +298,7 @@ fn examples_run_over_prologix_with_a_prlgx_resource() {
 }
 
 /// Through libgpib's board 0: the compatibility library's default bench (the HP3565 at
-/// 11, the SCPI instrument at 22). custom_instrument's supply is on the rack only, which
+/// 11, the SCPI instrument at 22), in real time. custom_instrument's supply is on the rack only, which
 /// the library would take from GPIB_SIM_CONFIG, and that makes the example's
 /// `ResourceManager::from_env` the in-process simulator instead of linux-gpib.
 #[cfg(feature = "linux-gpib")]

@@ -406,13 +406,12 @@ impl FakeBoard {
                 self.talker = (p != self.address).then_some(Address::primary(p));
             }
             M::Untalk => self.talker = None,
-            M::Listen(p) => {
-                if p != self.address {
-                    self.listeners.push(Address::primary(p));
-                    if self.remote_enable {
-                        if let Some(i) = self.at(Address::primary(p)) {
-                            i.lock().remote = true;
-                        }
+            // The board's own listen address: the board listens, nobody else.
+            M::Listen(p) if p != self.address => {
+                self.listeners.push(Address::primary(p));
+                if self.remote_enable {
+                    if let Some(i) = self.at(Address::primary(p)) {
+                        i.lock().remote = true;
                     }
                 }
             }
