@@ -10,8 +10,9 @@
 #      through linux-gpib's Python API when a `gpib` module (or gpib-ctypes) is there;
 #   4. build the `linux-gpib` feature against the library (in its own target dir, the
 #      library's directory added by RUSTFLAGS), lint it, and
-#      run the gpib unit tests, the hardware tests (on the simulated bench) and the
-#      shared integration tests on both backends; serve two linux-gpib boards with
+#      run the gpib unit tests, the hardware tests (on the simulated bench), the
+#      examples (examples/*.rs with GPIB0 resource strings) and the shared integration
+#      tests on both backends; serve two linux-gpib boards with
 #      `gpib-diag serve --backend linux-gpib` and run PyVISA's checks through it
 #      (net/pyvisa_test.sh);
 #   5. linux-gpib-rs (bench/peers/linux-gpib-rs, a package of its own): its high-level API
@@ -224,6 +225,14 @@ cargo test -p gpib --features linux-gpib
 section "hardware tests on the simulated bench (GPIB_HW_BOARD=0, then gpib0; GPIB_HW_ADDRESS=22)"
 GPIB_HW_BOARD=0 GPIB_HW_ADDRESS=22 cargo test -p gpib --features linux-gpib --lib hardware
 GPIB_HW_BOARD=gpib0 GPIB_HW_ADDRESS=22 cargo test -p gpib --features linux-gpib --lib hardware
+
+section "the examples with --features linux-gpib through libgpib (GPIB0::N::INSTR, the library's default bench)"
+# tests/examples.rs runs each example program with a GPIB0 resource string, which
+# ResourceManager opens on linux-gpib's board 0: this library, on its default bench in
+# real time (GPIB_SIM_REALTIME=1). GPIB_SIM_CONFIG is left unset for them (with it,
+# from_env would open the in-process simulator instead).
+cargo build --features linux-gpib --examples
+GPIB_REQUIRE_EXAMPLES=1 cargo test --test tests --features linux-gpib examples::examples_run_on_linux_gpib -- --nocapture
 
 section "shared integration tests on both backends (cargo test --test tests --features linux-gpib)"
 cargo test --test tests --features linux-gpib

@@ -1,11 +1,20 @@
-//! Write your own simulated instrument and test your app against it, with no hardware.
+//! Write your own simulated instrument and test your app against it, with no hardware;
+//! then run the same app code on the instrument itself.
 //!
 //! The instrument here is a programmable power supply that understands `VOLT <v>`,
-//! `VOLT?`, `OUTP ON|OFF`, `OUTP?` and `*IDN?`.
+//! `VOLT?`, `OUTP 1|0` (or `ON|OFF`), `OUTP?` and `*IDN?`.
+//!
+//! `cargo run --example custom_instrument` runs the app against it, at
+//! `GPIB0::5::INSTR` of a simulated rack. `cargo run --example custom_instrument --
+//! RESOURCE` runs the same app against the supply RESOURCE names (any resource string,
+//! as for the `idn` example: `GPIB0::5::INSTR`, `TCPIP0::10.0.0.5::gpib0,5::INSTR`,
+//! `PRLGX-TCPIP::10.0.0.6::1234::5::INSTR`). `examples/psu-30.yaml` describes the same
+//! supply in pyvisa-sim's YAML: `gpib-diag serve --bus examples/rack.toml` serves it at
+//! address 5 of a simulated rack, to try the app over VXI-11 or Prologix.
 
 use gpib::sim::timing::{BoardTiming, DeviceTiming};
 use gpib::sim::{DeviceIo, Instrument, SimHost};
-use gpib::{Address, Bus, PrimaryAddress};
+use gpib::{Address, Bus, Device, PrimaryAddress, ResourceManager};
 
 #[derive(Default)]
 struct PowerSupply {
@@ -28,7 +37,7 @@ impl PowerSupply {
             }
             (Some("VOLT?"), None) => Some(format!("{:.3}", self.volts)),
             (Some("OUTP"), Some(s)) => {
-                self.on = s.eq_ignore_ascii_case("ON");
+                self.on = s == "1" || s.eq_ignore_ascii_case("ON");
                 None
             }
             (Some("OUTP?"), None) => Some(u8::from(self.on).to_string()),
@@ -71,8 +80,26 @@ impl Instrument for PowerSupply {
     }
 }
 
-fn main() -> Result<(), gpib::Error> {
-    env_logger::init();
+/// The app code: exactly what it is on real hardware, whatever the backend.
+fn app(psu: &Device) -> Result<(), gpib::Error> {
+    println!("{}", psu.query("*IDN?")?);
+    psu.write_str("VOLT 12.5")?;
+    psu.write_str("OUTP 1")?;
+    let (volts, on) = (psu.query("VOLT?")?, psu.query("OUTP?")?);
+    println!("set {volts} V, output {on}");
+    assert_eq!(
+        volts.parse::<f64>().ok(),
+        Some(12.5),
+        "the supply did not take 12.5 V"
+    );
+    Ok(())
+}
+
+fn run() -> Result<(), gpib::Error> {
+    if let Some(resource) = std::env::args().nth(1) {
+        return app(&ResourceManager::from_env()?.open(&resource)?);
+    }
+
     // A host with one board at address 0 and the power supply at 5.
     let host = SimHost::new("my-rack");
     let board = host.add_board(
@@ -81,23 +108,29 @@ fn main() -> Result<(), gpib::Error> {
         BoardTiming::default(),
         std::time::Duration::from_secs(3),
     );
-    let psu_address = Address::try_from(5u8)?;
     let timing = DeviceTiming {
         response_latency: std::time::Duration::from_millis(2),
         ..Default::default()
     };
-    host.attach(board, psu_address, Box::new(PowerSupply::default()), timing)?;
+    host.attach(
+        board,
+        Address::try_from(5u8)?,
+        Box::new(PowerSupply::default()),
+        timing,
+    )?;
+    // The simulated board as GPIB0: the app opens the supply by its resource string.
+    let mut rm = ResourceManager::new();
+    rm.attach(0, Bus::new(host.board(board)?));
+    app(&rm.open("GPIB0::5::INSTR")?)
+}
 
-    // The app code: exactly what it would be on real hardware.
-    let bus = Bus::new(host.board(board)?);
-    let psu = bus.device(psu_address)?;
-    println!("{}", psu.query("*IDN?")?);
-    psu.write_str("VOLT 12.5;OUTP ON")?;
-    println!(
-        "set {} V, output {}",
-        psu.query("VOLT?")?,
-        psu.query("OUTP?")?
-    );
-    assert_eq!(psu.query("VOLT?")?, "12.500");
-    Ok(())
+fn main() -> std::process::ExitCode {
+    env_logger::init();
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("custom_instrument: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

@@ -5,9 +5,18 @@
 //! HP 9000/350 with /disc mounted (test #1); add `--unmount` for test #2. The output is
 //! the original program's, line for line.
 //!
+//! `cargo run --release --example io_test -- RESOURCE 400000` runs it on the HP3565 (or
+//! an instrument that speaks its `NEW`, `RBLD` and `WBLD`) that RESOURCE names, as the
+//! other examples take it: `GPIB0::11::INSTR` (linux-gpib),
+//! `TCPIP0::10.0.0.5::gpib0,11::INSTR` (VXI-11), `PRLGX-TCPIP::10.0.0.6::1234::11::INSTR`
+//! (Prologix). The times are then wall-clock time, not the simulator's virtual time, and
+//! `--unmount` is not available (only the simulated machine has a /disc to unmount).
+//! On a network adapter, which addresses the device itself, the explicit `listencmd`
+//! before the timed read is not sent.
+//!
 //! | C (HP-UX DIL)                                   | here                                   |
 //! |-------------------------------------------------|----------------------------------------|
-//! | `open("/dev/hpib7", 2)`                          | `Bus::new(host.board_named("hpib7"))`  |
+//! | `open("/dev/hpib7", 2)`                          | `rm.open("GPIB7::11::INSTR")` (the simulated `hpib7` as `GPIB7`) |
 //! | `hpib_bus_status(iodes, 7)` (my address)         | `tx.board_address()`                   |
 //! | `talkcmd = {63, MTA, 32+11}` + `hpib_send_cmnd`  | `tx.address_to_device(hp)`: UNL, MTA, MLA11 |
 //! | `listencmd = {63, 64+11, MLA}` + `hpib_send_cmnd`| `tx.address_from_device(hp)`: UNL, MTA11, MLA |
@@ -18,26 +27,47 @@
 
 use std::time::Duration;
 
-use gpib::{sim, Bus, InterfaceMessage};
+use gpib::{sim, Bus, InterfaceMessage, ResourceManager};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    env_logger::init();
-    // usage: io_test transfer_size [--unmount]
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    // usage: io_test [RESOURCE] [transfer_size] [--unmount]; a number first is the
+    // size (the 1988 program's own usage: io_test 400000).
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let size: usize = args.first().map_or(Ok(400_000), |s| s.parse())?;
+    let unmount = args.iter().any(|a| a == "--unmount");
+    let mut positional = args.iter().filter(|a| !a.starts_with("--"));
+    let (resource, size) = match (positional.next(), positional.next()) {
+        (Some(n), None) if n.bytes().all(|b| b.is_ascii_digit()) => (None, Some(n)),
+        (r, n) => (r, n),
+    };
+    let size: usize = size.map_or(Ok(400_000), |s| s.parse())?;
     if size < 2 {
         return Err("transfer_size must be at least 2 bytes (one HP3565 word)".into());
     }
 
-    // The machine: an HP 9000/350 with the HP3565 at 11 on the internal HP-IB (select
-    // code 7) and, unless --unmount, the scratch disc /disc mounted on an external HP-IB.
-    let host = sim::builtin("hp9000-350")?;
-    if args.iter().any(|a| a == "--unmount") {
-        host.unmount("/disc")?;
-    }
+    // The machine: unless a resource names another, an HP 9000/350 with the HP3565 at 11
+    // on the internal HP-IB (select code 7, GPIB7 here) and, unless --unmount, the
+    // scratch disc /disc mounted on an external HP-IB.
+    let host; // the simulated machine, alive while its board is used
+    let (mut rm, resource) = match resource {
+        Some(r) => {
+            if unmount {
+                eprintln!("io_test: --unmount is not available on {r}: only the simulated HP 9000/350 has a /disc to unmount");
+            }
+            (ResourceManager::from_env()?, r.clone())
+        }
+        None => {
+            host = sim::builtin("hp9000-350")?;
+            if unmount {
+                host.unmount("/disc")?;
+            }
+            let mut rm = ResourceManager::new();
+            rm.attach(7, Bus::new(host.board_named("hpib7")?));
+            (rm, "GPIB7::11::INSTR".to_string())
+        }
+    };
     // iodes = open("/dev/hpib7", 2);
-    let bus = Bus::new(host.board_named("hpib7")?);
-    let hp = bus.device(11)?;
+    let hp = rm.open(&resource)?;
+    let bus = hp.bus().clone();
 
     // MTA = hpib_bus_status(iodes, 7) + 64; MLA = ... + 32;
     // talkcmd = {63, MTA, 32 + 11}; listencmd = {63, 64 + 11, MLA};
@@ -72,8 +102,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // First test the read.
     // sprintf(cmnd_string, "RBLD %d,%d\n", id, (size/2)-1); hpib_send_cmnd(talkcmd); write(...)
     hp.write(format!("RBLD {},{}\n", id, size / 2 - 1).as_bytes())?;
-    // hpib_send_cmnd(iodes, listencmd, 3);
-    bus.transaction(|tx| tx.address_from_device(hp.address()))?;
+    // hpib_send_cmnd(iodes, listencmd, 3); (a network adapter addresses the device
+    // itself, with the read)
+    if !bus.device_level() {
+        bus.transaction(|tx| tx.address_from_device(hp.address()))?;
+    }
     // for(idle=0;idle<21000;idle++);  "about .022 seconds for Paragon to do its thing"
     bus.delay(Duration::from_millis(22));
     // Static in the original (int data[100000]); a Vec of the size asked for here.
@@ -104,4 +137,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("transfer size: {size}");
     // close(iodes): the Bus is dropped here.
     Ok(())
+}
+
+fn main() -> std::process::ExitCode {
+    env_logger::init();
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("io_test: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

@@ -74,6 +74,37 @@ fn a_prologix_adapter_opens_as_an_interface_then_its_devices() {
 }
 
 #[test]
+fn a_prologix_device_opens_in_one_string_and_shares_its_adapter() {
+    let (host, server) = served();
+    let port = server.prologix_addr().unwrap().port();
+    let d = gpib::open(&format!("PRLGX-TCPIP::127.0.0.1::{port}::22::INSTR")).unwrap();
+    assert_eq!(d.query("*IDN?").unwrap(), IDN);
+
+    let mut rm = ResourceManager::new();
+    let dmm = rm
+        .open(&format!("PRLGX-TCPIP1::127.0.0.1::{port}::22::INSTR"))
+        .unwrap();
+    assert_eq!(rm.boards(), [1]);
+    // A second device of the same adapter: the same connection (one adapter, one bus).
+    let hp = rm
+        .open(&format!("prlgx-tcpip1::127.0.0.1::{port}::11::instr"))
+        .unwrap();
+    assert_eq!(dmm.query("*IDN?").unwrap(), IDN);
+    hp.write_str("ABRT;DISA").unwrap();
+    assert_eq!(
+        server.stats().accepted,
+        2,
+        "one connection for gpib::open, one for rm"
+    );
+    // The adapter is board GPIB1 of the manager now.
+    assert_eq!(
+        rm.open("GPIB1::22::INSTR").unwrap().query("*IDN?").unwrap(),
+        IDN
+    );
+    drop(host);
+}
+
+#[test]
 fn gpib_conf_names_open_with_their_sections_settings() {
     let conf = gpib::gpibconf::GpibConf::parse(
         "interface { minor = 0 board_type = \"ni_pci\" }\n\

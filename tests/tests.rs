@@ -5,6 +5,7 @@ mod addressing;
 mod aio;
 mod blocks;
 mod clock;
+mod examples;
 mod faults;
 mod gpib_conf;
 mod hostile_peers;

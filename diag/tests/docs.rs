@@ -295,8 +295,14 @@ fn gpib_diag(cwd: &Path, env: &[(String, String)]) -> Command {
 
 /// Runs gpib-diag with a hang detector; returns (exit code, stdout, stderr).
 fn run_diag(cwd: &Path, env: &[(String, String)], args: &[String]) -> (i32, String, String) {
-    let mut child = gpib_diag(cwd, env)
-        .args(args)
+    let mut c = gpib_diag(cwd, env);
+    c.args(args);
+    run_watched(c, &format!("gpib-diag {args:?}"))
+}
+
+/// Runs `c` with a hang detector; returns (exit code, stdout, stderr).
+fn run_watched(mut c: Command, what: &str) -> (i32, String, String) {
+    let mut child = c
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -308,7 +314,7 @@ fn run_diag(cwd: &Path, env: &[(String, String)], args: &[String]) -> (i32, Stri
         }
         if std::time::Instant::now() > deadline {
             child.kill().ok();
-            panic!("gpib-diag {args:?} still running after 120 s");
+            panic!("{what} still running after 120 s");
         }
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -382,9 +388,42 @@ fn check_transcript(b: &Block, cwd: &Path) -> Result<(), String> {
                 cmd = cmd.replace(&format!("127.0.0.1,{doc}"), &format!("127.0.0.1,{real}"));
                 // A HiSLIP port, after the sub-address: `hislip0,4880::INSTR`.
                 cmd = cmd.replace(&format!(",{doc}::"), &format!(",{real}::"));
+                // A Prologix port in a device string: `PRLGX-TCPIP::host::1234::22::INSTR`.
+                cmd = cmd.replace(&format!("::{doc}::"), &format!("::{real}::"));
             }
+            // The server's documented ports in what a client prints (a resource string
+            // `discover` found, or an example was given) are its real ones.
+            let shown: Vec<String> = shown
+                .iter()
+                .map(|l| {
+                    port_map.iter().fold(l.clone(), |l, (doc, real)| {
+                        l.replace(&format!("127.0.0.1:{doc}"), &format!("127.0.0.1:{real}"))
+                            .replace(&format!("127.0.0.1,{doc}"), &format!("127.0.0.1,{real}"))
+                            .replace(&format!("::{doc}::"), &format!("::{real}::"))
+                    })
+                })
+                .collect();
             let (env, w) = split_env(&words(&cmd));
-            let args = diag_args(&w).ok_or_else(|| format!("`{cmd}` does not run gpib-diag"))?;
+            if let Some((name, args)) = example_args(&w)? {
+                // An example program, as built beside this test (not built: the step
+                // cannot be run here, as `sh` blocks' examples are not).
+                let Some(exe) = example(&name) else {
+                    continue;
+                };
+                let mut c = Command::new(exe);
+                c.args(&args).current_dir(cwd).env_remove("GPIB_SIM_CONFIG");
+                for (k, v) in &env {
+                    c.env(k, v);
+                }
+                let (code, out, err) = run_watched(c, &format!("example {name} {args:?}"));
+                if code != 0 {
+                    return Err(format!("`{cmd}` exited {code}: {err}"));
+                }
+                shown_in(&shown, &out).map_err(|e| format!("`{cmd}`: {e}"))?;
+                continue;
+            }
+            let args = diag_args(&w)
+                .ok_or_else(|| format!("`{cmd}` runs neither gpib-diag nor an example"))?;
             if args.first().is_some_and(|a| a == "serve") {
                 // Runs until stopped: its first line names the ports.
                 let want = shown.first().ok_or("serve shows no line")?;
@@ -411,17 +450,6 @@ fn check_transcript(b: &Block, cwd: &Path) -> Result<(), String> {
             if !exit_ok(&args, code) {
                 return Err(format!("`{cmd}` exited {code}: {err}"));
             }
-            // The server's documented ports in what a client prints (a resource string
-            // `discover` found) are its real ones.
-            let shown: Vec<String> = shown
-                .iter()
-                .map(|l| {
-                    port_map.iter().fold(l.clone(), |l, (doc, real)| {
-                        l.replace(&format!("127.0.0.1:{doc}"), &format!("127.0.0.1:{real}"))
-                            .replace(&format!("127.0.0.1,{doc}"), &format!("127.0.0.1,{real}"))
-                    })
-                })
-                .collect();
             shown_in(&shown, &out).map_err(|e| format!("`{cmd}`: {e}"))?;
         }
         Ok(())
@@ -634,6 +662,34 @@ fn example(name: &str) -> Option<PathBuf> {
     let profile_dir = exe.parent()?.parent()?;
     let p = profile_dir.join("examples").join(name);
     p.exists().then_some(p)
+}
+
+/// The example and its arguments of a command line that runs one (`cargo run [-q]
+/// [--release] --example NAME [-- ARGS]`), or `None`. An example built with other
+/// features than the tests' is not run here: an error.
+fn example_args(w: &[String]) -> Result<Option<(String, Vec<String>)>, String> {
+    if !(w.first().is_some_and(|x| x == "cargo")
+        && w.get(1).is_some_and(|x| x == "run")
+        && w.iter().any(|x| x == "--example"))
+    {
+        return Ok(None);
+    }
+    let dash = w.iter().position(|x| x == "--").unwrap_or(w.len());
+    let opts = &w[2..dash];
+    if let Some(o) = opts
+        .iter()
+        .find(|o| o.starts_with("--features") || *o == "-F")
+    {
+        return Err(format!(
+            "{o}: an example built with other features is not run here"
+        ));
+    }
+    let i = opts.iter().position(|x| x == "--example").unwrap();
+    let name = opts.get(i + 1).ok_or("--example names no example")?.clone();
+    if !root().join("examples").join(format!("{name}.rs")).exists() {
+        return Err(format!("no example {name}"));
+    }
+    Ok(Some((name, w.get(dash + 1..).unwrap_or(&[]).to_vec())))
 }
 
 /// The CI scripts' text, which runs the commands this test does not run itself.
@@ -855,6 +911,35 @@ fn docs_commands_are_what_the_program_does() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The README's first program is examples/idn.rs's: its lines (the hidden `# ` ones
+/// aside) are the example's, in order, so the program the tests run on every backend
+/// (tests/examples.rs) is the one the README shows.
+#[test]
+fn the_readme_first_program_is_the_idn_example() {
+    let first = all_blocks()
+        .into_iter()
+        .find(|b| b.file == "README.md" && b.lang.split(',').next() == Some("rust"))
+        .expect("a Rust block in README.md");
+    let example = std::fs::read_to_string(root().join("examples/idn.rs")).unwrap();
+    let lines: Vec<&str> = example.lines().map(str::trim).collect();
+    let mut at = 0;
+    for l in first
+        .body
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty() && !l.starts_with("# "))
+    {
+        match lines[at..].iter().position(|e| *e == l) {
+            Some(i) => at += i + 1,
+            None => panic!(
+                "{}: `{l}` is not the next line of examples/idn.rs (the README's first \
+                 program is that example's)",
+                first.at()
+            ),
+        }
+    }
 }
 
 // The harness itself: a changed figure, a line out of order and an unknown option fail.

@@ -40,6 +40,7 @@ use crate::status::StatusByte;
 mod board_control;
 pub(crate) mod device_level;
 mod ext;
+pub mod fake;
 pub mod hislip;
 #[cfg(feature = "linux-gpib")]
 pub mod linux_gpib;

@@ -84,12 +84,16 @@ const SRQ_WAIT_SLICE: Duration = Duration::from_millis(5);
 /// A GPIB board used as system controller, shared by device handles and threads.
 ///
 /// ```
-/// # #[cfg(feature = "sim")] {
-/// use gpib::{Bus, sim};
-/// let bus = Bus::new(sim::bench().board(0).unwrap());
-/// let dmm = bus.device(22).unwrap();
-/// assert!(dmm.query("*IDN?").unwrap().contains("SIMULATED"));
-/// # }
+/// use gpib::backend::fake::{FakeBoard, FakeInstrument};
+/// use gpib::Bus;
+/// let dmm = FakeInstrument::new().answer("*IDN?", "ACME,DMM-1,0,1.0");
+/// let bus = Bus::new(FakeBoard::new().with(22, dmm)?); // or a board of any backend
+/// let dmm = bus.device(22)?;
+/// assert_eq!(dmm.query("*IDN?")?, "ACME,DMM-1,0,1.0");
+/// // Another thread shares the bus through a clone: one transaction at a time.
+/// let other = bus.clone();
+/// std::thread::spawn(move || other.device(22)?.write_str("*CLS")).join().unwrap()?;
+/// # Ok::<(), gpib::Error>(())
 /// ```
 #[derive(Clone)]
 pub struct Bus {

@@ -419,14 +419,15 @@ impl Device {
     /// Sends `command`, reads the block it answers and decodes it as values of `T`.
     ///
     /// ```
-    /// # #[cfg(feature = "sim")] {
-    /// use gpib::{Bus, sim, block::Endian};
-    /// let bus = Bus::new(sim::bench().board(0).unwrap());
-    /// let scope = bus.device(22).unwrap();
-    /// scope.write_str("WAV:POIN 100").unwrap();
-    /// let wave: Vec<f32> = scope.query_values("WAV:DATA?", Endian::Big).unwrap();
-    /// assert_eq!(wave.len(), 100);
-    /// # }
+    /// use gpib::backend::fake::{FakeBoard, FakeInstrument};
+    /// use gpib::{block::Endian, Bus};
+    /// // A scope that answers WAV:DATA? with #212<12 bytes>: three big-endian f32.
+    /// let points: Vec<u8> = [0.5f32, -1.0, 2.0].iter().flat_map(|v| v.to_be_bytes()).collect();
+    /// let fake = FakeInstrument::new().block("WAV:DATA?", &points);
+    /// let scope = Bus::new(FakeBoard::new().with(7, fake)?).device(7)?;
+    /// let wave: Vec<f32> = scope.query_values("WAV:DATA?", Endian::Big)?;
+    /// assert_eq!(wave, [0.5, -1.0, 2.0]);
+    /// # Ok::<(), gpib::Error>(())
     /// ```
     pub fn query_values<T: BlockValue>(&self, command: &str, endian: Endian) -> Result<Vec<T>> {
         let body = self.query_block(command)?;

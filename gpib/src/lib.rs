@@ -1,16 +1,45 @@
 //! Typed GPIB / HP-IB (IEEE 488) instrument control, with a simulated bus in virtual time.
 //!
+//! An instrument program opens a [`Device`] by its resource string and talks to it.
+//! Here the board is the core's fake one ([`backend::fake`]: scripted answers, no
+//! hardware), attached as `GPIB0`:
+//!
 //! ```
-//! # #[cfg(feature = "sim")] {
-//! // A simulated bench (feature `sim`): every board of it is GPIB<n>. On hardware,
-//! // `gpib::open("GPIB0::22::INSTR")` or `ResourceManager::new()`; over the network,
-//! // `gpib::open("TCPIP0::10.0.0.5::gpib0,22::INSTR")`.
-//! let mut rm = gpib::ResourceManager::simulated("bench")?;
-//! let dmm = rm.open("GPIB0::22::INSTR")?;
-//! assert_eq!(dmm.query("*IDN?")?, "SIMULATED,SCPI-DMM,0,1.0");
-//! let volts: f64 = dmm.query("MEAS:VOLT?")?.parse().unwrap();
-//! assert!(volts > 0.0);
-//! # }
+//! use gpib::backend::fake::{FakeBoard, FakeInstrument};
+//! use gpib::{Bus, Device, ResourceManager};
+//!
+//! // The program's own code: it takes a Device, whatever the backend under it.
+//! fn volts(dmm: &Device) -> gpib::Result<f64> {
+//!     dmm.write_str("CONF:VOLT:DC 10")?;
+//!     let text = dmm.query("READ?")?;
+//!     text.parse().map_err(|_| gpib::Error::Protocol(format!("not a reading: {text:?}")))
+//! }
+//!
+//! let dmm = FakeInstrument::new()
+//!     .answer("*IDN?", "ACME,DMM-1,0,1.0")
+//!     .answer("READ?", "+1.2345E+00");
+//! let mut rm = ResourceManager::new();
+//! rm.attach(0, Bus::new(FakeBoard::new().with(22, dmm.clone())?));
+//!
+//! let dev = rm.open("GPIB0::22::INSTR")?;
+//! assert_eq!(dev.query("*IDN?")?, "ACME,DMM-1,0,1.0");
+//! assert_eq!(volts(&dev)?, 1.2345);
+//! assert_eq!(dmm.received(), ["*IDN?", "CONF:VOLT:DC 10", "READ?"]);
+//! # Ok::<(), gpib::Error>(())
+//! ```
+//!
+//! The same code on an instrument is one resource string away ([`open`], with the
+//! strings of [`manager`]):
+//!
+//! ```no_run
+//! // A linux-gpib board (feature `linux-gpib`), or the simulator (feature `sim`) when
+//! // GPIB_SIM_CONFIG names a configuration such as `bench`:
+//! let dmm = gpib::open("GPIB0::22::INSTR")?;
+//! // Device 22 behind a VXI-11 LAN/GPIB gateway:
+//! let dmm = gpib::open("TCPIP0::10.0.0.5::gpib0,22::INSTR")?;
+//! // Device 22 on a Prologix GPIB-ETHERNET adapter:
+//! let dmm = gpib::open("PRLGX-TCPIP::10.0.0.6::1234::22::INSTR")?;
+//! println!("{}", dmm.query("*IDN?")?);
 //! # Ok::<(), gpib::Error>(())
 //! ```
 //!
@@ -19,7 +48,8 @@
 //! * [`PrimaryAddress`], [`SecondaryAddress`], [`Address`]: validated at the edge.
 //! * [`InterfaceMessage`]: every IEEE 488.1 command byte, both directions.
 //! * [`Backend`]: one board as system controller; `sim::SimBoard` (feature `sim`), the network
-//!   backends and (feature `linux-gpib`) the linux-gpib backend implement it.
+//!   backends, (feature `linux-gpib`) the linux-gpib backend and the fake board for
+//!   tests ([`backend::fake`]) implement it.
 //! * [`open`] and [`ResourceManager`]: one resource string in, a [`Device`] out, on every
 //!   backend compiled in.
 //! * [`Bus`] and [`Device`]: addressing, message and block I/O, serial poll, SRQ,

@@ -7,22 +7,29 @@
 //! | `TCPIP0::host::gpib0,22::INSTR`, `TCPIP::host,1024::gpib0,22::INSTR` | device 22 behind a VXI-11 LAN/GPIB gateway (`gpib1,5`: device 5 on its second interface) |
 //! | `TCPIP0::host::inst0::INSTR` | a VXI-11 instrument on the LAN (no GPIB address) |
 //! | `PRLGX-TCPIP::host::1234::INTFC`, `PRLGX-ASRL::/dev/ttyUSB0::INTFC` | a Prologix adapter, as pyvisa-py names it: [`ResourceManager::open_interface`] attaches it as `GPIB<n>`, then `GPIB<n>::22::INSTR` is a device on it |
+//! | `PRLGX-TCPIP::host::1234::22::INSTR`, `PRLGX-ASRL::/dev/ttyUSB0::22::INSTR` | device 22 on a Prologix adapter in one string (this crate's: the adapter is opened, or taken again when this manager opened it before, and attached as `GPIB<n>`, then its device; the TCP form always names the port) |
 //! | `voltmeter` | the gpib.conf device section of that name (`$IB_CONFIG` or `/etc/gpib.conf`): its board, address, timeout and EOS |
 //!
-//! With the `sim` feature, `ResourceManager::simulated` attaches every board of a
-//! simulated host, and [`ResourceManager::from_env`] does so when `GPIB_SIM_CONFIG`
-//! names a configuration (as the compatibility library does), so a program that opens
-//! `GPIB0::22::INSTR` runs unchanged on the simulator.
+//! Any [`Bus`] can be attached as a board (here the core's fake board, as in an
+//! application's tests):
 //!
 //! ```
-//! # #[cfg(feature = "sim")] {
-//! let mut rm = gpib::ResourceManager::simulated("bench")?;
+//! use gpib::backend::fake::{FakeBoard, FakeInstrument};
+//! let board = FakeBoard::new()
+//!     .with(11, FakeInstrument::new().answer("*IDN?", "ACME,COUNTER,0,1.0"))?
+//!     .with(22, FakeInstrument::new().answer("*IDN?", "ACME,DMM-1,0,1.0"))?;
+//! let mut rm = gpib::ResourceManager::new();
+//! rm.attach(0, gpib::Bus::new(board));
 //! let dmm = rm.open("GPIB0::22::INSTR")?;
-//! assert_eq!(dmm.query("*IDN?")?, "SIMULATED,SCPI-DMM,0,1.0");
-//! assert_eq!(rm.list_resources("?*::INSTR")?, ["GPIB0::11::INSTR", "GPIB0::22::INSTR"]);
-//! # }
+//! assert_eq!(dmm.query("*IDN?")?, "ACME,DMM-1,0,1.0");
+//! assert_eq!(rm.open("GPIB0::11")?.query("*IDN?")?, "ACME,COUNTER,0,1.0");
 //! # Ok::<(), gpib::Error>(())
 //! ```
+//!
+//! With the `sim` feature, `ResourceManager::simulated("bench")` attaches every board
+//! of a simulated host, and [`ResourceManager::from_env`] does so when
+//! `GPIB_SIM_CONFIG` names a configuration (as the compatibility library does), so a
+//! program that opens `GPIB0::22::INSTR` runs unchanged on the simulator.
 
 mod pattern;
 
@@ -42,6 +49,9 @@ use crate::settings::{DeviceSettings, Timeout};
 pub struct ResourceManager {
     /// Boards by their `GPIB<n>` number.
     boards: BTreeMap<u16, Bus>,
+    /// Prologix adapters opened for one-string device resources, by their interface
+    /// resource: a second device on one adapter shares its connection.
+    prologix: BTreeMap<String, Bus>,
     /// What every device opens with, unless its resource says otherwise.
     settings: DeviceSettings,
     /// The gpib.conf device names are looked up in (`None`: read the default file when
@@ -146,6 +156,9 @@ impl ResourceManager {
                 ))),
             };
         }
+        if let Some((interface, device)) = prologix_device(text) {
+            return self.open_prologix_device(text, &interface, &device);
+        }
         if let Ok(r) = text.parse::<NetworkResource>() {
             return self.open_network(text, &r);
         }
@@ -155,7 +168,8 @@ impl ResourceManager {
         Err(Error::InvalidArgument(format!(
             "{text:?} is not a resource: expected GPIB<n>::<address>[::<secondary>]::INSTR, \
              TCPIP[n]::<host>::gpib0,<address>::INSTR, TCPIP[n]::<host>::inst0::INSTR, \
-             TCPIP[n]::<host>::hislip0::INSTR, or a gpib.conf device name"
+             TCPIP[n]::<host>::hislip0::INSTR, \
+             PRLGX-TCPIP[n]::<host>::<port>::<address>::INSTR, or a gpib.conf device name"
         )))
     }
 
@@ -267,7 +281,9 @@ impl ResourceManager {
         match r {
             NetworkResource::Prologix { board, .. } => Err(Error::InvalidArgument(format!(
                 "{text} is a Prologix adapter (an interface): open_interface attaches it, \
-                 then GPIB{board}::<address>::INSTR opens a device on it"
+                 then GPIB{board}::<address>::INSTR opens a device on it (or in one string: \
+                 {}::<address>::INSTR)",
+                r.to_string().trim_end_matches("::INTFC")
             ))),
             NetworkResource::Vxi11 {
                 host, port, device, ..
@@ -304,6 +320,47 @@ impl ResourceManager {
         }
     }
 
+    /// Device `device` (`GPIB<n>::<address>::INSTR`) on the Prologix adapter
+    /// `interface` (`PRLGX-...::INTFC`), the parts of the one string `text`: the adapter
+    /// is opened and attached as `GPIB<n>` unless this manager has it open already.
+    fn open_prologix_device(
+        &mut self,
+        text: &str,
+        interface: &str,
+        device: &str,
+    ) -> Result<Device> {
+        let in_text = |e: Error| match e {
+            Error::InvalidResource { reason, .. } => Error::InvalidResource {
+                text: text.to_string(),
+                reason,
+            },
+            e => e,
+        };
+        let key = interface
+            .parse::<NetworkResource>()
+            .map_err(in_text)?
+            .to_string();
+        let (board, address) = match device.parse::<Resource>().map_err(in_text)? {
+            Resource::Instrument { board, address } => (board, address),
+            Resource::Interface { .. } => {
+                return Err(Error::InvalidArgument(format!("{text} names no device")))
+            }
+        };
+        let bus = match self.prologix.get(&key) {
+            Some(bus) => {
+                let bus = bus.clone();
+                self.attach(board, bus.clone());
+                bus
+            }
+            None => {
+                let bus = self.open_interface(interface)?;
+                self.prologix.insert(key, bus.clone());
+                bus
+            }
+        };
+        self.device_on(&bus, address, DeviceSettings::default())
+    }
+
     fn open_named(&mut self, name: &str) -> Result<Device> {
         let conf = match self.gpib_conf.take() {
             Some(c) => c,
@@ -334,5 +391,94 @@ impl ResourceManager {
             ..DeviceSettings::default()
         };
         self.device_on(&bus, entry.settings.address(), own)
+    }
+}
+
+/// A one-string Prologix device resource, `PRLGX-TCPIP<n>::<host>::<port>::<pad>[::<sad>]::INSTR`
+/// or `PRLGX-ASRL<n>::<path>::<pad>[::<sad>]::INSTR`, as the adapter's interface resource
+/// (`...::INTFC`) and the device's `GPIB<n>::<pad>[::<sad>]::INSTR`; `None` for any other
+/// string. The parts are checked when each is parsed.
+fn prologix_device(text: &str) -> Option<(String, String)> {
+    let parts: Vec<&str> = text.split("::").collect();
+    let first = parts.first()?.to_ascii_uppercase();
+    if !parts.last()?.eq_ignore_ascii_case("INSTR") {
+        return None;
+    }
+    let (prefix, link_fields) = if first.starts_with("PRLGX-TCPIP") {
+        ("PRLGX-TCPIP", 2) // host, port
+    } else if first.starts_with("PRLGX-ASRL") {
+        ("PRLGX-ASRL", 1) // path
+    } else {
+        return None;
+    };
+    let board = &parts[0][prefix.len()..];
+    let fields = &parts[1..parts.len() - 1];
+    if fields.len() <= link_fields || fields.len() > link_fields + 2 {
+        return None;
+    }
+    let (link, address) = fields.split_at(link_fields);
+    Some((
+        format!("{}::{}::INTFC", parts[0], link.join("::")),
+        format!("GPIB{board}::{}::INSTR", address.join("::")),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prologix_device_strings_split_into_the_adapter_and_the_device() {
+        let split = prologix_device;
+        assert_eq!(
+            split("PRLGX-TCPIP::10.0.0.6::1234::22::INSTR"),
+            Some((
+                "PRLGX-TCPIP::10.0.0.6::1234::INTFC".into(),
+                "GPIB::22::INSTR".into()
+            ))
+        );
+        assert_eq!(
+            split("prlgx-tcpip1::host::1234::5::3::instr"),
+            Some((
+                "prlgx-tcpip1::host::1234::INTFC".into(),
+                "GPIB1::5::3::INSTR".into()
+            ))
+        );
+        assert_eq!(
+            split("PRLGX-ASRL2::/dev/ttyUSB0::9::INSTR"),
+            Some((
+                "PRLGX-ASRL2::/dev/ttyUSB0::INTFC".into(),
+                "GPIB2::9::INSTR".into()
+            ))
+        );
+        for not_one in [
+            "PRLGX-TCPIP::host::1234::INTFC",
+            "PRLGX-TCPIP::host::22::INSTR", // the port is not optional here
+            "PRLGX-TCPIP::host::1234::22::3::4::INSTR",
+            "PRLGX-ASRL::/dev/ttyUSB0::INSTR",
+            "TCPIP0::host::gpib0,22::INSTR",
+            "GPIB0::22::INSTR",
+        ] {
+            assert_eq!(split(not_one), None, "{not_one}");
+        }
+    }
+
+    #[test]
+    fn bad_parts_of_a_prologix_device_string_say_what_is_wrong() {
+        let mut rm = ResourceManager::new();
+        for (bad, says) in [
+            ("PRLGX-TCPIP::host::99999::22::INSTR", "port"),
+            ("PRLGX-TCPIP::host::1234::31::INSTR", "31"),
+            ("PRLGX-TCPIPx::host::1234::22::INSTR", "board number"),
+        ] {
+            let e = rm.open(bad).unwrap_err();
+            assert!(e.to_string().contains(says), "{bad}: {e}");
+        }
+        let e = rm.open("PRLGX-TCPIP::host::1234::INTFC").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("PRLGX-TCPIP0::host::1234::<address>::INSTR"),
+            "{e}"
+        );
     }
 }

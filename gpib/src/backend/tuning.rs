@@ -3,15 +3,27 @@
 //! `IbcUnAddr`), an optional capability of a [`crate::Backend`]
 //! ([`crate::Backend::tuning`]).
 //!
+//! A program asks for the shortest T1 where the board's driver has the setting, and
+//! goes on where it has none (the fake board, a network adapter):
+//!
 //! ```
-//! # #[cfg(feature = "sim")] {
+//! use gpib::backend::fake::FakeBoard;
 //! use gpib::backend::tuning::T1Delay;
-//! use gpib::{sim, Bus};
-//! let bus = Bus::new(sim::bench().board(0).unwrap());
-//! let applied = bus.tuning(|t| t.set_t1(T1Delay::Ns350)).unwrap();
-//! assert_eq!(applied, T1Delay::Ns350);
-//! assert_eq!(bus.tuning(|t| t.t1()).unwrap(), T1Delay::Ns350);
-//! # }
+//! use gpib::{Bus, ErrorKind};
+//!
+//! fn fastest_t1(bus: &Bus) -> gpib::Result<Option<T1Delay>> {
+//!     match bus.tuning(|t| t.set_t1(T1Delay::Ns350)) {
+//!         Ok(applied) => Ok(Some(applied)),
+//!         Err(e) if e.kind() == ErrorKind::Unsupported => Ok(None),
+//!         Err(e) => Err(e),
+//!     }
+//! }
+//!
+//! assert_eq!(fastest_t1(&Bus::new(FakeBoard::new()))?, None);
+//! // A simulated board (feature `sim`) models the driver's settings, as linux-gpib has them:
+//! # #[cfg(feature = "sim")]
+//! assert_eq!(fastest_t1(&Bus::new(gpib::sim::bench().board(0)?))?, Some(T1Delay::Ns350));
+//! # Ok::<(), gpib::Error>(())
 //! ```
 
 use crate::abi::{T1_DELAY_2000NS, T1_DELAY_350NS, T1_DELAY_500NS};

@@ -3,15 +3,23 @@
 //! interrupt channels, and optionally a portmapper) and as a HiSLIP gateway
 //! (IVI-6.1, synchronized and overlapped mode: `TCPIP::host::hislip0::INSTR`).
 //!
+//! Any bus can be served: a simulated one (`gpib::sim`, feature `sim`), a real board,
+//! or, here, the core's fake board:
+//!
 //! ```
-//! use gpib::{sim, Bus};
+//! use gpib::backend::fake::{FakeBoard, FakeInstrument};
 //! use gpib::serve::{Server, ServeOptions};
-//! let bus = Bus::new(sim::bench().board(0).unwrap());
-//! let server = Server::start(bus, ServeOptions::ephemeral()).unwrap();
-//! let host = server.prologix_addr().unwrap().to_string();
-//! let net = gpib::Bus::new(gpib::backend::prologix::PrologixBoard::connect_tcp(&host).unwrap());
-//! assert_eq!(net.device(22).unwrap().query("*IDN?").unwrap(), "SIMULATED,SCPI-DMM,0,1.0");
+//! use gpib::Bus;
+//! let fake = FakeBoard::new().with(22, FakeInstrument::new().answer("*IDN?", "ACME,DMM-1,0,1.0"))?;
+//! let server = Server::start(Bus::new(fake), ServeOptions::ephemeral())?;
+//! let port = server.prologix_addr().unwrap().port();
+//! let dmm = gpib::open(&format!("PRLGX-TCPIP::127.0.0.1::{port}::22::INSTR"))?;
+//! assert_eq!(dmm.query("*IDN?")?, "ACME,DMM-1,0,1.0");
+//! let vxi11 = server.vxi11_addr().unwrap().port();
+//! let dmm = gpib::open(&format!("TCPIP0::127.0.0.1,{vxi11}::gpib0,22::INSTR"))?;
+//! assert_eq!(dmm.query("*IDN?")?, "ACME,DMM-1,0,1.0");
 //! server.stop();
+//! # Ok::<(), gpib::Error>(())
 //! ```
 //!
 //! Several boards can be served at once ([`Server::start_boards`]): VXI-11 clients

@@ -17,15 +17,16 @@ use crate::trace::sink::{SharedSink, TraceSink};
 /// A backend whose calls are traced into a sink.
 ///
 /// ```
-/// use gpib::trace::{MemorySink, Record, SharedSink, TracedBackend};
-/// use gpib::{Bus, sim};
+/// use gpib::backend::fake::{FakeBoard, FakeInstrument};
+/// use gpib::trace::{CallOp, MemorySink, Record, SharedSink, TracedBackend};
+/// use gpib::Bus;
 /// let mem = MemorySink::new();
-/// let board = TracedBackend::new(sim::bench().board(0)?, SharedSink::new(mem.clone()), 0);
-/// let bus = Bus::new(board);
+/// let fake = FakeBoard::new().with(22, FakeInstrument::new().answer("*IDN?", "ACME,DMM-1,0,1.0"))?;
+/// let bus = Bus::new(TracedBackend::new(fake, SharedSink::new(mem.clone()), 0));
 /// bus.device(22)?.query("*IDN?")?;
 /// let calls = mem.take();
 /// assert!(calls.iter().all(|r| matches!(r, Record::Call(_))));
-/// assert!(!calls.is_empty());
+/// assert!(calls.iter().any(|r| matches!(r, Record::Call(c) if c.op == CallOp::Read)));
 /// # Ok::<(), gpib::Error>(())
 /// ```
 pub struct TracedBackend<B> {
