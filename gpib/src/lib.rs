@@ -40,6 +40,7 @@ mod address;
 pub mod backend;
 pub mod block;
 mod bus;
+pub mod connector;
 mod deadline;
 mod device;
 mod error;
@@ -67,6 +68,7 @@ pub use backend::{
     Backend, BoardId, ClockKind, Eos, ReadEnd, ReadStatus, Turns, WireStats, WriteReadError,
 };
 pub use bus::{Bus, Transaction};
+pub use connector::Connector;
 pub use device::{BlockInfo, Device, DEFAULT_MAX_READ};
 pub use error::{Error, ErrorKind, Result};
 pub use manager::{open, ResourceManager};

@@ -55,6 +55,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::gpibconf::{Entry, GpibConf};
 use crate::status::{BusLines, StatusByte};
 
+pub(crate) mod connector;
 mod tuning;
 
 /// The backend's name in messages.

@@ -18,6 +18,7 @@
 //! last byte the adapter sends, so a candidate with nothing after it within
 //! [`PrologixOptions::eot_quiet`] is END.
 
+pub(crate) mod connector;
 mod escape;
 mod port;
 

@@ -21,6 +21,7 @@
 //! call that `lxi discover` and the VISA finders broadcast over UDP.
 
 mod channel;
+pub(crate) mod connector;
 mod discover;
 mod intr;
 pub mod proto;
