@@ -117,11 +117,10 @@ impl Device {
     /// ([`crate::Timeout::Never`] is no timeout at all).
     pub fn apply(&mut self, settings: &crate::settings::DeviceSettings) {
         if let Some(t) = settings.timeout {
-            // The backends' own word for "no timeout" is zero.
-            self.set_timeout(Some(t.duration().unwrap_or(Duration::ZERO)));
+            self.set_timeout(Some(t.as_zero_never()));
         }
-        if let Some(eos) = settings.eos {
-            self.set_eos(Some(eos));
+        if settings.eos.is_some() {
+            self.set_eos(settings.read_eos());
         }
         if let Some(t) = settings.write_terminator {
             self.set_write_terminator(t);

@@ -74,7 +74,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use manager::{open, ResourceManager};
 pub use message::{addressing, codes, CommandBuf, CommandDecoder, InterfaceMessage};
 pub use resource::{NetworkResource, PrologixLink, Resource};
-pub use settings::{DeviceSettings, Timeout};
+pub use settings::{DeviceSettings, EosMode, Timeout};
 pub use status::{BoardStatus, BusLines, StatusByte};
 
 // The README's Rust blocks are doc tests: compiled, and run unless marked `no_run`.

@@ -362,8 +362,9 @@ impl ResourceManager {
         })?;
         let bus = self.board(u16::from(entry.minor))?;
         let own = DeviceSettings {
-            timeout: Some(Timeout::from(entry.settings.timeout())),
-            eos: entry.settings.read_eos(),
+            timeout: entry.settings.device.timeout,
+            // Only an EOS that ends reads: a section's byte alone leaves the manager's.
+            eos: entry.settings.device.eos.filter(|m| m.reos),
             ..DeviceSettings::default()
         };
         self.device_on(&bus, entry.settings.address(), own)
