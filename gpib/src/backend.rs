@@ -18,6 +18,7 @@ use std::time::Duration;
 pub(crate) use net::resolve;
 
 use crate::address::{Address, PrimaryAddress};
+pub use crate::clock::ClockKind;
 use crate::error::{Error, Result};
 use crate::message::{addressing, InterfaceMessage};
 use crate::status::{BoardStatus, BusLines, StatusByte};
@@ -94,15 +95,6 @@ impl ReadStatus {
     pub fn is_end(&self) -> bool {
         self.end != ReadEnd::BufferFull
     }
-}
-
-/// Whether a backend's clock is wall time or modelled (virtual) time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ClockKind {
-    /// Real elapsed time.
-    Wall,
-    /// The simulator's virtual time.
-    Virtual,
 }
 
 /// Which board a backend drives, for backends of which several handles can drive the

@@ -40,6 +40,7 @@ mod address;
 pub mod backend;
 pub mod block;
 mod bus;
+mod clock;
 pub mod connector;
 mod deadline;
 mod device;
