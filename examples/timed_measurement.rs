@@ -4,16 +4,28 @@
 //! On the simulator the wait is virtual: `wait_for_service` returns when the meter's
 //! measurement ends (200 ms of virtual time), not at the timeout, and the program runs
 //! in milliseconds of wall time.
+//!
+//! `cargo run --example timed_measurement -- RESOURCE` on any backend; with no
+//! argument, the simulated bench's GPIB0::22::INSTR.
 
 use std::time::{Duration, Instant};
 
-use gpib::{sim, Bus};
+use gpib::ResourceManager;
+
+/// The instrument the command line names (`RESOURCE`, any backend), else the SCPI
+/// instrument of the simulated bench.
+fn instrument() -> Result<gpib::Device, gpib::Error> {
+    match std::env::args().nth(1) {
+        Some(r) => ResourceManager::from_env()?.open(&r),
+        None => ResourceManager::simulated("bench")?.open("GPIB0::22::INSTR"),
+    }
+}
 
 fn main() -> Result<(), gpib::Error> {
     env_logger::init();
     let wall = Instant::now();
-    let bus = Bus::new(sim::bench().board(0)?);
-    let meter = bus.device(22)?;
+    let meter = instrument()?;
+    let bus = meter.bus();
 
     // 200 ms per measurement; SRQ when an operation completes (ESR bit 0 -> ESB -> SRQ).
     meter.write_str("*RST;*CLS;VOLT:APER 0.2;*ESE 1;*SRE 32")?;

@@ -1,14 +1,26 @@
 //! Let the instrument ask for service: enable SRQ on "message available", trigger a
 //! reading, wait for SRQ, find who asked with a serial poll, read the answer.
+//!
+//! `cargo run --example wait_srq -- RESOURCE` on a board (`GPIB0::22::INSTR`); with no
+//! argument, the simulated bench's GPIB0::22::INSTR.
 
 use std::time::Duration;
 
-use gpib::{sim, Address, Bus};
+use gpib::{Address, ResourceManager};
+
+/// The instrument the command line names (`RESOURCE`, any backend), else the SCPI
+/// instrument of the simulated bench.
+fn instrument() -> Result<gpib::Device, gpib::Error> {
+    match std::env::args().nth(1) {
+        Some(r) => ResourceManager::from_env()?.open(&r),
+        None => ResourceManager::simulated("bench")?.open("GPIB0::22::INSTR"),
+    }
+}
 
 fn main() -> Result<(), gpib::Error> {
     env_logger::init();
-    let bus = Bus::new(sim::bench().board(0)?);
-    let dmm = bus.device(22)?;
+    let dmm = instrument()?;
+    let bus = dmm.bus();
     let everyone: Vec<Address> = bus.find_listeners()?;
     let names: Vec<String> = everyone.iter().map(|a| a.to_string()).collect();
     println!("listeners: {}", names.join(", "));

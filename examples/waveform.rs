@@ -2,14 +2,26 @@
 //!
 //! The block is read straight into the result buffer with EOS off, so the 0x0A bytes
 //! that big-endian floats contain never cut it short.
+//!
+//! `cargo run --example waveform -- RESOURCE` on any backend; with no argument, the
+//! simulated bench's GPIB0::22::INSTR.
 
 use gpib::block::Endian;
-use gpib::{sim, Bus};
+use gpib::ResourceManager;
+
+/// The instrument the command line names (`RESOURCE`, any backend), else the SCPI
+/// instrument of the simulated bench.
+fn instrument() -> Result<gpib::Device, gpib::Error> {
+    match std::env::args().nth(1) {
+        Some(r) => ResourceManager::from_env()?.open(&r),
+        None => ResourceManager::simulated("bench")?.open("GPIB0::22::INSTR"),
+    }
+}
 
 fn main() -> Result<(), gpib::Error> {
     env_logger::init();
-    let bus = Bus::new(sim::bench().board(0)?);
-    let scope = bus.device(22)?;
+    let scope = instrument()?;
+    let bus = scope.bus();
 
     scope.write_str("WAV:POIN 2000")?;
     let t0 = bus.now();
