@@ -9,6 +9,11 @@
 //! | `PRLGX-TCPIP::host::1234::INTFC`, `PRLGX-ASRL::/dev/ttyUSB0::INTFC` | a Prologix adapter, as pyvisa-py names it: [`ResourceManager::open_interface`] attaches it as `GPIB<n>`, then `GPIB<n>::22::INSTR` is a device on it |
 //! | `voltmeter` | the gpib.conf device section of that name (`$IB_CONFIG` or `/etc/gpib.conf`): its board, address, timeout and EOS |
 //!
+//! Each backend says which of these strings it opens through its
+//! [`Connector`](crate::connector::Connector) (one in its own module, one list of the
+//! built-in ones in `manager/builtin.rs`); [`ResourceManager::register`] adds an app's
+//! own, asked first.
+//!
 //! With the `sim` feature, `ResourceManager::simulated` attaches every board of a
 //! simulated host, and [`ResourceManager::from_env`] does so when `GPIB_SIM_CONFIG`
 //! names a configuration (as the compatibility library does), so a program that opens
