@@ -1004,9 +1004,9 @@ fn nothing_after_nl(tx: &mut Link<'_, '_>, read: usize) -> Result<()> {
 /// Whether `timeout` (zero: none) has passed since `began` on the backend's clock;
 /// `began` becomes now when it is not known yet.
 fn past_deadline(tx: &mut Link<'_, '_>, began: &mut Option<Duration>, timeout: Duration) -> bool {
-    if timeout.is_zero() {
+    let Some(timeout) = crate::settings::Timeout::from_zero_never(timeout).duration() else {
         return false;
-    }
+    };
     let now = tx.now();
     now.saturating_sub(*began.get_or_insert(now)) >= timeout
 }
