@@ -10,7 +10,7 @@
 //! | `voltmeter` | the gpib.conf device section of that name (`$IB_CONFIG` or `/etc/gpib.conf`): its board, address, timeout and EOS |
 //!
 //! Each backend says which of these strings it opens through its
-//! [`Connector`](crate::connector::Connector) (one in its own module, one list of the
+//! [`Connector`] (one in its own module, one list of the
 //! built-in ones in `manager/builtin.rs`); [`ResourceManager::register`] adds an app's
 //! own, asked first.
 //!

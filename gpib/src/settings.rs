@@ -331,7 +331,7 @@ mod tests {
         };
         let s = own.or(base);
         assert_eq!((s.timeout, s.eot()), (Some(Timeout::Never), false));
-        assert_eq!(DeviceSettings::default().eot(), true);
+        assert!(DeviceSettings::default().eot());
         assert_eq!(DeviceSettings::default().eos_mode(), EosMode::default());
         assert_eq!(DeviceSettings::default().read_eos(), None);
     }
