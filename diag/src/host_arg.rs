@@ -63,4 +63,28 @@ mod tests {
             assert!(split_host(bad).is_err(), "{bad}");
         }
     }
+
+    #[test]
+    fn hosts_become_the_resource_strings_the_library_opens() {
+        assert_eq!(
+            prologix_resource("10.0.0.5").unwrap(),
+            "PRLGX-TCPIP::10.0.0.5::1234::INTFC"
+        );
+        assert_eq!(
+            prologix_resource("pi:99").unwrap(),
+            "PRLGX-TCPIP::pi::99::INTFC"
+        );
+        assert_eq!(
+            vxi11_resource("gw:1024", 1).unwrap(),
+            "TCPIP::gw,1024::gpib1::INSTR"
+        );
+        assert_eq!(vxi11_resource("gw", 0).unwrap(), "TCPIP::gw::gpib0::INSTR");
+        for r in [
+            prologix_resource("pi:99").unwrap(),
+            vxi11_resource("gw", 2).unwrap(),
+        ] {
+            assert!(r.parse::<gpib::NetworkResource>().is_ok(), "{r}");
+        }
+        assert!(prologix_resource("pi:x").is_err());
+    }
 }
