@@ -673,10 +673,8 @@ impl Backend for PrologixBoard {
 
 impl PrologixBoard {
     fn timeout_or_default(&self) -> Duration {
-        if self.timeout.is_zero() {
-            Duration::from_secs(10)
-        } else {
-            self.timeout
-        }
+        crate::settings::Timeout::from_zero_never(self.timeout)
+            .duration()
+            .unwrap_or(Duration::from_secs(10))
     }
 }
