@@ -150,3 +150,104 @@ fn strings_that_name_nothing_say_what_was_expected() {
         assert_eq!(e.kind(), gpib::ErrorKind::InvalidArgument, "{bad}: {e}");
     }
 }
+
+/// A backend of a third party's: `BENCH::<address>::INSTR` names a device of a
+/// simulated bench; `GPIB7::INTFC` its board.
+struct ThirdParty {
+    host: sim::SimHost,
+}
+
+impl gpib::Connector for ThirdParty {
+    fn name(&self) -> &str {
+        "third-party"
+    }
+
+    fn open_device(
+        &self,
+        resource: &str,
+    ) -> Option<gpib::Result<(Box<dyn gpib::Backend>, gpib::Address)>> {
+        let address = resource.strip_prefix("BENCH::")?.strip_suffix("::INSTR")?;
+        Some((|| {
+            let a = address
+                .parse::<u8>()
+                .map_err(|e| gpib::Error::InvalidArgument(format!("{address}: {e}")))?;
+            let board: Box<dyn gpib::Backend> = Box::new(self.host.board(0)?);
+            Ok((board, gpib::Address::try_from(a)?))
+        })())
+    }
+
+    fn open_interface(
+        &self,
+        resource: &str,
+    ) -> Option<gpib::Result<(Box<dyn gpib::Backend>, u16)>> {
+        (resource == "GPIB7::INTFC").then(|| {
+            let board: Box<dyn gpib::Backend> = Box::new(self.host.board(0)?);
+            Ok((board, 7))
+        })
+    }
+
+    fn list(&self) -> Vec<String> {
+        vec!["GPIB7::INTFC".into(), "BENCH::22::INSTR".into()]
+    }
+}
+
+#[test]
+fn a_registered_backend_opens_its_resources_and_lists_them() {
+    let mut rm = ResourceManager::new();
+    rm.register(Box::new(ThirdParty { host: sim::bench() }));
+    let dmm = rm.open("BENCH::22::INSTR").unwrap();
+    assert_eq!(dmm.query("*IDN?").unwrap(), IDN);
+    assert_eq!(dmm.address().primary.get(), 22);
+    // Its interface stands as GPIB7: devices on it open by their VISA names.
+    assert_eq!(
+        rm.open("GPIB7::22::INSTR").unwrap().query("*IDN?").unwrap(),
+        IDN
+    );
+    assert_eq!(rm.boards(), [7]);
+    assert_eq!(
+        rm.list_resources("?*").unwrap(),
+        [
+            "GPIB7::INTFC",
+            "GPIB7::11::INSTR",
+            "GPIB7::22::INSTR",
+            "BENCH::22::INSTR"
+        ]
+    );
+    // Its own bad strings are its errors; strings no backend takes are the manager's.
+    let e = rm.open("BENCH::x::INSTR").unwrap_err();
+    assert!(e.to_string().contains("x: invalid digit"), "{e}");
+    let e = rm.open("OTHER::1::INSTR").unwrap_err();
+    assert!(e.to_string().contains("is not a resource"), "{e}");
+    let c = rm.connect("BENCH::22::INSTR").unwrap();
+    assert_eq!(
+        (c.connector.as_str(), c.address.map(|a| a.primary.get())),
+        ("third-party", Some(22))
+    );
+}
+
+#[test]
+fn a_registered_backend_is_asked_before_the_built_in_ones() {
+    let mut rm = ResourceManager::simulated("bench").unwrap();
+    // GPIB7 is no board of the simulated host, until a backend has it.
+    assert!(rm.open("GPIB7::22::INSTR").is_err());
+    rm.register(Box::new(ThirdParty { host: sim::bench() }));
+    assert_eq!(
+        rm.open("GPIB7::22::INSTR").unwrap().query("*IDN?").unwrap(),
+        IDN
+    );
+    assert_eq!(rm.boards(), [0, 7]);
+}
+
+#[test]
+fn connect_hands_out_the_backend_unshared_with_the_device_address() {
+    let rm = ResourceManager::simulated("bench").unwrap();
+    let c = rm.connect("GPIB0::22::INSTR").unwrap();
+    assert_eq!(c.connector, "sim");
+    assert_eq!(c.address.map(|a| a.primary.get()), Some(22));
+    let bus = gpib::Bus::from_box(c.backend);
+    assert_eq!(bus.device(22).unwrap().query("*IDN?").unwrap(), IDN);
+    let c = rm.connect("GPIB0::INTFC").unwrap();
+    assert_eq!(c.address, None);
+    let e = rm.connect("GPIB2::INTFC").unwrap_err();
+    assert!(e.to_string().contains("no board GPIB2"), "{e}");
+}

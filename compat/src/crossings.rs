@@ -36,7 +36,6 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::consts::{BIN, XEOS};
 use crate::engine::Desc;
 
 /// Every call served (each exported function that reaches a descriptor).
@@ -118,11 +117,12 @@ pub fn write_chunks(d: &Desc, data: &[u8]) -> u64 {
     if data.is_empty() {
         return 0;
     }
-    if d.s.eos & XEOS == 0 {
+    let mode = d.s.eos_mode();
+    if !mode.xeos {
         return 1;
     }
-    let byte = (d.s.eos & 0xff) as u8;
-    let mask = if d.s.eos & BIN != 0 { 0xff } else { 0x7f };
+    let byte = mode.byte;
+    let mask = if mode.bin { 0xff } else { 0x7f };
     let hits = data[..data.len() - 1]
         .iter()
         .filter(|&&b| b & mask == byte & mask)

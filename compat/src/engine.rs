@@ -11,7 +11,10 @@ use gpib_sim::backend::BackendExt;
 use gpib_sim::sim::config::{self, Config};
 use gpib_sim::sim::timing::{BoardTiming, TransferMode};
 use gpib_sim::sim::{NamedDevice, SimBoard, SimHost};
-use gpib_sim::{codes, Address, Backend, Eos, PrimaryAddress, ReadEnd, ReadStatus};
+use gpib_sim::{
+    codes, Address, Backend, DeviceSettings, Eos, EosMode, PrimaryAddress, ReadEnd, ReadStatus,
+    Timeout,
+};
 
 use crate::consts::*;
 use crate::status::{self, Values};
@@ -78,16 +81,12 @@ pub struct Settings {
     pub pad: u8,
     /// Secondary address, 0..=30.
     pub sad: Option<u8>,
-    /// I/O timeout code.
-    pub tmo: i32,
+    /// The I/O timeout (one of linux-gpib's steps), the EOS mode and EOT: each set.
+    pub device: DeviceSettings,
     /// Serial poll timeout code.
     pub spoll_tmo: i32,
     /// Parallel poll timeout code.
     pub ppoll_tmo: i32,
-    /// EOI with the last byte of writes.
-    pub eot: bool,
-    /// EOS mode: flags | byte.
-    pub eos: i32,
     /// `IbcREADDR`, kept for `ibask`: linux-gpib addresses the bus for every device
     /// call whatever it says ("useless, included for compatibility only").
     pub readdr: bool,
@@ -108,15 +107,34 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// `ibdev`'s: timeout code `tmo` (checked), EOS mode `eos` (checked).
     fn device(pad: u8, sad: Option<u8>, tmo: i32, eot: bool, eos: i32) -> Self {
+        Self::with(
+            pad,
+            sad,
+            DeviceSettings {
+                timeout: Timeout::from_linux_gpib_code(tmo),
+                eos: Some(EosMode::from_linux_gpib(eos)),
+                eot: Some(eot),
+                ..DeviceSettings::default()
+            },
+        )
+    }
+
+    /// A descriptor with `device`'s timeout (to linux-gpib's step), EOS mode and EOT.
+    fn with(pad: u8, sad: Option<u8>, device: DeviceSettings) -> Self {
+        let device = DeviceSettings {
+            timeout: Some(device.timeout.unwrap_or(Timeout::Never).linux_gpib_step()),
+            eos: Some(device.eos_mode()),
+            eot: Some(device.eot()),
+            ..device
+        };
         Self {
             pad,
             sad,
-            tmo,
+            device,
             spoll_tmo: T1S,
             ppoll_tmo: 0,
-            eot,
-            eos,
             readdr: false,
             unaddr: false,
             event_queue: false,
@@ -129,17 +147,44 @@ impl Settings {
     }
 
     fn board(b: &Board) -> Self {
-        let mut s = Self::device(b.pad, None, b.default_tmo, b.default_eot, b.default_eos);
+        let mut s = Self::with(b.pad, None, b.defaults);
         s.dma = b.dma;
         s
     }
 
+    /// The I/O timeout.
+    pub fn timeout(&self) -> Timeout {
+        self.device.timeout.unwrap_or(Timeout::Never)
+    }
+
+    /// The I/O timeout's code (`ibask(IbaTMO)`).
+    pub fn tmo(&self) -> i32 {
+        self.timeout().linux_gpib_code()
+    }
+
+    /// The EOS mode.
+    pub fn eos_mode(&self) -> EosMode {
+        self.device.eos_mode()
+    }
+
+    /// The EOS mode, to change one of its parts.
+    pub fn eos_mut(&mut self) -> &mut EosMode {
+        self.device.eos.get_or_insert_default()
+    }
+
+    /// Sets the EOS mode as `ibeos` takes it (checked).
+    pub fn set_eos(&mut self, mode: i32) {
+        self.device.eos = Some(EosMode::from_linux_gpib(mode));
+    }
+
+    /// EOI with the last byte of writes.
+    pub fn eot(&self) -> bool {
+        self.device.eot()
+    }
+
     /// The EOS setting for reads, if REOS is on.
     pub fn read_eos(&self) -> Option<Eos> {
-        (self.eos & REOS != 0).then_some(Eos {
-            byte: (self.eos & 0xff) as u8,
-            eight_bit: self.eos & BIN != 0,
-        })
+        self.device.read_eos()
     }
 }
 
@@ -342,12 +387,8 @@ pub struct Board {
     pub pad: u8,
     /// It moves data by DMA.
     pub dma: bool,
-    /// Its timeout code at open.
-    pub default_tmo: i32,
-    /// The board descriptor's EOS mode at open (byte, REOS, XEOS, BIN).
-    pub default_eos: i32,
-    /// EOI with the last byte of board writes, at open.
-    pub default_eot: bool,
+    /// The board descriptor's timeout, EOS mode and EOT at open.
+    pub defaults: DeviceSettings,
     bus: Mutex<BoardBus>,
 }
 
@@ -502,12 +543,10 @@ impl Library {
                 name: b.name.clone(),
                 pad: b.address,
                 dma: b.transfer.unwrap_or(defaults.mode) == TransferMode::Dma,
-                default_tmo: timeout_code(sim.timeout()),
-                default_eos: i32::from(b.eos.unwrap_or(0))
-                    | if b.set_reos { REOS } else { 0 }
-                    | if b.set_xeos { XEOS } else { 0 }
-                    | if b.set_bin { BIN } else { 0 },
-                default_eot: b.eot.unwrap_or(true),
+                defaults: DeviceSettings {
+                    timeout: Some(Timeout::from_zero_never(sim.timeout())),
+                    ..b.descriptor()
+                },
                 bus: Mutex::new(BoardBus::new(sim)),
             };
             lib.boards.push(board);
@@ -685,12 +724,11 @@ pub fn decode_list(list: &[u16]) -> Res<Vec<Address>> {
         .collect()
 }
 
+/// `v` when it is one of linux-gpib's timeout codes (0 `TNONE` to 17 `T1000s`).
 fn check_timeout_code(v: i32) -> Res<i32> {
-    if (0..=17).contains(&v) {
-        Ok(v)
-    } else {
-        Err(Fail::code(EARG))
-    }
+    Timeout::from_linux_gpib_code(v)
+        .map(|_| v)
+        .ok_or(Fail::code(EARG))
 }
 
 fn check_eos(v: i32) -> Res<i32> {
@@ -733,13 +771,10 @@ pub fn dev(
 pub fn find(lib: &Library, name: &str) -> Res<i32> {
     if let Some(n) = lib.named.iter().find(|n| n.name == name) {
         let b = lib.board(n.board);
-        let tmo = n.timeout.map_or(b.default_tmo, timeout_code);
-        let s = Settings::device(
+        let s = Settings::with(
             n.address.primary.get(),
             n.address.secondary.map(|s| s.get()),
-            tmo,
-            n.eot,
-            i32::from(n.eos_mode()),
+            n.settings.or(b.defaults),
         );
         return lib.insert(Desc::new(n.board, false, s));
     }
@@ -779,7 +814,7 @@ pub fn onl(lib: &Library, ud: i32, d: &mut Desc, v: i32) -> Res {
 // ---------------------------------------------------------------------------------
 
 fn io_timeout(bus: &mut BoardBus, d: &Desc) -> Res<()> {
-    bus.use_timeout(timeout_of(d.s.tmo))
+    bus.use_timeout(d.s.timeout().as_zero_never())
 }
 
 fn unaddress(bus: &mut BoardBus, d: &Desc) -> Res<()> {
@@ -793,11 +828,12 @@ fn unaddress(bus: &mut BoardBus, d: &Desc) -> Res<()> {
 fn write_data(bus: &mut BoardBus, d: &mut Desc, data: &[u8], eoi_last: bool) -> Res<usize> {
     let mut sent = 0usize;
     let mut rest = data;
-    if d.s.eos & XEOS != 0 {
+    let mode = d.s.eos_mode();
+    if mode.xeos {
         // XEOS: EOI goes with every EOS byte sent.
         let eos = Eos {
-            byte: (d.s.eos & 0xff) as u8,
-            eight_bit: d.s.eos & BIN != 0,
+            byte: mode.byte,
+            eight_bit: mode.bin,
         };
         while let Some(i) = eos.find(rest) {
             let n = bus
@@ -825,7 +861,7 @@ pub fn wrt(lib: &Library, d: &mut Desc, data: &[u8]) -> Res {
     if !d.is_board {
         bus.send_setup(&[d.address()])?;
     }
-    let eot = d.s.eot;
+    let eot = d.s.eot();
     let n = write_data(&mut bus, d, data, eot)?;
     unaddress(&mut bus, d)?;
     Ok(Some(n as i64))
@@ -1149,7 +1185,7 @@ pub fn wait(lib: &Library, slot: &Mutex<Desc>, mask: i32) -> Res {
             }
             return Ok(Some(v.cntl));
         }
-        (timeout_of(d.s.tmo), d.is_board)
+        (d.s.timeout(), d.is_board)
     };
     let board = lock_desc(slot).board;
     let wall = lib.board(board).lock().waits_in_wall_time();
@@ -1160,7 +1196,9 @@ pub fn wait(lib: &Library, slot: &Mutex<Desc>, mask: i32) -> Res {
         }
         lib.status(d) & mask & !TIMO != 0
     };
-    if !wall && mask & srq_bit != 0 && mask & TIMO != 0 && !limit.is_zero() {
+    // With TIMO in the mask, the wait ends after the timeout, if there is one.
+    let limit = limit.duration().filter(|_| mask & TIMO != 0);
+    if let Some(limit) = limit.filter(|_| !wall && mask & srq_bit != 0) {
         if done(&lock_desc(slot)) {
             return Ok(None);
         }
@@ -1187,7 +1225,7 @@ pub fn wait(lib: &Library, slot: &Mutex<Desc>, mask: i32) -> Res {
             if done(&d) {
                 return Ok(None);
             }
-            if mask & TIMO != 0 && !limit.is_zero() && start.elapsed() >= limit {
+            if let Some(limit) = limit.filter(|l| start.elapsed() >= *l) {
                 d.timed_out = true;
                 drop(d);
                 if !wall {
@@ -1214,13 +1252,13 @@ pub fn stop(d: &mut Desc) -> Res {
 
 /// `ibtmo`.
 pub fn tmo(d: &mut Desc, v: i32) -> Res {
-    d.s.tmo = check_timeout_code(v)?;
+    d.s.device.timeout = Timeout::from_linux_gpib_code(check_timeout_code(v)?);
     Ok(None)
 }
 
 /// `ibeos`.
 pub fn eos(d: &mut Desc, v: i32) -> Res {
-    d.s.eos = check_eos(v)?;
+    d.s.set_eos(check_eos(v)?);
     Ok(None)
 }
 
@@ -1261,12 +1299,12 @@ pub fn ask(lib: &Library, d: &Desc, option: i32) -> Res<i32> {
     let common = match option {
         OPT_PAD => Some(i32::from(s.pad)),
         OPT_SAD => Some(s.sad.map_or(0, |x| i32::from(x) + 0x60)),
-        OPT_TMO => Some(s.tmo),
-        OPT_EOT => Some(i32::from(s.eot)),
-        OPT_EOS_RD => Some(s.eos & REOS),
-        OPT_EOS_WRT => Some(s.eos & XEOS),
-        OPT_EOS_CMP => Some(s.eos & BIN),
-        OPT_EOS_CHAR => Some(s.eos & 0xff),
+        OPT_TMO => Some(s.tmo()),
+        OPT_EOT => Some(i32::from(s.eot())),
+        OPT_EOS_RD => Some(s.eos_mode().linux_gpib() & REOS),
+        OPT_EOS_WRT => Some(s.eos_mode().linux_gpib() & XEOS),
+        OPT_EOS_CMP => Some(s.eos_mode().linux_gpib() & BIN),
+        OPT_EOS_CHAR => Some(i32::from(s.eos_mode().byte)),
         OPT_READ_ADJUST | OPT_WRITE_ADJUST => Some(0),
         OPT_END_BIT_IS_NORMAL => Some(1),
         OPT_BNA => Some(d.board as i32),
@@ -1310,13 +1348,13 @@ pub fn config(lib: &Library, d: &mut Desc, option: i32, v: i32) -> Res {
         OPT_PAD => return pad(d, v),
         OPT_SAD => return sad(d, v),
         OPT_TMO => return tmo(d, v),
-        OPT_EOT => d.s.eot = bool_opt(v),
-        OPT_EOS_RD => d.s.eos = (d.s.eos & !REOS) | if v != 0 { REOS } else { 0 },
-        OPT_EOS_WRT => d.s.eos = (d.s.eos & !XEOS) | if v != 0 { XEOS } else { 0 },
-        OPT_EOS_CMP => d.s.eos = (d.s.eos & !BIN) | if v != 0 { BIN } else { 0 },
+        OPT_EOT => d.s.device.eot = Some(bool_opt(v)),
+        OPT_EOS_RD => d.s.eos_mut().reos = v != 0,
+        OPT_EOS_WRT => d.s.eos_mut().xeos = v != 0,
+        OPT_EOS_CMP => d.s.eos_mut().bin = v != 0,
         OPT_EOS_CHAR => {
             let c = u8::try_from(v).map_err(|_| Fail::code(EARG))?;
-            d.s.eos = (d.s.eos & !0xff) | i32::from(c);
+            d.s.eos_mut().byte = c;
         }
         // Byte swapping is not supported (as in libgpib).
         OPT_READ_ADJUST | OPT_WRITE_ADJUST if v != 0 => return Err(Fail::code(ECAP)),
@@ -1782,7 +1820,7 @@ mod tests {
     fn settings_eos_for_reads() {
         let mut s = Settings::device(1, None, 11, true, 0);
         assert_eq!(s.read_eos(), None);
-        s.eos = REOS | 0x0a;
+        s.set_eos(REOS | 0x0a);
         assert_eq!(
             s.read_eos(),
             Some(Eos {
@@ -1790,7 +1828,7 @@ mod tests {
                 eight_bit: false
             })
         );
-        s.eos = REOS | BIN | b',' as i32;
+        s.set_eos(REOS | BIN | b',' as i32);
         assert_eq!(
             s.read_eos(),
             Some(Eos {
@@ -1799,7 +1837,7 @@ mod tests {
             })
         );
         // XEOS alone does not end reads.
-        s.eos = XEOS | 0x0a;
+        s.set_eos(XEOS | 0x0a);
         assert_eq!(s.read_eos(), None);
     }
 

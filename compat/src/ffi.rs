@@ -575,7 +575,7 @@ pub extern "C" fn ibdma(ud: c_int, v: c_int) -> c_int {
 pub extern "C" fn ibeot(ud: c_int, v: c_int) -> c_int {
     call(ud, Want::Any, false, |_, d| {
         crossings::charge(Op::Setting, d);
-        d.s.eot = v != 0;
+        d.s.device.eot = Some(v != 0);
         Ok(None)
     })
 }

@@ -13,6 +13,7 @@ mod driver;
 mod error;
 mod export;
 mod host;
+mod host_arg;
 mod linear_fit;
 mod measure;
 #[allow(dead_code)]

@@ -121,8 +121,9 @@ impl Session {
             None => {
                 // A board with a timeout gets one long enough for the largest transfer
                 // at 10 kB/s; a board with none keeps none (HP-UX's raw HP-IB).
-                let board = target.bus.timeout();
-                if !board.is_zero() {
+                if let gpib::Timeout::After(board) =
+                    gpib::Timeout::from_zero_never(target.bus.timeout())
+                {
                     let needed =
                         Duration::from_secs(10) + Duration::from_secs_f64(max_size as f64 / 10e3);
                     device.set_timeout(Some(board.max(needed)));

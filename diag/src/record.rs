@@ -51,14 +51,15 @@ named_enum! {
     }
 }
 
-named_enum! {
-    /// The clock the seconds are on.
-    Clock {
-        /// The simulator's virtual time.
-        Virtual => "virtual",
-        /// Wall time.
-        Wall => "wall",
-    }
+/// The clock the seconds are on (named `wall`, `virtual` in records).
+pub use gpib::ClockKind as Clock;
+
+/// Writes `clock` as its name (serde's `serialize_with`).
+pub fn clock_name<S: serde::Serializer>(
+    clock: &Clock,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(clock.name())
 }
 
 named_enum! {
@@ -79,6 +80,7 @@ pub struct Record {
     /// The backend.
     pub backend: Backend,
     /// The clock the seconds are on.
+    #[serde(serialize_with = "clock_name")]
     pub clock: Clock,
     /// The instrument's address.
     pub device: String,

@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::cli::{OutputArgs, RunArgs};
 use crate::error::Result;
 use crate::measure::{Direction, Sample, Session};
-use crate::record::{Clock, Context, Record};
+use crate::record::{Context, Record};
 use crate::stats;
 use crate::target::Target;
 
@@ -120,10 +120,7 @@ pub fn context(target: &Target, session: &Session) -> Context {
     Context {
         config: target.label.clone(),
         backend: target.backend,
-        clock: match target.bus.clock_kind() {
-            gpib::ClockKind::Virtual => Clock::Virtual,
-            gpib::ClockKind::Wall => Clock::Wall,
-        },
+        clock: target.bus.clock_kind(),
         device: session.address().to_string(),
         protocol: session.protocol(),
     }

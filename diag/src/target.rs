@@ -250,6 +250,8 @@ impl Target {
         }
     }
 
+    /// `--backend prologix|vxi11 --host HOST[:PORT]`: the adapter's interface, opened
+    /// by the library as its resource string.
     fn open_network(backend: BackendKind, spec: &BusSpec, wrap: &Wrap) -> Result<Self> {
         let Some(host) = &spec.host else {
             return Err(DiagError::Usage(
@@ -261,53 +263,38 @@ impl Target {
                 "--mount/--unmount/--with/--without/--fault change a simulated host in this process; give them to `gpib-diag serve` instead".into(),
             ));
         }
-        let (name, bus) = match backend {
-            BackendKind::Prologix => (
-                Backend::Prologix,
-                Bus::from_box(wrap(Box::new(
-                    gpib::backend::prologix::PrologixBoard::connect_tcp(host)?,
-                ))),
-            ),
-            _ => (
-                Backend::Vxi11,
-                Bus::from_box(wrap(Box::new(gpib::backend::vxi11::Vxi11Board::connect(
-                    host,
-                    Default::default(),
-                )?))),
-            ),
+        let resource = match backend {
+            BackendKind::Prologix => crate::host_arg::prologix_resource(host)?,
+            _ => crate::host_arg::vxi11_resource(host, 0)?,
         };
-        Ok(Self {
-            label: format!("{name}:{host}"),
-            backend: name,
-            bus,
-            host: None,
-            board: 0,
-            device: None,
-        })
+        let mut t = Self::connect(&resource, wrap)?;
+        t.label = format!("{}:{host}", t.backend);
+        Ok(t)
     }
 
+    /// `--resource`: whatever the library opens it with.
     fn open_resource(text: &str, wrap: &Wrap) -> Result<Self> {
-        let r: gpib::NetworkResource = text.parse()?;
-        let name = match r {
-            gpib::NetworkResource::Prologix { .. } => Backend::Prologix,
-            gpib::NetworkResource::Vxi11 { .. } => Backend::Vxi11,
-            gpib::NetworkResource::Hislip { .. } => Backend::Hislip,
-        };
+        let mut t = Self::connect(text, wrap)?;
+        t.label = text.trim().to_string();
+        if let Ok(r) = text.parse::<gpib::NetworkResource>() {
+            // The resource's own spelling (`PRLGX-TCPIP0::...`), as reports name it.
+            t.label = r.to_string();
+        }
+        Ok(t)
+    }
+
+    /// Opens `resource` through the library's [`gpib::ResourceManager`], its backend
+    /// wrapped by `wrap` before it becomes the bus.
+    fn connect(resource: &str, wrap: &Wrap) -> Result<Self> {
+        let c = gpib::ResourceManager::new().connect(resource)?;
+        let backend = backend_named(&c.connector)?;
         Ok(Self {
-            label: r.to_string(),
-            backend: name,
-            bus: Bus::from_box(wrap(r.open()?)),
+            label: resource.to_string(),
+            backend,
+            bus: Bus::from_box(wrap(c.backend)),
             host: None,
             board: 0,
-            // `hislip0` (an instrument, or a gateway's default device) is opened as
-            // address 0 of its board.
-            device: match r {
-                gpib::NetworkResource::Hislip { .. } => Some(
-                    r.address()
-                        .unwrap_or(gpib::Address::primary(gpib::PrimaryAddress::new_const(0))),
-                ),
-                _ => r.address(),
-            },
+            device: c.address,
         })
     }
 
@@ -352,18 +339,23 @@ impl Target {
             ));
         }
         let name = spec.board.clone().unwrap_or_else(|| "0".into());
-        let board = match name.parse::<i32>() {
-            Ok(i) => gpib::backend::linux_gpib::LinuxGpibBoard::open_index(i)?,
-            Err(_) => gpib::backend::linux_gpib::LinuxGpibBoard::open_name(&name)?,
+        let label = format!("linux-gpib:{name}");
+        let Ok(index) = name.parse::<u16>() else {
+            // A gpib.conf interface name, found by linux-gpib's own ibfind.
+            let board = gpib::backend::linux_gpib::LinuxGpibBoard::open_name(&name)?;
+            return Ok(Self {
+                label,
+                backend: Backend::LinuxGpib,
+                bus: Bus::from_box(wrap(Box::new(board))),
+                host: None,
+                board: 0,
+                device: None,
+            });
         };
-        Ok(Self {
-            label: format!("linux-gpib:{name}"),
-            backend: Backend::LinuxGpib,
-            bus: Bus::from_box(wrap(Box::new(board))),
-            host: None,
-            board: name.parse().unwrap_or(0),
-            device: None,
-        })
+        let mut t = Self::connect(&format!("GPIB{index}::INTFC"), wrap)?;
+        t.label = label;
+        t.board = usize::from(index);
+        Ok(t)
     }
 
     #[cfg(not(feature = "linux-gpib"))]
@@ -451,6 +443,20 @@ impl Target {
             })
             .unwrap_or_default()
     }
+}
+
+/// Diag's name of the backend the library's connector `name` is.
+fn backend_named(name: &str) -> Result<Backend> {
+    [
+        Backend::Sim,
+        Backend::LinuxGpib,
+        Backend::Prologix,
+        Backend::Vxi11,
+        Backend::Hislip,
+    ]
+    .into_iter()
+    .find(|b| b.as_str() == name)
+    .ok_or_else(|| DiagError::Usage(format!("gpib-diag does not measure on the {name} backend")))
 }
 
 #[cfg(test)]

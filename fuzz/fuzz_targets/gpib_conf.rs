@@ -45,11 +45,11 @@ fuzz_target!(|data: &[u8]| {
             for (i, b) in conf.interfaces.iter().enumerate() {
                 assert!(b.minor < gpibconf::MAX_BOARDS);
                 assert!(conf.interfaces[..i].iter().all(|o| o.minor != b.minor));
-                assert!(b.settings.timeout_step <= 17);
+                assert!(b.settings.timeout_step() <= 17);
             }
             for d in &conf.devices {
                 assert!(conf.interface(d.minor).is_some(), "{d:?}");
-                assert!(d.settings.timeout_step <= 17);
+                assert!(d.settings.timeout_step() <= 17);
                 assert!(d.settings.pad.get() <= 30);
                 if !d.name.is_empty() {
                     assert_eq!(conf.device(&d.name), Some(d));

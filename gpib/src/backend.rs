@@ -33,6 +33,7 @@ use std::time::Duration;
 pub(crate) use net::resolve;
 
 use crate::address::{Address, PrimaryAddress};
+pub use crate::clock::ClockKind;
 use crate::error::{Error, Result};
 use crate::message::{addressing, InterfaceMessage};
 use crate::status::StatusByte;
@@ -54,7 +55,7 @@ pub use board_control::BoardControl;
 pub use device_level::DeviceLevel;
 pub use ext::BackendExt;
 use tuning::BoardTuning;
-pub use virtual_time::{BoardId, ClockKind, Turns, VirtualTime};
+pub use virtual_time::{BoardId, Turns, VirtualTime};
 
 /// The end-of-string byte that stops a read, and how it is compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -117,11 +117,10 @@ impl Device {
     /// ([`crate::Timeout::Never`] is no timeout at all).
     pub fn apply(&mut self, settings: &crate::settings::DeviceSettings) {
         if let Some(t) = settings.timeout {
-            // The backends' own word for "no timeout" is zero.
-            self.set_timeout(Some(t.duration().unwrap_or(Duration::ZERO)));
+            self.set_timeout(Some(t.as_zero_never()));
         }
-        if let Some(eos) = settings.eos {
-            self.set_eos(Some(eos));
+        if settings.eos.is_some() {
+            self.set_eos(settings.read_eos());
         }
         if let Some(t) = settings.write_terminator {
             self.set_write_terminator(t);
@@ -1006,9 +1005,9 @@ fn nothing_after_nl(tx: &mut Link<'_, '_>, read: usize) -> Result<()> {
 /// Whether `timeout` (zero: none) has passed since `began` on the backend's clock;
 /// `began` becomes now when it is not known yet.
 fn past_deadline(tx: &mut Link<'_, '_>, began: &mut Option<Duration>, timeout: Duration) -> bool {
-    if timeout.is_zero() {
+    let Some(timeout) = crate::settings::Timeout::from_zero_never(timeout).duration() else {
         return false;
-    }
+    };
     let now = tx.now();
     now.saturating_sub(*began.get_or_insert(now)) >= timeout
 }

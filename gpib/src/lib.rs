@@ -75,6 +75,8 @@ pub mod aio;
 pub mod backend;
 pub mod block;
 mod bus;
+mod clock;
+pub mod connector;
 mod deadline;
 mod device;
 mod error;
@@ -102,12 +104,13 @@ pub use backend::{
     Backend, BoardId, ClockKind, Eos, ReadEnd, ReadStatus, Turns, WireStats, WriteReadError,
 };
 pub use bus::{Bus, Transaction};
+pub use connector::Connector;
 pub use device::{BlockInfo, Device, DEFAULT_MAX_READ};
 pub use error::{Error, ErrorKind, Result};
 pub use manager::{open, ResourceManager};
 pub use message::{addressing, codes, CommandBuf, CommandDecoder, InterfaceMessage};
 pub use resource::{NetworkResource, PrologixLink, Resource};
-pub use settings::{DeviceSettings, Timeout};
+pub use settings::{DeviceSettings, EosMode, Timeout};
 pub use status::{BoardStatus, BusLines, StatusByte};
 
 // The README's Rust blocks are doc tests: compiled, and run unless marked `no_run`.

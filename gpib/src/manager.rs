@@ -10,6 +10,11 @@
 //! | `PRLGX-TCPIP::host::1234::22::INSTR`, `PRLGX-ASRL::/dev/ttyUSB0::22::INSTR` | device 22 on a Prologix adapter in one string (this crate's: the adapter is opened, or taken again when this manager opened it before, and attached as `GPIB<n>`, then its device; the TCP form always names the port) |
 //! | `voltmeter` | the gpib.conf device section of that name (`$IB_CONFIG` or `/etc/gpib.conf`): its board, address, timeout and EOS |
 //!
+//! Each backend says which of these strings it opens through its
+//! [`Connector`] (one in its own module, one list of the
+//! built-in ones in `manager/builtin.rs`); [`ResourceManager::register`] adds an app's
+//! own, asked first.
+//!
 //! Any [`Bus`] can be attached as a board (here the core's fake board, as in an
 //! application's tests):
 //!
@@ -31,6 +36,7 @@
 //! `GPIB_SIM_CONFIG` names a configuration (as the compatibility library does), so a
 //! program that opens `GPIB0::22::INSTR` runs unchanged on the simulator.
 
+mod builtin;
 mod pattern;
 
 use std::collections::BTreeMap;
@@ -39,28 +45,27 @@ pub use pattern::Pattern;
 
 use crate::address::Address;
 use crate::bus::Bus;
+use crate::connector::{Connection, Connector};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::resource::{NetworkResource, Resource};
 use crate::settings::{DeviceSettings, Timeout};
 
 /// The boards a program's resource strings name, and the settings its devices open with.
-#[derive(Default)]
 pub struct ResourceManager {
     /// Boards by their `GPIB<n>` number.
     boards: BTreeMap<u16, Bus>,
-    /// Prologix adapters opened for one-string device resources, by their interface
-    /// resource: a second device on one adapter shares its connection.
-    prologix: BTreeMap<String, Bus>,
     /// What every device opens with, unless its resource says otherwise.
     settings: DeviceSettings,
     /// The gpib.conf device names are looked up in (`None`: read the default file when
     /// a name is opened).
     gpib_conf: Option<crate::gpibconf::GpibConf>,
-    /// Keeps a simulated host alive while its boards are attached; with one, boards it
-    /// does not have are not looked for on linux-gpib.
-    #[cfg(feature = "sim")]
-    _host: Option<crate::sim::SimHost>,
+    /// The backends resource strings are opened by, asked in this order: those
+    /// [registered](ResourceManager::register) (the latest first), then the built-in ones.
+    connectors: Vec<Box<dyn Connector>>,
+    /// Prologix adapters opened for one-string device resources, by their interface
+    /// resource: a second device on one adapter shares its connection.
+    prologix: BTreeMap<String, Bus>,
 }
 
 impl std::fmt::Debug for ResourceManager {
@@ -68,7 +73,17 @@ impl std::fmt::Debug for ResourceManager {
         f.debug_struct("ResourceManager")
             .field("boards", &self.boards.keys().collect::<Vec<_>>())
             .field("settings", &self.settings)
+            .field(
+                "connectors",
+                &self.connectors.iter().map(|c| c.name()).collect::<Vec<_>>(),
+            )
             .finish()
+    }
+}
+
+impl Default for ResourceManager {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
@@ -79,10 +94,21 @@ pub fn open(resource: &str) -> Result<Device> {
 }
 
 impl ResourceManager {
-    /// A manager with no board attached: `GPIB<n>` resources go to linux-gpib's boards
-    /// (feature `linux-gpib`), network resources to their adapters.
+    /// A manager with no board attached and every built-in backend: `GPIB<n>` resources
+    /// go to linux-gpib's boards (feature `linux-gpib`), network resources to their
+    /// adapters.
     pub fn new() -> Self {
-        Self::default()
+        Self::with_connectors(builtin::connectors())
+    }
+
+    fn with_connectors(connectors: Vec<Box<dyn Connector>>) -> Self {
+        Self {
+            boards: BTreeMap::new(),
+            settings: DeviceSettings::default(),
+            gpib_conf: None,
+            connectors,
+            prologix: BTreeMap::new(),
+        }
     }
 
     /// [`ResourceManager::new`], or, with the `sim` feature and `GPIB_SIM_CONFIG` set
@@ -98,17 +124,28 @@ impl ResourceManager {
     }
 
     /// A manager with every board of the simulated host `config` (a built-in name or a
-    /// TOML file) attached as `GPIB0`, `GPIB1`, ...
+    /// TOML file) attached as `GPIB0`, `GPIB1`, ...; `GPIB<n>` resources name its
+    /// boards only (not linux-gpib's), network resources open as with
+    /// [`ResourceManager::new`].
     #[cfg(feature = "sim")]
     pub fn simulated(config: &str) -> Result<Self> {
         let host = crate::sim::config::load(config)?;
-        let mut rm = Self::new();
-        for i in 0..host.board_names().len() {
-            let board = u16::try_from(i).map_err(|_| Error::Config("too many boards".into()))?;
-            rm.attach(board, Bus::new(host.board(i)?));
+        let sim = crate::sim::SimConnector::new(host);
+        let interfaces = sim.list();
+        let mut connectors: Vec<Box<dyn Connector>> = vec![Box::new(sim)];
+        connectors.extend(builtin::network());
+        let mut rm = Self::with_connectors(connectors);
+        for name in interfaces {
+            rm.open_interface(&name)?;
         }
-        rm._host = Some(host);
         Ok(rm)
+    }
+
+    /// Adds a backend: resource strings are offered to `connector` before the backends
+    /// registered earlier and the built-in ones, and [`ResourceManager::list_resources`]
+    /// lists what it finds.
+    pub fn register(&mut self, connector: Box<dyn Connector>) {
+        self.connectors.insert(0, connector);
     }
 
     /// Makes `bus` board `GPIB<board>` of this manager (replacing one attached before).
@@ -144,80 +181,122 @@ impl ResourceManager {
     /// message says what was expected), the backend's errors when it cannot be reached.
     pub fn open(&mut self, resource: &str) -> Result<Device> {
         let text = resource.trim();
-        if let Ok(r) = text.parse::<Resource>() {
-            return match r {
-                Resource::Instrument { board, address } => {
-                    let bus = self.board(board)?;
-                    self.device_on(&bus, address, DeviceSettings::default())
-                }
-                Resource::Interface { .. } => Err(Error::InvalidArgument(format!(
+        match text.parse::<Resource>() {
+            Ok(Resource::Instrument { board, address }) => {
+                let bus = self.board(board)?;
+                return self.device_on(&bus, address, DeviceSettings::default());
+            }
+            Ok(Resource::Interface { .. }) => {
+                return Err(Error::InvalidArgument(format!(
                     "{text} is an interface: open_interface opens it; open takes a device \
                      (GPIB<n>::<address>::INSTR)"
-                ))),
-            };
+                )))
+            }
+            Err(_) => {}
         }
         if let Some((interface, device)) = prologix_device(text) {
             return self.open_prologix_device(text, &interface, &device);
         }
-        if let Ok(r) = text.parse::<NetworkResource>() {
-            return self.open_network(text, &r);
+        if let Some(opened) = self.connectors.iter().find_map(|c| c.open_device(text)) {
+            let (backend, address) = opened?;
+            return self.device_on(&Bus::from_box(backend), address, DeviceSettings::default());
         }
         if !text.contains("::") && !text.is_empty() {
             return self.open_named(text);
         }
-        Err(Error::InvalidArgument(format!(
-            "{text:?} is not a resource: expected GPIB<n>::<address>[::<secondary>]::INSTR, \
-             TCPIP[n]::<host>::gpib0,<address>::INSTR, TCPIP[n]::<host>::inst0::INSTR, \
-             TCPIP[n]::<host>::hislip0::INSTR, \
-             PRLGX-TCPIP[n]::<host>::<port>::<address>::INSTR, or a gpib.conf device name"
-        )))
+        Err(not_a_resource(text))
     }
 
     /// Opens the interface `resource` names and attaches it: `GPIB<n>::INTFC` (the board
     /// itself), `PRLGX-TCPIP<n>::host::port::INTFC` or `PRLGX-ASRL<n>::path::INTFC` (a
     /// Prologix adapter, then board `GPIB<n>`), `TCPIP<n>::host::gpib0::INSTR` (a VXI-11
-    /// gateway's bus, then board `GPIB<n>`).
+    /// gateway's bus, then board `GPIB<n>`), or an interface of a registered backend.
     pub fn open_interface(&mut self, resource: &str) -> Result<Bus> {
         let text = resource.trim();
         if let Ok(Resource::Interface { board }) = text.parse::<Resource>() {
             return self.board(board);
         }
-        match text.parse::<NetworkResource>() {
-            Ok(r @ NetworkResource::Prologix { board, .. }) => {
-                let bus = Bus::from_box(r.open()?);
+        match self.connectors.iter().find_map(|c| c.open_interface(text)) {
+            Some(opened) => {
+                let (backend, board) = opened?;
+                let bus = Bus::from_box(backend);
                 self.attach(board, bus.clone());
                 Ok(bus)
             }
-            Ok(r @ NetworkResource::Vxi11 { board, .. }) if r.address().is_none() => {
-                let bus = Bus::from_box(r.open()?);
-                self.attach(board, bus.clone());
-                Ok(bus)
-            }
-            _ => Err(Error::InvalidArgument(format!(
+            None => Err(Error::InvalidArgument(format!(
                 "{text:?} is not an interface: expected GPIB<n>::INTFC, \
                  PRLGX-TCPIP::<host>::<port>::INTFC or PRLGX-ASRL::<path>::INTFC"
             ))),
         }
     }
 
+    /// Opens the backend `resource` is on without sharing it or attaching it, for a
+    /// caller that wraps it first (a trace recorder) and then makes it a [`Bus`]: an
+    /// interface (`GPIB<n>::INTFC`, a Prologix adapter, a VXI-11 gateway's `gpib0`)
+    /// has no address, a device (`GPIB0::22::INSTR`, `TCPIP::host::gpib0,22::INSTR`,
+    /// `hislip0`) its address on the bus. Boards attached to this manager are not
+    /// used: the backend is opened anew.
+    ///
+    /// Errors: as [`ResourceManager::open`]'s.
+    pub fn connect(&self, resource: &str) -> Result<Connection> {
+        let text = resource.trim();
+        let gpib = text.parse::<Resource>().ok();
+        let interface = gpib.map_or_else(|| text.to_string(), |r| interface_of(r.board()));
+        for c in &self.connectors {
+            if let Some(opened) = c.open_interface(&interface) {
+                let (backend, _) = opened?;
+                return Ok(Connection {
+                    backend,
+                    address: gpib.and_then(|r| r.address()),
+                    connector: c.name().to_string(),
+                });
+            }
+        }
+        if gpib.is_none() {
+            for c in &self.connectors {
+                if let Some(opened) = c.open_device(text) {
+                    let (backend, address) = opened?;
+                    return Ok(Connection {
+                        backend,
+                        address: Some(address),
+                        connector: c.name().to_string(),
+                    });
+                }
+            }
+        }
+        Err(match gpib {
+            Some(r) => self.no_board(r.board()),
+            None => not_a_resource(text),
+        })
+    }
+
     /// The resources this manager can reach whose names match the VISA expression
     /// `pattern` ([`Pattern`]: `?*::INSTR` for every instrument): each attached board's
     /// listeners (found by addressing each address to listen, where the board can) and
-    /// the board itself; with `linux-gpib`, the boards of the machine too.
+    /// the board itself; the boards the backends find (with `linux-gpib`, the boards
+    /// of the machine) likewise, and what registered backends list.
     pub fn list_resources(&mut self, pattern: &str) -> Result<Vec<String>> {
         let pattern = Pattern::parse(pattern).map_err(Error::InvalidArgument)?;
-        #[cfg(feature = "linux-gpib")]
-        for board in 0..if self.is_simulated() { 0 } else { 16u16 } {
-            if !self.boards.contains_key(&board) {
-                if let Ok(b) = crate::backend::linux_gpib::LinuxGpibBoard::open_index(board.into())
-                {
-                    self.attach(board, Bus::new(b));
+        let found: Vec<String> = self.connectors.iter().flat_map(|c| c.list()).collect();
+        let mut others = Vec::new();
+        for name in found {
+            match name.parse::<Resource>() {
+                Ok(Resource::Interface { board }) => {
+                    if !self.boards.contains_key(&board) {
+                        // A board that does not open is not listed.
+                        if let Some(Ok((backend, _))) =
+                            self.connectors.iter().find_map(|c| c.open_interface(&name))
+                        {
+                            self.attach(board, Bus::from_box(backend));
+                        }
+                    }
                 }
+                _ => others.push(name),
             }
         }
         let mut out = Vec::new();
         for (board, bus) in &self.boards {
-            out.push(format!("GPIB{board}::INTFC"));
+            out.push(interface_of(*board));
             // A device-level backend (a gateway, an adapter) cannot look for listeners.
             if let Ok(listeners) = bus.find_listeners() {
                 for a in listeners {
@@ -231,93 +310,13 @@ impl ResourceManager {
                 }
             }
         }
+        for name in others {
+            if !out.contains(&name) {
+                out.push(name);
+            }
+        }
         out.retain(|name| pattern.matches(name));
         Ok(out)
-    }
-
-    /// Whether this manager serves a simulated host (whose boards are all attached).
-    fn is_simulated(&self) -> bool {
-        #[cfg(feature = "sim")]
-        return self._host.is_some();
-        #[cfg(not(feature = "sim"))]
-        false
-    }
-
-    /// Board `GPIB<board>`: attached, else linux-gpib's (opened and attached), unless
-    /// this manager serves a simulated host.
-    fn board(&mut self, board: u16) -> Result<Bus> {
-        if let Some(b) = self.boards.get(&board) {
-            return Ok(b.clone());
-        }
-        if self.is_simulated() {
-            return Err(Error::InvalidArgument(format!(
-                "no board GPIB{board} on the simulated host: its boards are {:?}",
-                self.boards()
-            )));
-        }
-        #[cfg(feature = "linux-gpib")]
-        {
-            let b = Bus::new(crate::backend::linux_gpib::LinuxGpibBoard::open_index(
-                board.into(),
-            )?);
-            self.attach(board, b.clone());
-            Ok(b)
-        }
-        #[cfg(not(feature = "linux-gpib"))]
-        Err(Error::InvalidArgument(format!(
-            "no board GPIB{board}: attached are {:?}, and linux-gpib boards are not in this \
-             build (the gpib crate's `linux-gpib` feature)",
-            self.boards()
-        )))
-    }
-
-    fn device_on(&self, bus: &Bus, address: Address, own: DeviceSettings) -> Result<Device> {
-        let mut d = bus.device(address)?;
-        d.apply(&own.or(self.settings));
-        Ok(d)
-    }
-
-    fn open_network(&mut self, text: &str, r: &NetworkResource) -> Result<Device> {
-        match r {
-            NetworkResource::Prologix { board, .. } => Err(Error::InvalidArgument(format!(
-                "{text} is a Prologix adapter (an interface): open_interface attaches it, \
-                 then GPIB{board}::<address>::INSTR opens a device on it (or in one string: \
-                 {}::<address>::INSTR)",
-                r.to_string().trim_end_matches("::INTFC")
-            ))),
-            NetworkResource::Vxi11 {
-                host, port, device, ..
-            } => {
-                let opts = crate::backend::vxi11::Vxi11Options {
-                    port: *port,
-                    ..Default::default()
-                };
-                let mut gateway = crate::backend::vxi11::Vxi11Board::connect(host, opts)?;
-                gateway.use_interface(r.interface());
-                let address = match r.address() {
-                    Some(a) => a,
-                    None => {
-                        // A LAN instrument (inst0, ...): its link stands where a GPIB
-                        // address would.
-                        let a = Address::try_from(0u8).expect("0 is an address");
-                        gateway.name_link(a, device);
-                        a
-                    }
-                };
-                self.device_on(&Bus::new(gateway), address, DeviceSettings::default())
-            }
-            NetworkResource::Hislip { .. } => {
-                // `hislip0` (an instrument) is opened for address 0.
-                let address = r
-                    .address()
-                    .unwrap_or_else(|| Address::try_from(0u8).expect("0 is an address"));
-                self.device_on(
-                    &Bus::from_box(r.open()?),
-                    address,
-                    DeviceSettings::default(),
-                )
-            }
-        }
     }
 
     /// Device `device` (`GPIB<n>::<address>::INSTR`) on the Prologix adapter
@@ -361,6 +360,43 @@ impl ResourceManager {
         self.device_on(&bus, address, DeviceSettings::default())
     }
 
+    /// Board `GPIB<board>`: attached, else opened by the first backend that has it
+    /// (and attached).
+    fn board(&mut self, board: u16) -> Result<Bus> {
+        if let Some(b) = self.boards.get(&board) {
+            return Ok(b.clone());
+        }
+        let name = interface_of(board);
+        match self.connectors.iter().find_map(|c| c.open_interface(&name)) {
+            Some(opened) => {
+                let (backend, _) = opened?;
+                let bus = Bus::from_box(backend);
+                self.attach(board, bus.clone());
+                Ok(bus)
+            }
+            None => Err(self.no_board(board)),
+        }
+    }
+
+    fn no_board(&self, board: u16) -> Error {
+        let why = if cfg!(feature = "linux-gpib") {
+            ""
+        } else {
+            ", and linux-gpib boards are not in this build (the gpib crate's `linux-gpib` \
+             feature)"
+        };
+        Error::InvalidArgument(format!(
+            "no board GPIB{board}: attached are {:?}{why}",
+            self.boards()
+        ))
+    }
+
+    fn device_on(&self, bus: &Bus, address: Address, own: DeviceSettings) -> Result<Device> {
+        let mut d = bus.device(address)?;
+        d.apply(&own.or(self.settings));
+        Ok(d)
+    }
+
     fn open_named(&mut self, name: &str) -> Result<Device> {
         let conf = match self.gpib_conf.take() {
             Some(c) => c,
@@ -386,12 +422,27 @@ impl ResourceManager {
         })?;
         let bus = self.board(u16::from(entry.minor))?;
         let own = DeviceSettings {
-            timeout: Some(Timeout::from(entry.settings.timeout())),
-            eos: entry.settings.read_eos(),
+            timeout: entry.settings.device.timeout,
+            // Only an EOS that ends reads: a section's byte alone leaves the manager's.
+            eos: entry.settings.device.eos.filter(|m| m.reos),
             ..DeviceSettings::default()
         };
         self.device_on(&bus, entry.settings.address(), own)
     }
+}
+
+/// `GPIB<board>::INTFC`.
+fn interface_of(board: u16) -> String {
+    Resource::Interface { board }.to_string()
+}
+
+fn not_a_resource(text: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "{text:?} is not a resource: expected GPIB<n>::<address>[::<secondary>]::INSTR, \
+         TCPIP[n]::<host>::gpib0,<address>::INSTR, TCPIP[n]::<host>::inst0::INSTR, \
+         TCPIP[n]::<host>::hislip0::INSTR, \
+         PRLGX-TCPIP[n]::<host>::<port>::<address>::INSTR, or a gpib.conf device name"
+    ))
 }
 
 /// A one-string Prologix device resource, `PRLGX-TCPIP<n>::<host>::<port>::<pad>[::<sad>]::INSTR`

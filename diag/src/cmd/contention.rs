@@ -291,7 +291,7 @@ pub fn run(args: &ContentionArgs) -> Result<()> {
             let (backend, clock) = place.backend_and_clock();
             let doc = serde_json::json!({
                 "tool": "gpib-diag", "command": "contention", "config": label,
-                "backend": backend, "clock": clock, "workload": args.workload,
+                "backend": backend, "clock": clock.name(), "workload": args.workload,
                 "seconds": args.seconds, "size": size, "points": points, "knee": knee,
             });
             serde_json::to_string_pretty(&doc).map_err(|e| DiagError::Usage(e.to_string()))? + "\n"

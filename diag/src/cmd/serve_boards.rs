@@ -10,6 +10,7 @@ use gpib::{Address, Bus, ResourceManager};
 
 use crate::cli::{BackendKind, ServeArgs};
 use crate::error::{DiagError, Result};
+use crate::host_arg;
 
 /// The boards to serve.
 pub struct Boards {
@@ -173,66 +174,14 @@ fn resources(a: &ServeArgs) -> Result<Vec<String>> {
                     "--board: a Prologix adapter has one bus (serve several adapters with one gpib-diag serve each)".into(),
                 ));
             }
-            let (h, p) = split_host(host()?)?;
-            let p = p.unwrap_or(gpib::backend::prologix::DEFAULT_PORT);
-            Ok(vec![format!("PRLGX-TCPIP::{h}::{p}::INTFC")])
+            Ok(vec![host_arg::prologix_resource(host()?)?])
         }
         BackendKind::Vxi11 => {
-            let (h, p) = split_host(host()?)?;
-            let hp = match p {
-                Some(p) => format!("{h},{p}"),
-                None => h,
-            };
-            Ok(numbers()?
+            let host = host()?;
+            numbers()?
                 .into_iter()
-                .map(|n| format!("TCPIP::{hp}::gpib{n}::INSTR"))
-                .collect())
-        }
-    }
-}
-
-/// `host`, `host:port`, `[v6]:port`, `v6` into the host and the port.
-fn split_host(text: &str) -> Result<(String, Option<u16>)> {
-    let bad = || DiagError::Usage(format!("--host {text}: expected HOST or HOST:PORT"));
-    let port = |p: &str| p.parse::<u16>().map_err(|_| bad());
-    if let Some(rest) = text.strip_prefix('[') {
-        let (h, tail) = rest.split_once(']').ok_or_else(bad)?;
-        return match tail.strip_prefix(':') {
-            Some(p) => Ok((h.to_string(), Some(port(p)?))),
-            None if tail.is_empty() => Ok((h.to_string(), None)),
-            None => Err(bad()),
-        };
-    }
-    match text.split(':').count() {
-        1 if !text.is_empty() => Ok((text.to_string(), None)),
-        2 => {
-            let (h, p) = text.split_once(':').ok_or_else(bad)?;
-            if h.is_empty() {
-                return Err(bad());
-            }
-            Ok((h.to_string(), Some(port(p)?)))
-        }
-        // A bare IPv6 address.
-        n if n > 2 => Ok((text.to_string(), None)),
-        _ => Err(bad()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hosts_split_into_host_and_port() {
-        assert_eq!(split_host("pi").unwrap(), ("pi".into(), None));
-        assert_eq!(
-            split_host("10.0.0.5:1234").unwrap(),
-            ("10.0.0.5".into(), Some(1234))
-        );
-        assert_eq!(split_host("[::1]:99").unwrap(), ("::1".into(), Some(99)));
-        assert_eq!(split_host("fe80::1").unwrap(), ("fe80::1".into(), None));
-        for bad in ["", ":80", "pi:x", "pi:70000", "[::1", "[::1]x"] {
-            assert!(split_host(bad).is_err(), "{bad}");
+                .map(|n| host_arg::vxi11_resource(host, n))
+                .collect()
         }
     }
 }

@@ -54,6 +54,7 @@ impl Serialize for Num {
 struct Row<'a> {
     config: &'a str,
     backend: Backend,
+    #[serde(serialize_with = "crate::record::clock_name")]
     clock: Clock,
     device: &'a str,
     protocol: crate::driver::ProtocolKind,

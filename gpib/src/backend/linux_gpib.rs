@@ -54,6 +54,7 @@ use crate::gpibconf::{Entry, GpibConf};
 use crate::message::addressing;
 use crate::status::{BusLines, StatusByte};
 
+pub(crate) mod connector;
 #[allow(unsafe_code)] // the one place libgpib is called
 mod ffi;
 mod tuning;

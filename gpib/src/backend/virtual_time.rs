@@ -5,16 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::clock::ClockKind;
 use crate::error::Result;
-
-/// Whether a backend's clock is wall time or modelled (virtual) time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ClockKind {
-    /// Real elapsed time.
-    Wall,
-    /// The simulator's virtual time.
-    Virtual,
-}
 
 /// Which board a backend drives, for backends of which several handles can drive the
 /// same board (a simulated board handed out twice by `gpib::sim::SimHost::board`).

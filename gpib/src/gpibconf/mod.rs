@@ -157,8 +157,7 @@ impl Device {
     /// [`GpibConf::open_device`]).
     pub fn open_on(&self, bus: &Bus) -> crate::Device {
         let mut d = crate::Device::new(bus.clone(), self.settings.address());
-        d.set_timeout(Some(self.settings.timeout()));
-        d.set_eos(self.settings.read_eos());
+        d.apply(&self.settings.device);
         d
     }
 }

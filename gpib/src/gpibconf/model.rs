@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use crate::abi;
 use crate::address::{Address, PrimaryAddress, SecondaryAddress};
 use crate::backend::Eos;
+use crate::settings::{DeviceSettings, EosMode, Timeout};
 
 use super::error::ParseError;
 
@@ -21,19 +21,10 @@ pub struct Settings {
     /// `sad`: the secondary address. The file writes it linux-gpib's way, 0x60 plus the
     /// address (`sad = 0x6e` is secondary 14), or 0 for none (the default).
     pub sad: Option<SecondaryAddress>,
-    /// `timeout`: linux-gpib's timeout step, 0 (`TNONE`) to 17 (`T1000s`); default 12
-    /// (`T3s`). See [`Settings::timeout`].
-    pub timeout_step: u8,
-    /// `eos`: the end-of-string byte (default 0).
-    pub eos: u8,
-    /// `set-reos`: reads end on the EOS byte (REOS, 0x400).
-    pub reos: bool,
-    /// `set-bin`: the EOS byte is compared on all 8 bits (BIN, 0x1000).
-    pub bin: bool,
-    /// `set-xeos`: EOI is sent with the EOS byte on writes (XEOS, 0x800).
-    pub xeos: bool,
-    /// `set-eot`: EOI with the last byte of writes (default yes).
-    pub eot: bool,
+    /// `timeout` (a step, 0 `TNONE` to 17 `T1000s`; default 12, `T3s`), `eos` (the
+    /// byte, default 0) with `set-reos`, `set-bin`, `set-xeos`, and `set-eot` (default
+    /// yes): each set, to the section's value or linux-gpib's default.
+    pub device: DeviceSettings,
 }
 
 impl Default for Settings {
@@ -42,12 +33,12 @@ impl Default for Settings {
         Self {
             pad: PrimaryAddress::new_const(0),
             sad: None,
-            timeout_step: DEFAULT_TIMEOUT_STEP,
-            eos: 0,
-            reos: false,
-            bin: false,
-            xeos: false,
-            eot: true,
+            device: DeviceSettings {
+                timeout: Timeout::from_linux_gpib_code(i32::from(DEFAULT_TIMEOUT_STEP)),
+                eos: Some(EosMode::default()),
+                eot: Some(true),
+                ..DeviceSettings::default()
+            },
         }
     }
 }
@@ -61,27 +52,45 @@ impl Settings {
         }
     }
 
-    /// The timeout the step stands for ([`Duration::ZERO`] for `TNONE`: no timeout).
+    /// The timeout ([`Duration::ZERO`] for `TNONE`: no timeout).
     pub fn timeout(&self) -> Duration {
-        abi::timeout_of(i32::from(self.timeout_step))
+        self.device
+            .timeout
+            .unwrap_or(Timeout::Never)
+            .as_zero_never()
+    }
+
+    /// The timeout as linux-gpib's step (0 `TNONE` to 17 `T1000s`).
+    pub fn timeout_step(&self) -> u8 {
+        self.device
+            .timeout
+            .map_or(0, |t| u8::try_from(t.linux_gpib_code()).unwrap_or(0))
+    }
+
+    /// The EOS byte (`eos`).
+    pub fn eos_byte(&self) -> u8 {
+        self.device.eos_mode().byte
+    }
+
+    /// Whether writes end with EOI (`set-eot`).
+    pub fn eot(&self) -> bool {
+        self.device.eot()
     }
 
     /// The EOS mode as `ibdev`'s and `ibeos`'s `eosmode` take it: the byte, with
-    /// [`abi::REOS`], [`abi::XEOS`] and [`abi::BIN`].
+    /// [`crate::abi::REOS`], [`crate::abi::XEOS`] and [`crate::abi::BIN`].
     pub fn eos_mode(&self) -> i32 {
-        let flag = |on: bool, bit: i32| if on { bit } else { 0 };
-        i32::from(self.eos)
-            | flag(self.reos, abi::REOS)
-            | flag(self.xeos, abi::XEOS)
-            | flag(self.bin, abi::BIN)
+        self.device.eos_mode().linux_gpib()
     }
 
     /// The EOS that ends reads: `Some` when `set-reos` is on.
     pub fn read_eos(&self) -> Option<Eos> {
-        self.reos.then_some(Eos {
-            byte: self.eos,
-            eight_bit: self.bin,
-        })
+        self.device.read_eos()
+    }
+
+    /// The EOS mode, to be changed by the parser.
+    pub(super) fn eos_mut(&mut self) -> &mut EosMode {
+        self.device.eos.get_or_insert_default()
     }
 }
 

@@ -23,6 +23,7 @@ use super::lex::{Lexer, Tok, Token};
 use super::model::{Device, GpibConf, InitFlags, Interface, Settings, UnusableDevice};
 use crate::abi::TIMEOUTS;
 use crate::address::{PrimaryAddress, SecondaryAddress};
+use crate::settings::Timeout;
 
 /// Most sections linux-gpib's table holds (`FIND_CONFIGS_LENGTH` 64, less one).
 pub const MAX_SECTIONS: usize = 63;
@@ -390,15 +391,17 @@ impl<'a> Parser<'a> {
                 };
             }
             "eos" => {
-                st.eos = self
+                st.eos_mut().byte = self
                     .number(word, 255, "is out of range: the EOS byte is 0..=255 (0xff)")?
                     .0 as u8;
             }
-            "timeout" => st.timeout_step = self.timeout(word)?,
-            "set-reos" => st.reos = self.boolean(word)?,
-            "set-bin" => st.bin = self.boolean(word)?,
-            "set-xeos" => st.xeos = self.boolean(word)?,
-            "set-eot" => st.eot = self.boolean(word)?,
+            "timeout" => {
+                st.device.timeout = Timeout::from_linux_gpib_code(i32::from(self.timeout(word)?))
+            }
+            "set-reos" => st.eos_mut().reos = self.boolean(word)?,
+            "set-bin" => st.eos_mut().bin = self.boolean(word)?,
+            "set-xeos" => st.eos_mut().xeos = self.boolean(word)?,
+            "set-eot" => st.device.eot = Some(self.boolean(word)?),
             "master" => s.master = self.boolean(word)?,
             "base" => s.base = self.number(word, u64::MAX, "")?.0,
             "irq" => {

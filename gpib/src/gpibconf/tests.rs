@@ -36,10 +36,10 @@ fn the_example_parses_with_its_settings() {
     assert_eq!(b.board_type.as_deref(), Some("ni_pci"));
     assert_eq!(b.settings.pad.get(), 0);
     assert_eq!(b.settings.sad, None);
-    assert_eq!(b.settings.timeout_step, 12);
+    assert_eq!(b.settings.timeout_step(), 12);
     assert_eq!(b.settings.timeout(), Duration::from_secs(3));
     assert_eq!(b.settings.eos_mode(), 0x0a | REOS);
-    assert!(b.settings.eot);
+    assert!(b.settings.eot());
     assert!(b.master);
     assert_eq!(
         (b.base, b.irq, b.dma, b.pci_bus, b.pci_slot),
@@ -53,7 +53,7 @@ fn the_example_parses_with_its_settings() {
     );
     assert_eq!(v.settings.eos_mode(), 0x0a, "set-reos = no: the byte only");
     assert_eq!(v.settings.read_eos(), None);
-    assert_eq!(v.settings.timeout_step, DEFAULT_TIMEOUT_STEP);
+    assert_eq!(v.settings.timeout_step(), DEFAULT_TIMEOUT_STEP);
     let s = conf.device("scope").unwrap();
     assert_eq!(s.settings.pad.get(), 8);
     assert_eq!(s.settings.eos_mode(), 0);
@@ -78,11 +78,15 @@ fn empty_files_and_comments_only_are_empty_configurations() {
 
 #[test]
 fn numbers_are_decimal_hex_or_octal() {
-    assert_eq!(device("eos = 10").unwrap().settings.eos, 10);
-    assert_eq!(device("eos = 0x0A").unwrap().settings.eos, 10);
-    assert_eq!(device("eos = 0X1f").unwrap().settings.eos, 31);
-    assert_eq!(device("eos = 012").unwrap().settings.eos, 10, "octal");
-    assert_eq!(device("eos = 0").unwrap().settings.eos, 0);
+    assert_eq!(device("eos = 10").unwrap().settings.eos_byte(), 10);
+    assert_eq!(device("eos = 0x0A").unwrap().settings.eos_byte(), 10);
+    assert_eq!(device("eos = 0X1f").unwrap().settings.eos_byte(), 31);
+    assert_eq!(
+        device("eos = 012").unwrap().settings.eos_byte(),
+        10,
+        "octal"
+    );
+    assert_eq!(device("eos = 0").unwrap().settings.eos_byte(), 0);
     let c = parse("interface { minor = 0 base = 0xffffffffffffffff irq = 4294967295 }").unwrap();
     assert_eq!(c.interfaces[0].base, u64::MAX);
     assert_eq!(c.interfaces[0].irq, u32::MAX);
@@ -124,7 +128,7 @@ fn timeouts_are_names_words_or_steps() {
         ("0x11", 17),
     ] {
         let d = device(&format!("timeout = {text}")).unwrap();
-        assert_eq!(d.settings.timeout_step, step, "{text}");
+        assert_eq!(d.settings.timeout_step(), step, "{text}");
     }
     assert_eq!(
         device("timo = T1s").unwrap().settings.timeout(),
@@ -153,8 +157,8 @@ fn eos_flags_become_the_mode_bits() {
     );
     let d = device("set-xeos = yes").unwrap();
     assert_eq!((d.settings.eos_mode(), d.settings.read_eos()), (XEOS, None));
-    assert!(!device("set-eot = no").unwrap().settings.eot);
-    assert!(device("").unwrap().settings.eot);
+    assert!(!device("set-eot = no").unwrap().settings.eot());
+    assert!(device("").unwrap().settings.eot());
     // The deprecated forms without `=`.
     let d = device("set-reos yes set-bin yes").unwrap();
     assert_eq!(d.settings.eos_mode(), REOS | BIN);
@@ -207,7 +211,10 @@ fn device_only_keys() {
     assert!(d.init_flags.clear && !d.init_flags.local_lockout);
     // An empty flag list, then more keys.
     let d = device("init-flags = eos = 3").unwrap();
-    assert_eq!((d.init_flags, d.settings.eos), (InitFlags::default(), 3));
+    assert_eq!(
+        (d.init_flags, d.settings.eos_byte()),
+        (InitFlags::default(), 3)
+    );
 }
 
 #[test]

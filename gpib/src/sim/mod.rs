@@ -26,6 +26,7 @@
 pub mod behaviour;
 mod board;
 pub mod config;
+mod connector;
 mod fault;
 mod host;
 mod instrument;
@@ -48,6 +49,7 @@ mod world;
 
 pub use board::SimBoard;
 pub use config::{builtin, load, Config};
+pub(crate) use connector::SimConnector;
 pub use fault::Fault;
 pub use host::{DeviceRef, SimHost};
 pub use instrument::{DeviceIo, Instrument, Output};

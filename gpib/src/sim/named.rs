@@ -1,8 +1,7 @@
 //! Named devices: linux-gpib's gpib.conf `device { name = ... }` on the simulator.
 
-use std::time::Duration;
-
 use crate::address::Address;
+use crate::settings::DeviceSettings;
 
 /// A device with a name (linux-gpib's gpib.conf `device { name = ... }`) and the
 /// settings a descriptor opened by that name starts with (`ibfind("name")`).
@@ -14,27 +13,15 @@ pub struct NamedDevice {
     pub board: usize,
     /// Its address.
     pub address: Address,
-    /// Its I/O timeout (`Duration::ZERO`: none); `None`: its board's.
-    pub timeout: Option<Duration>,
-    /// The end-of-string byte.
-    pub eos: u8,
-    /// Reads end on the EOS byte (REOS).
-    pub reos: bool,
-    /// The EOS byte is compared on 8 bits (BIN).
-    pub bin: bool,
-    /// EOI goes with the EOS byte on writes (XEOS).
-    pub xeos: bool,
-    /// EOI with the last byte of writes.
-    pub eot: bool,
+    /// Its I/O timeout (`None`: its board's), EOS mode and EOT.
+    pub settings: DeviceSettings,
 }
 
 impl NamedDevice {
     /// The EOS mode as linux-gpib's `ibeos()` takes it: the byte, with REOS (0x400),
     /// XEOS (0x800) and BIN (0x1000).
     pub fn eos_mode(&self) -> u16 {
-        u16::from(self.eos)
-            | if self.reos { 0x0400 } else { 0 }
-            | if self.xeos { 0x0800 } else { 0 }
-            | if self.bin { 0x1000 } else { 0 }
+        // The byte and three flags: at most 0x1cff.
+        u16::try_from(self.settings.eos_mode().linux_gpib()).unwrap_or(u16::MAX)
     }
 }

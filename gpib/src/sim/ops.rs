@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::address::Address;
 use crate::backend::{Eos, ReadEnd, ReadStatus};
 use crate::error::{Error, Result};
+use crate::settings::Timeout;
 use crate::sim::poller;
 use crate::sim::state488::Effect;
 use crate::sim::timing::{self, Direction, TransferMode};
@@ -137,8 +138,8 @@ impl World {
             .nrfd_released_at()
             .saturating_sub(start.saturating_add(b.timing.call_overhead));
         let timeout = b.timeout;
-        if b.devices.iter().any(|d| d.faults.holds_nrfd())
-            || (!timeout.is_zero() && held >= timeout)
+        let time_limit = Timeout::from_zero_never(timeout).duration();
+        if b.devices.iter().any(|d| d.faults.holds_nrfd()) || time_limit.is_some_and(|l| held >= l)
         {
             let end = self.occupy(board, start, timeout, timeout, false);
             self.end_at(end);
@@ -435,11 +436,8 @@ impl World {
 
         // A talker with nothing to say yet may have it once its timers fire (a
         // measurement that ends): the handshake waits for it, within the timeout.
-        let deadline = if timeout.is_zero() {
-            Duration::MAX
-        } else {
-            start.saturating_add(timeout)
-        };
+        let time_limit = Timeout::from_zero_never(timeout).duration();
+        let deadline = time_limit.map_or(Duration::MAX, |l| start.saturating_add(l));
         let mut data_at = start;
         while self.boards[board].devices[talker].output.is_empty() {
             match self.timers.next_due() {
@@ -460,7 +458,7 @@ impl World {
                 return Err(self.failed(t, board, e));
             }
         }
-        if silent || (!timeout.is_zero() && wait >= timeout) {
+        if silent || time_limit.is_some_and(|l| wait >= l) {
             self.end_at(start.saturating_add(timeout));
             return Err(self.failed(t, board, timeout_error("read", timeout, 0)));
         }
@@ -502,11 +500,7 @@ impl World {
                 dma,
             ),
             None => {
-                let elapsed = if timeout.is_zero() {
-                    wait.saturating_add(cost.elapsed)
-                } else {
-                    timeout
-                };
+                let elapsed = time_limit.unwrap_or(wait.saturating_add(cost.elapsed));
                 self.occupy(board, start, elapsed, cost.cpu.min(elapsed), dma)
             }
         };

@@ -41,28 +41,24 @@ pub const ERROR_FIXED: usize = 2 + 1 + 8;
 /// Fixed part of a call's body, before its data length, data and message.
 pub const CALL_FIXED: usize = 2 + 1 + 1 + 1 + 2 + 1 + 1 + 4 * 8;
 
-/// Which clock the trace's times are on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Clock {
-    /// Wall time since the backend was opened (hardware, network).
-    Wall,
-    /// The simulator's virtual time.
-    Virtual,
+/// Which clock the trace's times are on: wall time since the backend was opened
+/// (hardware, network), or the simulator's virtual time.
+pub use crate::clock::ClockKind as Clock;
+
+/// The clock's code in a trace file's header.
+pub(crate) fn clock_code(clock: Clock) -> u8 {
+    match clock {
+        Clock::Wall => 0,
+        Clock::Virtual => 1,
+    }
 }
 
-impl Clock {
-    pub(crate) fn code(self) -> u8 {
-        match self {
-            Clock::Wall => 0,
-            Clock::Virtual => 1,
-        }
-    }
-    pub(crate) fn from_code(c: u8) -> Option<Self> {
-        match c {
-            0 => Some(Clock::Wall),
-            1 => Some(Clock::Virtual),
-            _ => None,
-        }
+/// The clock of a header's code.
+pub(crate) fn clock_from_code(c: u8) -> Option<Clock> {
+    match c {
+        0 => Some(Clock::Wall),
+        1 => Some(Clock::Virtual),
+        _ => None,
     }
 }
 

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::io::{self, Read};
 
 use crate::trace::format::{
-    error_from_code, flags, tag, BusError, Call, CallOp, Clock, Header, Line, LineChange, Record,
+    error_from_code, flags, tag, BusError, Call, CallOp, Header, Line, LineChange, Record,
     Transfer, CALL_FIXED, ERROR_FIXED, FRAME, HEADER_FIXED, LINE_BODY, MAGIC, MAX_LABEL,
     TRANSFER_FIXED, VERSION,
 };
@@ -137,7 +137,7 @@ impl<R: Read> TraceReader<R> {
             return Err(TraceError::Version(version));
         }
         let clock = c.u8();
-        let clock = Clock::from_code(clock).ok_or_else(|| TraceError::Invalid {
+        let clock = super::format::clock_from_code(clock).ok_or_else(|| TraceError::Invalid {
             offset: 10,
             what: format!("clock {clock} is neither 0 (wall) nor 1 (virtual)"),
         })?;

@@ -73,7 +73,7 @@ impl<W: Write> TraceWriter<W> {
         let mut f = Fields::<16>::new();
         f.put(&MAGIC)
             .u16(VERSION)
-            .u8(header.clock.code())
+            .u8(super::format::clock_code(header.clock))
             .u8(0)
             .u32(header.label.len() as u32);
         out.write_all(f.bytes())?;

@@ -91,10 +91,7 @@ pub fn run(a: &PrintArgs) -> Result<()> {
     let mut text = String::new();
     // JSON is written as it goes too: the document's records one at a time.
     let mut json_count = 0u64;
-    let clock = match header.clock {
-        gpib::trace::Clock::Virtual => "virtual",
-        gpib::trace::Clock::Wall => "wall",
-    };
+    let clock = header.clock.name();
     if a.format == TraceFormat::Json {
         let _ = write!(
             text,
@@ -107,13 +104,7 @@ pub fn run(a: &PrintArgs) -> Result<()> {
         let _ = writeln!(
             text,
             "# {} ({} clock)\n# {:>14} {:>12}  board  event",
-            header.label,
-            match header.clock {
-                gpib::trace::Clock::Virtual => "virtual",
-                gpib::trace::Clock::Wall => "wall",
-            },
-            "time (us)",
-            "took (us)"
+            header.label, clock, "time (us)", "took (us)"
         );
     }
     while let Some(r) = reader

@@ -8,6 +8,7 @@
 //! (AsyncStatusQuery), and a status byte with RQS is kept for the next serial poll of
 //! that device, as the poll a controller makes after SRQ would find it.
 
+pub(crate) mod connector;
 mod session;
 
 pub use session::HislipSession;

@@ -18,6 +18,7 @@
 //! last byte the adapter sends, so a candidate with nothing after it within
 //! [`PrologixOptions::eot_quiet`] is END.
 
+pub(crate) mod connector;
 mod escape;
 mod port;
 
@@ -670,10 +671,8 @@ impl DeviceLevel for PrologixBoard {
 
 impl PrologixBoard {
     fn timeout_or_default(&self) -> Duration {
-        if self.timeout.is_zero() {
-            Duration::from_secs(10)
-        } else {
-            self.timeout
-        }
+        crate::settings::Timeout::from_zero_never(self.timeout)
+            .duration()
+            .unwrap_or(Duration::from_secs(10))
     }
 }

@@ -21,6 +21,7 @@
 //! call that `lxi discover` and the VISA finders broadcast over UDP.
 
 mod channel;
+pub(crate) mod connector;
 mod discover;
 mod intr;
 pub mod proto;
@@ -33,6 +34,7 @@ use crate::address::{Address, PrimaryAddress};
 use crate::backend::{Backend, DeviceLevel, Eos, ReadEnd, ReadStatus, WireStats, WriteReadError};
 use crate::error::{Error, ErrorKind, Result};
 use crate::rpc::record::Limits;
+use crate::settings::Timeout;
 use crate::status::StatusByte;
 use channel::Channel;
 pub use discover::{discover, getport_call, Responder, MAX_RESPONDERS};
@@ -339,50 +341,38 @@ impl Vxi11Board {
     /// margin for the network of a quarter of the timeout (at most [`MARGIN`]). With
     /// no timeout, for ever.
     fn wait(&self) -> Option<Duration> {
-        if self.timeout.is_zero() {
-            None
-        } else {
-            Some(self.timeout + self.lock_wait() + margin(self.timeout))
-        }
+        self.limit().map(|t| t + self.lock_wait() + margin(t))
+    }
+
+    /// The I/O timeout, `None` for none (the backend keeps it as the trait's zero).
+    fn limit(&self) -> Option<Duration> {
+        Timeout::from_zero_never(self.timeout).duration()
     }
 
     /// How long to wait for the reply to a call the gateway answers at once (link
     /// and channel set-up): the timeout and its margin, at most [`MARGIN`].
     fn short_wait(&self) -> Option<Duration> {
-        if self.timeout.is_zero() {
-            Some(MARGIN)
-        } else {
-            Some((self.timeout + margin(self.timeout)).min(MARGIN))
-        }
+        Some(self.limit().map_or(MARGIN, |t| (t + margin(t)).min(MARGIN)))
     }
 
     /// How long an I/O operation lets the gateway wait for another link's lock: the
     /// lock timeout, but no longer than the I/O timeout (the user's timeout bounds
     /// the whole operation).
     fn lock_wait(&self) -> Duration {
-        if self.timeout.is_zero() {
-            self.lock_timeout
-        } else {
-            self.lock_timeout.min(self.timeout)
-        }
+        self.limit()
+            .map_or(self.lock_timeout, |t| self.lock_timeout.min(t))
     }
 
     fn io_timeout_ms(&self) -> u32 {
-        if self.timeout.is_zero() {
-            u32::MAX
-        } else {
-            ms(self.timeout)
-        }
+        self.limit().map_or(u32::MAX, ms)
     }
 
     /// A `device_read`'s arguments for `want` bytes, with what is left of the
     /// timeout since `start`.
     fn read_args(&self, lid: u32, want: usize, eos: Option<Eos>, start: Instant) -> proto::Read {
-        let left = if self.timeout.is_zero() {
-            u32::MAX
-        } else {
-            ms(self.timeout.saturating_sub(start.elapsed())).max(1)
-        };
+        let left = self
+            .limit()
+            .map_or(u32::MAX, |t| ms(t.saturating_sub(start.elapsed())).max(1));
         proto::Read {
             lid,
             request_size: want as u32,

@@ -120,12 +120,13 @@ impl InstrumentConfig {
 macro_rules! set_descriptor {
     ($config:expr, $settings:expr) => {{
         let (config, s): (_, &Settings) = (&mut $config, $settings);
+        let eos = s.device.eos_mode();
         config.timeout_s = Some(s.timeout().as_secs_f64());
-        config.eos = Some(s.eos);
-        config.set_reos = s.reos;
-        config.set_bin = s.bin;
-        config.set_xeos = s.xeos;
-        config.eot = Some(s.eot);
+        config.eos = Some(eos.byte);
+        config.set_reos = eos.reos;
+        config.set_bin = eos.bin;
+        config.set_xeos = eos.xeos;
+        config.eot = Some(s.eot());
     }};
 }
 
@@ -341,6 +342,7 @@ mod tests {
 
     use super::*;
     use crate::address::Address;
+    use crate::settings::{DeviceSettings, EosMode, Timeout};
     use crate::sim::NamedDevice;
 
     const EXAMPLE: &str = include_str!("../../../configs/gpib.conf.example");
@@ -404,12 +406,17 @@ mod tests {
                 name: "voltmeter".into(),
                 board: 0,
                 address: Address::new(7, None).unwrap(),
-                timeout: Some(Duration::from_secs(3)),
-                eos: 0x0a,
-                reos: false,
-                bin: false,
-                xeos: false,
-                eot: true,
+                settings: DeviceSettings {
+                    timeout: Some(Timeout::After(Duration::from_secs(3))),
+                    eos: Some(EosMode {
+                        byte: 0x0a,
+                        reos: false,
+                        bin: false,
+                        xeos: false,
+                    }),
+                    eot: Some(true),
+                    ..DeviceSettings::default()
+                },
             })
         );
         assert_eq!(host.named_device("scope").unwrap().eos_mode(), 0);
@@ -455,9 +462,12 @@ mod tests {
         );
         let d = host.named_device("dmm").unwrap();
         assert_eq!((d.board, d.address.to_string()), (1, "9.2".to_string()));
-        assert_eq!(d.timeout, Some(Duration::from_millis(100)));
+        assert_eq!(
+            d.settings.timeout,
+            Some(Timeout::After(Duration::from_millis(100)))
+        );
         assert_eq!(d.eos_mode(), 0x0d | 0x400 | 0x800 | 0x1000);
-        assert!(!d.eot);
+        assert!(!d.settings.eot());
     }
 
     #[test]

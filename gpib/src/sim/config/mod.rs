@@ -39,6 +39,7 @@ use serde::Deserialize;
 
 use crate::address::{Address, PrimaryAddress};
 use crate::error::{Error, Result};
+use crate::settings::{DeviceSettings, EosMode, Timeout};
 use crate::sim::behaviour::{AddressingMode, BoardBehaviour, DeviceBehaviour};
 use crate::sim::host::SimHost;
 use crate::sim::instrument::Instrument;
@@ -281,7 +282,52 @@ pub struct DeviceConfig {
     pub faults: Vec<String>,
 }
 
+/// The EOS mode and EOT of the descriptor keys `eos`, `set_reos`, `set_bin`, `set_xeos`
+/// and `eot` (a board's and a named device's alike; the timeout is checked apart).
+fn descriptor(
+    eos: Option<u8>,
+    reos: bool,
+    bin: bool,
+    xeos: bool,
+    eot: Option<bool>,
+) -> DeviceSettings {
+    DeviceSettings {
+        eos: Some(EosMode {
+            byte: eos.unwrap_or(0),
+            reos,
+            bin,
+            xeos,
+        }),
+        eot: Some(eot.unwrap_or(true)),
+        ..DeviceSettings::default()
+    }
+}
+
+impl BoardConfig {
+    /// The board descriptor's EOS mode and EOT (its timeout is the built board's).
+    pub fn descriptor(&self) -> DeviceSettings {
+        descriptor(
+            self.eos,
+            self.set_reos,
+            self.set_bin,
+            self.set_xeos,
+            self.eot,
+        )
+    }
+}
+
 impl DeviceConfig {
+    /// A named device's EOS mode and EOT (its timeout is checked when the host is built).
+    pub fn descriptor(&self) -> DeviceSettings {
+        descriptor(
+            self.eos,
+            self.set_reos,
+            self.set_bin,
+            self.set_xeos,
+            self.eot,
+        )
+    }
+
     fn has_named_settings(&self) -> bool {
         self.timeout_s.is_some()
             || self.eos.is_some()
@@ -567,21 +613,19 @@ impl Config {
                         name: name.clone(),
                         board: index,
                         address: addr,
-                        timeout: match dev.timeout_s {
-                            None => None,
-                            t => Some(secs_field(
-                                t,
-                                Duration::ZERO,
-                                "timeout_s",
-                                MAX_TIMEOUT_S,
-                                on,
-                            )?),
+                        settings: DeviceSettings {
+                            timeout: match dev.timeout_s {
+                                None => None,
+                                t => Some(Timeout::from_zero_never(secs_field(
+                                    t,
+                                    Duration::ZERO,
+                                    "timeout_s",
+                                    MAX_TIMEOUT_S,
+                                    on,
+                                )?)),
+                            },
+                            ..dev.descriptor()
                         },
-                        eos: dev.eos.unwrap_or(0),
-                        reos: dev.set_reos,
-                        bin: dev.set_bin,
-                        xeos: dev.set_xeos,
-                        eot: dev.eot.unwrap_or(true),
                     })?,
                     None if dev.has_named_settings() => {
                         return Err(Error::Config(format!(

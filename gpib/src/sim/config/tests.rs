@@ -310,34 +310,49 @@ fn named_devices_carry_their_settings() {
                 name: "voltmeter".into(),
                 board: 0,
                 address: Address::new(22, None).unwrap(),
-                timeout: Some(Duration::from_secs(3)),
-                eos: 10,
-                reos: true,
-                bin: true,
-                xeos: false,
-                eot: false,
+                settings: DeviceSettings {
+                    timeout: Some(Timeout::After(Duration::from_secs(3))),
+                    eos: Some(EosMode {
+                        byte: 10,
+                        reos: true,
+                        bin: true,
+                        xeos: false,
+                    }),
+                    eot: Some(false),
+                    ..DeviceSettings::default()
+                },
             },
             NamedDevice {
                 name: "scope".into(),
                 board: 0,
                 address: Address::new(5, Some(2)).unwrap(),
-                timeout: None,
-                eos: 0,
-                reos: false,
-                bin: false,
-                xeos: false,
-                eot: true,
+                settings: DeviceSettings {
+                    timeout: None,
+                    eos: Some(EosMode {
+                        byte: 0,
+                        reos: false,
+                        bin: false,
+                        xeos: false,
+                    }),
+                    eot: Some(true),
+                    ..DeviceSettings::default()
+                },
             },
             NamedDevice {
                 name: "dmm".into(),
                 board: 1,
                 address: Address::new(9, None).unwrap(),
-                timeout: None,
-                eos: 13,
-                reos: false,
-                bin: false,
-                xeos: true,
-                eot: true,
+                settings: DeviceSettings {
+                    timeout: None,
+                    eos: Some(EosMode {
+                        byte: 13,
+                        reos: false,
+                        bin: false,
+                        xeos: true,
+                    }),
+                    eot: Some(true),
+                    ..DeviceSettings::default()
+                },
             },
         ]
     );

@@ -1,0 +1,27 @@
+//! The built-in backends' connectors, in the order they are asked: each backend's own
+//! is defined in its module; this is the one list of them.
+
+use crate::backend::hislip::connector::HislipConnector;
+use crate::backend::prologix::connector::PrologixConnector;
+use crate::backend::vxi11::connector::Vxi11Connector;
+use crate::connector::Connector;
+
+/// Every built-in backend of this build.
+pub(super) fn connectors() -> Vec<Box<dyn Connector>> {
+    #[allow(unused_mut)] // Only with linux-gpib is there more.
+    let mut all = network();
+    #[cfg(feature = "linux-gpib")]
+    all.push(Box::new(
+        crate::backend::linux_gpib::connector::LinuxGpibConnector,
+    ));
+    all
+}
+
+/// The network backends (what a simulated host's manager opens besides its boards).
+pub(super) fn network() -> Vec<Box<dyn Connector>> {
+    vec![
+        Box::new(Vxi11Connector),
+        Box::new(HislipConnector),
+        Box::new(PrologixConnector),
+    ]
+}
