@@ -364,14 +364,17 @@ fn ab_bytes(s: &Sweep, budget: Duration) -> u64 {
 /// The message the read-size trial reads in calls of `call` bytes: the largest swept
 /// size (at most [`settings_ab::MOST_CALLS`] calls' worth) whose read in such calls,
 /// estimated from the fit (a call's cost for each call, a byte's for each byte), takes
-/// at most an eighth of the budget over the repeats; else the smallest.
+/// at most an eighth of the budget over the repeats; never fewer than
+/// [`settings_ab::FEWEST_CALLS`] calls' worth, so the size asked for is always tried
+/// (a loaded machine's fit, or none, does not make the trial vanish).
 fn read_size_bytes(s: &Sweep, budget: Duration, call: u64) -> u64 {
-    let smallest = s.sizes.first().copied().unwrap_or(16);
+    let call = call.max(1);
+    let fewest = call.saturating_mul(settings_ab::FEWEST_CALLS);
+    let smallest = s.sizes.first().copied().unwrap_or(16).max(fewest);
     let Some(fit) = s.fit(crate::sample::Direction::Read) else {
         return smallest;
     };
     let allowed = budget.as_secs_f64() / 8.0 / trial_repeats(s);
-    let call = call.max(1);
     s.sizes
         .iter()
         .rev()
@@ -381,6 +384,7 @@ fn read_size_bytes(s: &Sweep, budget: Duration, call: u64) -> u64 {
             calls * fit.time.intercept.max(0.0) + fit.byte_seconds() * n as f64 <= allowed
         })
         .unwrap_or(smallest)
+        .max(fewest)
 }
 
 /// The handshake reference of the board `target` drives: its T1 and HS488 where the
@@ -525,4 +529,27 @@ fn ab_runs(
         }
     }
     Ok((baseline, findings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A read size asked for is always tried: with no read fit (a sweep that could not
+    /// fit one, or a loaded machine's), the message was the smallest swept size, 16
+    /// bytes, and a 64-byte read size was never smaller than it, so no trial ran.
+    #[test]
+    fn the_read_size_message_holds_several_calls_without_a_fit() {
+        let s = Sweep {
+            sizes: vec![16, 256, 4096],
+            ..Sweep::default()
+        };
+        let budget = Duration::from_secs(1);
+        assert_eq!(
+            read_size_bytes(&s, budget, 64),
+            64 * settings_ab::FEWEST_CALLS
+        );
+        assert_eq!(read_size_bytes(&s, budget, 1), 16);
+        assert_eq!(read_size_bytes(&s, budget, 0), 16);
+    }
 }

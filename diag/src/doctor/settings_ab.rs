@@ -246,6 +246,8 @@ const EXACT_DIFFERENCE: f64 = 0.005;
 /// Most read calls a read-size trial makes for one message (a smaller message is read
 /// when the program's read size would need more).
 pub const MOST_CALLS: u64 = 256;
+/// The fewest calls a read-size trial splits its message into.
+pub const FEWEST_CALLS: u64 = 4;
 
 /// What the trials run with.
 #[derive(Debug, Clone, Copy)]
