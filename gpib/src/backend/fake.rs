@@ -49,10 +49,13 @@
 //! * Writing with no instrument addressed to listen is a [`Error::NoListener`]; command
 //!   bytes on a board with no instrument at all are too.
 //!
-//! The board implements the [`Backend`] trait's required methods and `command` (the
-//! addressing above); everything else is the trait's default: a serial poll made of
-//! command bytes and a one-byte read, and an `Unsupported` error for the SRQ line (so
-//! for [`Bus::wait_srq`](crate::Bus::wait_srq): poll instead), the listener check, parallel
+//! The board implements the [`Backend`] trait's required methods, `command` (the
+//! addressing above), the SRQ line (asserted while an instrument's status byte has RQS,
+//! so [`Bus::wait_srq`](crate::Bus::wait_srq) and
+//! [`Bus::wait_for_service`](crate::Bus::wait_for_service) work) and, of
+//! [`BoardControl`], the listener check ([`Bus::find_listeners`](crate::Bus::find_listeners)
+//! finds the scripted instruments). Everything else is the trait's default: a serial poll
+//! made of command bytes and a one-byte read, and an `Unsupported` error for parallel
 //! poll, the lines, the board's status and its driver settings. Its clock is wall time
 //! since it was made.
 
@@ -62,11 +65,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::address::{Address, PrimaryAddress};
-use crate::backend::{Backend, Eos, ReadEnd, ReadStatus};
+use crate::backend::{Backend, BoardControl, Eos, ReadEnd, ReadStatus};
 use crate::block::{self, BlockFormat};
 use crate::error::{Error, Result};
 use crate::message::InterfaceMessage;
-use crate::status::StatusByte;
+use crate::status::{BoardStatus, BusLines, StatusByte};
 
 /// A closure that may answer a message (see [`FakeInstrument::respond`]).
 type Responder = Box<dyn FnMut(&str) -> Option<String> + Send>;
@@ -547,6 +550,44 @@ impl Backend for FakeBoard {
     fn now(&self) -> Duration {
         self.opened.elapsed()
     }
+
+    /// Asserted while any instrument's status byte has RQS set
+    /// ([`FakeInstrument::set_status`]).
+    fn srq(&mut self) -> Result<bool> {
+        Ok(self.instruments.iter().any(|(_, i)| i.status().rqs()))
+    }
+
+    fn board_control(&mut self) -> Option<&mut dyn BoardControl> {
+        Some(self)
+    }
+}
+
+/// The listener check (an instrument is scripted at the address); the fake has no bus
+/// lines, ATN or parallel poll to show.
+impl BoardControl for FakeBoard {
+    fn parallel_poll(&mut self) -> Result<u8> {
+        Err(Error::unsupported("parallel poll", "fake"))
+    }
+
+    fn lines(&mut self) -> Result<BusLines> {
+        Err(Error::unsupported("reading the bus lines", "fake"))
+    }
+
+    fn board_status(&mut self) -> Result<BoardStatus> {
+        Err(Error::unsupported("reading the board's status", "fake"))
+    }
+
+    fn go_to_standby(&mut self) -> Result<()> {
+        Err(Error::unsupported("going to standby", "fake"))
+    }
+
+    fn take_control(&mut self) -> Result<()> {
+        Err(Error::unsupported("taking control", "fake"))
+    }
+
+    fn listener_present(&mut self, address: Address) -> Result<bool> {
+        Ok(self.at(address).is_some())
+    }
 }
 
 #[cfg(test)]
@@ -667,11 +708,14 @@ mod tests {
         );
         // The read the polls came between is still there.
         assert_eq!(bus.device(4).unwrap().read_string().unwrap(), "A");
-        // No SRQ line: waiting for it is the trait's Unsupported.
+        // SRQ follows the scripted RQS bits: nobody requests service now, then 9 does.
         let e = bus
             .wait_for_service(&both, Duration::from_millis(1))
             .unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::Unsupported, "{e}");
+        assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+        b.set_status(StatusByte(StatusByte::RQS));
+        let (who, stb) = bus.wait_for_service(&both, Duration::from_secs(1)).unwrap();
+        assert_eq!((who.primary.get(), stb), (9, StatusByte(0x40)));
     }
 
     #[test]
@@ -747,6 +791,29 @@ mod tests {
     }
 
     #[test]
+    fn srq_and_the_listener_check_come_from_the_script() {
+        let meter = dmm();
+        let bus = Bus::new(
+            FakeBoard::new()
+                .with(22, meter.clone())
+                .unwrap()
+                .with(5, FakeInstrument::new())
+                .unwrap(),
+        );
+        let five = Address::new(5, None).unwrap();
+        let meter_at = Address::new(22, None).unwrap();
+        assert_eq!(bus.find_listeners().unwrap(), [five, meter_at]);
+        assert!(!bus.srq().unwrap());
+        assert!(!bus.wait_srq(Duration::from_millis(5)).unwrap());
+        meter.set_status(StatusByte(StatusByte::RQS));
+        assert!(bus.wait_srq(Duration::from_secs(1)).unwrap());
+        let (who, stb) = bus.find_requester(&[five, meter_at]).unwrap();
+        assert_eq!(who, meter_at);
+        assert!(stb.rqs());
+        assert!(!bus.srq().unwrap(), "the serial poll cleared RQS");
+    }
+
+    #[test]
     fn the_board_is_a_plain_backend() {
         let mut b = FakeBoard::new().with(22, dmm()).unwrap();
         assert!(FakeBoard::new().with(0, dmm()).is_err());
@@ -758,9 +825,11 @@ mod tests {
         );
         assert_eq!(b.timeout(), Duration::from_millis(250));
         assert_eq!(
-            b.parallel_poll().unwrap_err().kind(),
+            BackendExt::parallel_poll(&mut b).unwrap_err().kind(),
             ErrorKind::Unsupported
         );
+        let e = BackendExt::parallel_poll(&mut b).unwrap_err();
+        assert!(e.to_string().contains("fake"), "{e}");
         assert!(b.tuning().is_none());
         let bus = Bus::new(b);
         bus.interface_clear().unwrap();
