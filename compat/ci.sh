@@ -249,7 +249,8 @@ section "linux-gpib-rs against libgpib.so.0 (bench/peers/linux-gpib-rs: NO_LOCAL
 # and caches that choice per target dir: this one holds only that build.
 PEER=(--manifest-path "$ROOT/bench/peers/linux-gpib-rs/Cargo.toml")
 export NO_LOCAL_LIB=1 CARGO_TARGET_DIR="$LG_TARGET/peer"
-GPIB_HW_BOARD=0 GPIB_HW_ADDRESS=22 cargo test "${PEER[@]}" -- --nocapture 2>&1 | tee "$OUT/peer_linux_gpib_rs.txt"
+# The bench profile, as the benchmark below: one build of linux-gpib-rs and the library.
+GPIB_HW_BOARD=0 GPIB_HW_ADDRESS=22 cargo test "${PEER[@]}" --profile bench -- --nocapture 2>&1 | tee "$OUT/peer_linux_gpib_rs.txt"
 grep -q '^test linux_gpib_rs_and_the_gpib_crate_get_the_same_answer ... ok$' "$OUT/peer_linux_gpib_rs.txt" ||
   fail "linux-gpib-rs's high-level API did not run against the library"
 grep -q 'skipped' "$OUT/peer_linux_gpib_rs.txt" && fail "the linux-gpib-rs test skipped"
