@@ -8,9 +8,11 @@
 //! declarations are checked against the C header by compat's symbol check and by every
 //! test that runs this backend over the libgpib-compatible library.
 //!
-//! Every call reports its outcome in the calling thread's status (`ThreadIbsta`,
-//! `ThreadIberr`, `ThreadIbcntl`), which is read right after the call on the same
-//! thread, so two threads never see each other's status.
+//! Every call reports its outcome in the calling thread's status: the traditional calls
+//! return the new `ibsta`; the error code (`ThreadIberr`) and the count
+//! (`ThreadIbcntl`) are read right after the call on the same thread, and only when
+//! needed (an error, or a transfer's count), so two threads never see each other's
+//! status and a call that succeeds costs no further call into libgpib.
 
 use std::ffi::CString;
 use std::os::raw::{c_char, c_int, c_long, c_short, c_void};
@@ -143,14 +145,33 @@ pub struct Done {
     pub count: i64,
 }
 
-/// The calling thread's status after a call named `call`.
+/// The calling thread's status after a call named `call` that does not return it
+/// (`ibdev`, `ibfind`, the IEEE 488.2 calls).
 fn outcome(call: &'static str) -> Result<Done, LibgpibError> {
-    // SAFETY: the Thread* functions take no arguments and read the calling thread's
-    // copy of the last call's status; they have no preconditions.
-    let (ibsta, iberr, count) = unsafe { (ThreadIbsta(), ThreadIberr(), ThreadIbcntl()) };
-    #[allow(clippy::useless_conversion)] // c_long is 32 bits on 32-bit targets
-    let count = i64::from(count);
-    if ibsta & abi::ERR != 0 {
+    // SAFETY: ThreadIbsta takes no arguments and reads the calling thread's copy of the
+    // last call's status; it has no preconditions.
+    let ibsta = unsafe { ThreadIbsta() };
+    status(call, ibsta, false)
+}
+
+/// The outcome of a call named `call` that returned `ibsta` (every traditional call
+/// returns the thread's new `ibsta`): its error code and count are read from the
+/// thread's status only when needed (an error, or `counted` for a transfer), so a call
+/// that succeeds costs no further calls into libgpib.
+fn status(call: &'static str, ibsta: c_int, counted: bool) -> Result<Done, LibgpibError> {
+    let failed = ibsta & abi::ERR != 0;
+    let count = if failed || counted {
+        // SAFETY: as in `outcome`: no arguments, no preconditions.
+        let n = unsafe { ThreadIbcntl() };
+        #[allow(clippy::useless_conversion)] // c_long is 32 bits on 32-bit targets
+        let n = i64::from(n);
+        n
+    } else {
+        0
+    };
+    if failed {
+        // SAFETY: as in `outcome`.
+        let iberr = unsafe { ThreadIberr() };
         Err(LibgpibError {
             call,
             ibsta,
@@ -214,111 +235,111 @@ pub fn dev(
 pub fn ask(ud: c_int, option: c_int) -> Result<c_int, LibgpibError> {
     let mut value: c_int = 0;
     // SAFETY: `value` is a valid, writable c_int for the call's duration.
-    unsafe { ibask(ud, option, &mut value) };
-    outcome("ibask")?;
+    let ibsta = unsafe { ibask(ud, option, &mut value) };
+    status("ibask", ibsta, false)?;
     Ok(value)
 }
 
 /// `ibconfig(ud, option, value)`.
 pub fn config(ud: c_int, option: c_int, value: c_int) -> Result<Done, LibgpibError> {
     // SAFETY: plain integer arguments.
-    unsafe { ibconfig(ud, option, value) };
-    outcome("ibconfig")
+    let ibsta = unsafe { ibconfig(ud, option, value) };
+    status("ibconfig", ibsta, false)
 }
 
 /// `ibeos(ud, mode)`.
 pub fn eos(ud: c_int, mode: c_int) -> Result<Done, LibgpibError> {
     // SAFETY: plain integer arguments.
-    unsafe { ibeos(ud, mode) };
-    outcome("ibeos")
+    let ibsta = unsafe { ibeos(ud, mode) };
+    status("ibeos", ibsta, false)
 }
 
 /// `ibeot(ud, on)`: EOI with the last byte of writes.
 pub fn eot(ud: c_int, on: bool) -> Result<Done, LibgpibError> {
     // SAFETY: plain integer arguments.
-    unsafe { ibeot(ud, c_int::from(on)) };
-    outcome("ibeot")
+    let ibsta = unsafe { ibeot(ud, c_int::from(on)) };
+    status("ibeot", ibsta, false)
 }
 
 /// `ibtmo(ud, code)`: one of the 18 timeout codes.
 pub fn tmo(ud: c_int, code: c_int) -> Result<Done, LibgpibError> {
     // SAFETY: plain integer arguments.
-    unsafe { ibtmo(ud, code) };
-    outcome("ibtmo")
+    let ibsta = unsafe { ibtmo(ud, code) };
+    status("ibtmo", ibsta, false)
 }
 
 /// `ibonl(ud, 0)`: closes a descriptor.
 pub fn close(ud: c_int) -> Result<Done, LibgpibError> {
     // SAFETY: plain integer arguments.
-    unsafe { ibonl(ud, 0) };
-    outcome("ibonl")
+    let ibsta = unsafe { ibonl(ud, 0) };
+    status("ibonl", ibsta, false)
 }
 
 /// `ibcmd(ud, bytes)`: command bytes with ATN.
 pub fn cmd(ud: c_int, bytes: &[u8]) -> Result<Done, LibgpibError> {
     // SAFETY: the pointer and count describe `bytes`, which ibcmd only reads and which
     // outlives the (synchronous) call.
-    unsafe { ibcmd(ud, bytes.as_ptr().cast(), count_of(bytes.len())) };
-    outcome("ibcmd")
+    let ibsta = unsafe { ibcmd(ud, bytes.as_ptr().cast(), count_of(bytes.len())) };
+    status("ibcmd", ibsta, true)
 }
 
 /// `ibwrt(ud, data)`: data bytes.
 pub fn wrt(ud: c_int, data: &[u8]) -> Result<Done, LibgpibError> {
     // SAFETY: the pointer and count describe `data`, which ibwrt only reads and which
     // outlives the (synchronous) call.
-    unsafe { ibwrt(ud, data.as_ptr().cast(), count_of(data.len())) };
-    outcome("ibwrt")
+    let ibsta = unsafe { ibwrt(ud, data.as_ptr().cast(), count_of(data.len())) };
+    status("ibwrt", ibsta, true)
 }
 
 /// `ibrd(ud, buf)`: reads at most `buf.len()` bytes into `buf`.
 pub fn rd(ud: c_int, buf: &mut [u8]) -> Result<Done, LibgpibError> {
     // SAFETY: the pointer and count describe `buf`, which is writable and outlives the
     // (synchronous) call; ibrd writes at most `count` bytes.
-    unsafe { ibrd(ud, buf.as_mut_ptr().cast(), count_of(buf.len())) };
-    outcome("ibrd")
+    let ibsta = unsafe { ibrd(ud, buf.as_mut_ptr().cast(), count_of(buf.len())) };
+    status("ibrd", ibsta, true)
 }
 
 /// `ibclr(ud)`: selected device clear.
 pub fn clr(ud: c_int) -> Result<Done, LibgpibError> {
     // SAFETY: plain integer argument.
-    unsafe { ibclr(ud) };
-    outcome("ibclr")
+    let ibsta = unsafe { ibclr(ud) };
+    status("ibclr", ibsta, false)
 }
 
 /// `ibtrg(ud)`: group execute trigger.
 pub fn trg(ud: c_int) -> Result<Done, LibgpibError> {
     // SAFETY: plain integer argument.
-    unsafe { ibtrg(ud) };
-    outcome("ibtrg")
+    let ibsta = unsafe { ibtrg(ud) };
+    status("ibtrg", ibsta, false)
 }
 
 /// `ibloc(ud)`: go to local.
 pub fn loc(ud: c_int) -> Result<Done, LibgpibError> {
     // SAFETY: plain integer argument.
-    unsafe { ibloc(ud) };
-    outcome("ibloc")
+    let ibsta = unsafe { ibloc(ud) };
+    status("ibloc", ibsta, false)
 }
 
 /// `ibsic(ud)`: interface clear.
 pub fn sic(ud: c_int) -> Result<Done, LibgpibError> {
     // SAFETY: plain integer argument.
-    unsafe { ibsic(ud) };
-    outcome("ibsic")
+    let ibsta = unsafe { ibsic(ud) };
+    status("ibsic", ibsta, false)
 }
 
 /// `ibsre(ud, on)`: remote enable.
 pub fn sre(ud: c_int, on: bool) -> Result<Done, LibgpibError> {
     // SAFETY: plain integer arguments.
-    unsafe { ibsre(ud, c_int::from(on)) };
-    outcome("ibsre")
+    let ibsta = unsafe { ibsre(ud, c_int::from(on)) };
+    status("ibsre", ibsta, false)
 }
 
 /// `ibrpp(ud)`: the parallel poll byte.
 pub fn rpp(ud: c_int) -> Result<u8, LibgpibError> {
     let mut ppr: c_char = 0;
     // SAFETY: `ppr` is a valid, writable char for the call's duration.
-    unsafe { ibrpp(ud, &mut ppr) };
-    outcome("ibrpp")?;
+    let ibsta = unsafe { ibrpp(ud, &mut ppr) };
+    status("ibrpp", ibsta, false)?;
     Ok(ppr as u8)
 }
 
@@ -326,8 +347,8 @@ pub fn rpp(ud: c_int) -> Result<u8, LibgpibError> {
 pub fn lines(ud: c_int) -> Result<i32, LibgpibError> {
     let mut l: c_short = 0;
     // SAFETY: `l` is a valid, writable short for the call's duration.
-    unsafe { iblines(ud, &mut l) };
-    outcome("iblines")?;
+    let ibsta = unsafe { iblines(ud, &mut l) };
+    status("iblines", ibsta, false)?;
     // The word is 16 bits of flags: keep them as such.
     Ok(i32::from(l as u16))
 }
@@ -336,8 +357,8 @@ pub fn lines(ud: c_int) -> Result<i32, LibgpibError> {
 pub fn ln(ud: c_int, pad: c_int, sad: c_int) -> Result<bool, LibgpibError> {
     let mut found: c_short = 0;
     // SAFETY: `found` is a valid, writable short for the call's duration.
-    unsafe { ibln(ud, pad, sad, &mut found) };
-    outcome("ibln")?;
+    let ibsta = unsafe { ibln(ud, pad, sad, &mut found) };
+    status("ibln", ibsta, false)?;
     Ok(found != 0)
 }
 
