@@ -277,19 +277,27 @@ impl Default for Caller {
 impl Callers {
     /// Caller `key`'s entry, made the recent one (a new caller starts at the
     /// frontier).
+    #[inline]
     fn entry(&mut self, key: u64) -> &mut Caller {
         if self.recent.0 != key {
-            let fresh = Caller {
-                now: self.frontier,
-                participant: None,
-            };
-            let c = self.threads.remove(&key).unwrap_or(fresh);
-            let (before, was) = std::mem::replace(&mut self.recent, (key, c));
-            if before != 0 {
-                self.threads.insert(before, was);
-            }
+            self.make_recent(key);
         }
         &mut self.recent.1
+    }
+
+    /// Makes caller `key` the recent one (the uncommon case: another caller's turn).
+    #[cold]
+    #[inline(never)]
+    fn make_recent(&mut self, key: u64) {
+        let fresh = Caller {
+            now: self.frontier,
+            participant: None,
+        };
+        let c = self.threads.remove(&key).unwrap_or(fresh);
+        let (before, was) = std::mem::replace(&mut self.recent, (key, c));
+        if before != 0 {
+            self.threads.insert(before, was);
+        }
     }
 
     /// Caller `key`'s entry, if it has one.

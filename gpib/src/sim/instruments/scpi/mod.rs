@@ -168,6 +168,9 @@ pub struct ScpiInstrument {
     opc_pending: bool,
     /// `*OPC?` waits for the measurement: answer `1` when it ends.
     opc_query_pending: bool,
+    /// The header last looked up and what it meant: a program that sends the same
+    /// query again and again (`*IDN?`, `READ?`) skips the table.
+    recent: RecentHeader,
 }
 
 impl Default for ScpiInstrument {
@@ -200,6 +203,7 @@ impl ScpiInstrument {
             last_reading: None,
             opc_pending: false,
             opc_query_pending: false,
+            recent: RecentHeader::default(),
         }
     }
 
@@ -330,9 +334,16 @@ impl ScpiInstrument {
             None => (text, &b""[..]),
         };
         let num = || -> Option<usize> { std::str::from_utf8(arg).ok()?.trim().parse().ok() };
-        let Some((command, _)) = commands().lookup(head) else {
-            self.push_error(-113, "Undefined header");
-            return;
+        let command = match self.recent.get(head) {
+            Some(c) => c,
+            None => {
+                let Some((command, _)) = commands().lookup(head) else {
+                    self.push_error(-113, "Undefined header");
+                    return;
+                };
+                self.recent.set(head, command);
+                command
+            }
         };
         match command {
             Command::Idn => {
@@ -584,6 +595,38 @@ impl Instrument for ScpiInstrument {
 
     fn serial_poll(&mut self, io: &DeviceIo<'_>) -> StatusByte {
         self.registers.serial_poll(self.pending(io))
+    }
+}
+
+/// The last header the table matched, byte for byte, and its command.
+#[derive(Debug, Default)]
+struct RecentHeader {
+    bytes: [u8; RecentHeader::MAX],
+    /// Length of the header in `bytes`; 0: none.
+    len: usize,
+    command: Option<Command>,
+}
+
+impl RecentHeader {
+    /// Longest header remembered.
+    const MAX: usize = 24;
+
+    /// The command of `head` when it is the header remembered.
+    fn get(&self, head: &[u8]) -> Option<Command> {
+        if head.len() == self.len && head == &self.bytes[..self.len] {
+            self.command
+        } else {
+            None
+        }
+    }
+
+    /// Remembers that `head` is `command` (when it is short enough).
+    fn set(&mut self, head: &[u8], command: Command) {
+        if let Some(b) = self.bytes.get_mut(..head.len()) {
+            b.copy_from_slice(head);
+            self.len = head.len();
+            self.command = Some(command);
+        }
     }
 }
 
