@@ -137,9 +137,7 @@ impl World {
             .nrfd_released_at()
             .saturating_sub(start.saturating_add(b.timing.call_overhead));
         let timeout = b.timeout;
-        if b.devices.iter().any(|d| d.faults.holds_nrfd())
-            || (!timeout.is_zero() && held >= timeout)
-        {
+        if b.index.nrfd_held_by_fault() || (!timeout.is_zero() && held >= timeout) {
             let end = self.occupy(board, start, timeout, timeout, false);
             self.end_at(end);
             self.trace_command(board, t, start, 0, end, bytes);
@@ -260,16 +258,16 @@ impl World {
         // Each data listener, and whether it is addressed (not only listen-only), in a
         // list kept from one write to the next.
         let mut listeners = std::mem::take(&mut self.listeners_buf);
-        listeners.clear();
-        listeners.extend(b.data_listeners());
+        b.data_listeners(&mut listeners);
         if listeners.is_empty() {
             return Err(self.failed(t, board, Error::NoListener { transferred: 0 }));
         }
         let timeout = b.timeout;
         let start = self.bus_start(board, t);
-        if listeners
-            .iter()
-            .any(|&(i, _)| b.devices[i].faults.holds_nrfd())
+        if b.index.nrfd_held_by_fault()
+            && listeners
+                .iter()
+                .any(|&(i, _)| b.devices[i].faults.holds_nrfd())
         {
             let end = self.occupy(board, start, timeout, timeout, false);
             self.end_at(end);
@@ -297,6 +295,8 @@ impl World {
         // them to themselves; the addressed listeners' instruments get them.
         for &(i, _) in &listeners {
             b.devices[i].received(deliver_at, end_flag);
+            let until = b.devices[i].nrfd_until;
+            b.index.nrfd_held_until(until);
         }
         for &(i, addressed) in &listeners {
             if addressed {
@@ -373,9 +373,7 @@ impl World {
             self.end_at(t.saturating_add(timeout));
             return Err(self.failed(t, board, timeout_error("read", timeout, 0)));
         };
-        if let Some(other) =
-            (0..b.devices.len()).find(|&i| i != talker && b.devices[i].faults.drives_dio())
-        {
+        if let Some(&other) = b.index.dio_drivers().iter().find(|&&i| i != talker) {
             let detail = format!(
                 "device {} drives DIO while device {} is the addressed talker",
                 b.devices[other].address, b.devices[talker].address
@@ -388,11 +386,14 @@ impl World {
         }
         let start = self.bus_start(board, t);
         let me_t1 = b.devices[talker].timing.t1_ns;
-        let accept = b
-            .data_listeners()
-            .map(|(i, _)| i)
-            .map(|i| b.devices[i].timing.accept_ns)
+        let mut listeners = std::mem::take(&mut self.listeners_buf);
+        b.data_listeners(&mut listeners);
+        let accept = listeners
+            .iter()
+            .map(|&(i, _)| b.devices[i].timing.accept_ns)
             .fold(b.timing.accept_ns, u64::max);
+        self.listeners_buf = listeners;
+        let b = &self.boards[board];
         let hs = b.handshake_ns(me_t1, accept);
         let recovery = b.devices[talker].timing.holdoff_recovery_talk_ns;
         let per = timing::byte_cost(&b.timing, Direction::Read, hs, poll_ns, recovery);
@@ -702,7 +703,7 @@ impl World {
         let b = &self.boards[board];
         BusLines {
             dav: false,
-            nrfd: b.devices.iter().any(|d| d.faults.holds_nrfd()) || b.nrfd_released_at() > t,
+            nrfd: b.index.nrfd_held_by_fault() || b.nrfd_released_at() > t,
             ndac: b.listeners().next().is_some(),
             atn: b.addressing.atn(),
             eoi: false,

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::address::{Address, PrimaryAddress};
 use crate::sim::behaviour::{self, BoardBehaviour};
+use crate::sim::board_index::BoardIndex;
 use crate::sim::named::NamedDevice;
 use crate::sim::schedule::{nanos, Callers, Cpus, Timeline, Timers};
 use crate::sim::slot::Slot;
@@ -35,6 +36,9 @@ pub(crate) struct Board {
     pub(crate) dma: Timeline,
     /// Contention sources of the board's driver.
     pub(crate) behaviour: BoardBehaviour,
+    /// What the operations ask of the devices, kept up to date by [`Board::reindex`]
+    /// (called wherever devices, their faults or their behaviour change).
+    pub(crate) index: BoardIndex,
 }
 
 impl Board {
@@ -57,29 +61,37 @@ impl Board {
             bus: Timeline::default(),
             dma: Timeline::default(),
             behaviour: BoardBehaviour::default(),
+            index: BoardIndex::default(),
         }
     }
 
+    /// Rebuilds the index after devices, their faults or their behaviour changed.
+    pub(crate) fn reindex(&mut self) {
+        self.index = BoardIndex::of(&self.devices);
+    }
+
     /// Devices that accept data bytes now, each with whether it is addressed: the
-    /// addressed listeners and the listen-only devices.
-    pub(crate) fn data_listeners(&self) -> impl Iterator<Item = (usize, bool)> + '_ {
-        self.devices.iter().enumerate().filter_map(|(i, d)| {
-            if !d.present() {
-                return None;
+    /// addressed listeners and the listen-only devices, in slot order, into `out`.
+    pub(crate) fn data_listeners(&self, out: &mut Vec<(usize, bool)>) {
+        out.clear();
+        for &a in self.addressing.listeners() {
+            if let Some(i) = self.slot_at(a) {
+                out.push((i, true));
             }
-            let addressed = self.addressing.listens(d.address);
-            (addressed || d.behaviour.listen_only).then_some((i, addressed))
-        })
+        }
+        for &i in self.index.listen_only() {
+            if !out.iter().any(|&(j, _)| j == i) {
+                out.push((i, false));
+            }
+        }
+        if out.len() > 1 {
+            out.sort_unstable_by_key(|&(i, _)| i);
+        }
     }
 
     /// When every device has released NRFD (all take part in the ATN handshake).
     pub(crate) fn nrfd_released_at(&self) -> Duration {
-        self.devices
-            .iter()
-            .filter(|d| d.present())
-            .map(|d| d.nrfd_until)
-            .max()
-            .unwrap_or(Duration::ZERO)
+        self.index.nrfd_released_at()
     }
 
     /// Time per byte of the handshake with a talker settling `t1_ns` and the slowest
@@ -87,7 +99,7 @@ impl Board {
     pub(crate) fn handshake_ns(&self, t1_ns: u64, accept_ns: u64) -> u64 {
         // Only a cable raises the settling time; without one, no devices to count.
         let t1 = if self.behaviour.cable_m.is_some() {
-            let devices = self.devices.iter().filter(|d| d.present()).count() + 1;
+            let devices = self.index.present() + 1;
             self.behaviour.settling_ns(t1_ns, devices)
         } else {
             t1_ns
@@ -98,9 +110,7 @@ impl Board {
 
     /// The present device at exactly `a`.
     pub(crate) fn slot_at(&self, a: Address) -> Option<usize> {
-        self.devices
-            .iter()
-            .position(|d| d.present() && d.address == a)
+        self.index.slot_at(&self.devices, a)
     }
 
     /// Whether device `i` is present and addressed to listen.
@@ -115,7 +125,7 @@ impl Board {
     }
 
     pub(crate) fn any_present(&self) -> bool {
-        self.devices.iter().any(Slot::present)
+        self.index.any_present()
     }
 }
 
@@ -167,6 +177,9 @@ impl World {
     /// CPU share background device traffic takes, and whether any board autopolls.
     /// Called whenever a board's or a device's behaviour changes.
     pub(crate) fn refresh_background(&mut self) {
+        for b in &mut self.boards {
+            b.reindex();
+        }
         self.autopolling = self.boards.iter().any(|b| {
             b.behaviour.autopoll && b.devices.iter().any(|d| d.behaviour.srq_every.is_some())
         });
