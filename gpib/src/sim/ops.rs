@@ -130,38 +130,39 @@ impl World {
             self.trace_command(board, t, t, 0, t, bytes);
             return Err(Error::NoListener { transferred: 0 });
         }
-        let start = self.bus_start(board, t);
+        // In nanoseconds: a few instructions an addition where `Duration` takes tens.
+        let start = self.bus_start_ns(board, ns(t));
+        let b = &self.boards[board];
+        let call_overhead = ns(b.timing.call_overhead);
         // Every device takes part in the ATN handshake: one holding NRFD holds up the
         // first byte, which goes out after the call's overhead.
-        let held = b
-            .nrfd_released_at()
-            .saturating_sub(start.saturating_add(b.timing.call_overhead));
+        let held = ns(b.nrfd_released_at()).saturating_sub(start.saturating_add(call_overhead));
         let timeout = b.timeout;
-        if b.index.nrfd_held_by_fault() || (!timeout.is_zero() && held >= timeout) {
-            let end = self.occupy(board, start, timeout, timeout, false);
+        if b.index.nrfd_held_by_fault() || (!timeout.is_zero() && held >= ns(timeout)) {
+            let end = self.occupy(board, Duration::from_nanos(start), timeout, timeout, false);
             self.end_at(end);
-            self.trace_command(board, t, start, 0, end, bytes);
+            self.trace_command(board, t, Duration::from_nanos(start), 0, end, bytes);
             return Err(Error::CommandTimeout {
                 transferred: 0,
                 total: bytes.len(),
             });
         }
         // The first byte goes out once the call is set up and NRFD is released.
-        let overhead = b.timing.call_overhead.saturating_add(held);
+        let overhead = call_overhead.saturating_add(held);
         let byte_ns = ns(b.timing.command_byte);
-        let elapsed =
-            overhead.saturating_add(timing::times(b.timing.command_byte, bytes.len() as u64));
+        let elapsed = overhead.saturating_add(byte_ns.saturating_mul(bytes.len() as u64));
         for &byte in bytes {
             let effect = self.boards[board].addressing.command(byte);
             self.apply(board, effect, start);
         }
         // Command bytes go out by programmed I/O on every board: the CPU is busy.
-        let end = self.occupy(board, start, elapsed, elapsed, false);
+        let cpu = self.stretch_ns(elapsed);
+        let end = Duration::from_nanos(self.occupy_ns(board, start, elapsed, cpu, false));
         self.end_at(end);
         self.trace_command(
             board,
             t,
-            start.saturating_add(overhead),
+            Duration::from_nanos(start.saturating_add(overhead)),
             byte_ns.max(1),
             end,
             bytes,
@@ -171,12 +172,17 @@ impl World {
     }
 
     /// What an interface message does to the devices it addresses.
-    fn apply(&mut self, board: usize, effect: Effect, now: Duration) {
-        let b = &mut self.boards[board];
-        if effect == Effect::None && !b.ren {
+    #[inline]
+    fn apply(&mut self, board: usize, effect: Effect, now_ns: u64) {
+        if effect == Effect::None && !self.boards[board].ren {
             // An addressing byte (the common case): nothing happens to the devices.
             return;
         }
+        self.apply_to_devices(board, effect, Duration::from_nanos(now_ns));
+    }
+
+    fn apply_to_devices(&mut self, board: usize, effect: Effect, now: Duration) {
+        let b = &mut self.boards[board];
         let listeners: Vec<usize> = if effect == Effect::None {
             Vec::new()
         } else {

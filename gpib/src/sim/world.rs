@@ -322,15 +322,29 @@ impl World {
     /// Where an operation on `board`'s bus can start: no earlier than `t`, and after
     /// the bus's (and for DMA, the DMA engine's) last operation.
     pub(crate) fn bus_start(&self, board: usize, t: Duration) -> Duration {
-        let b = &self.boards[board];
-        let mut free = b.bus.free_at();
-        if b.timing.mode == TransferMode::Dma {
-            free = free.max(b.dma.free_at());
-        }
+        let free = self.bus_free_at(board);
         if nanos(t) >= free {
             t
         } else {
             Duration::from_nanos(free)
+        }
+    }
+
+    /// [`World::bus_start`] in nanoseconds.
+    #[inline]
+    pub(crate) fn bus_start_ns(&self, board: usize, t: u64) -> u64 {
+        t.max(self.bus_free_at(board))
+    }
+
+    /// When `board`'s bus (and for DMA, its DMA engine) is free, ns.
+    #[inline]
+    fn bus_free_at(&self, board: usize) -> u64 {
+        let b = &self.boards[board];
+        let free = b.bus.free_at();
+        if b.timing.mode == TransferMode::Dma {
+            free.max(b.dma.free_at())
+        } else {
+            free
         }
     }
 
@@ -347,15 +361,43 @@ impl World {
         dma: bool,
     ) -> Duration {
         let cpu = behaviour::stretched(cpu, self.background_share);
-        let start = nanos(start);
-        let cpu_end = self.cpus.run(start, nanos(cpu));
-        let end = start.saturating_add(nanos(elapsed)).max(cpu_end);
+        let end = self.occupy_ns(board, nanos(start), nanos(elapsed), nanos(cpu), dma);
+        Duration::from_nanos(end)
+    }
+
+    /// [`World::occupy`] in nanoseconds, for CPU work `cpu` already stretched by the
+    /// background share ([`World::stretch_ns`]).
+    #[inline]
+    pub(crate) fn occupy_ns(
+        &mut self,
+        board: usize,
+        start: u64,
+        elapsed: u64,
+        cpu: u64,
+        dma: bool,
+    ) -> u64 {
+        let cpu_end = self.cpus.run(start, cpu);
+        let end = start.saturating_add(elapsed).max(cpu_end);
         let b = &mut self.boards[board];
         b.bus.take(start, end);
         if dma {
             b.dma.take(start, end);
         }
-        Duration::from_nanos(end)
+        end
+    }
+
+    /// CPU work of `cpu` ns as the background share stretches it
+    /// ([`behaviour::stretched`]).
+    #[inline]
+    pub(crate) fn stretch_ns(&self, cpu: u64) -> u64 {
+        if self.background_share > 0.0 {
+            nanos(behaviour::stretched(
+                Duration::from_nanos(cpu),
+                self.background_share,
+            ))
+        } else {
+            cpu
+        }
     }
 
     /// Whether SRQ is asserted on `board`.
