@@ -269,31 +269,34 @@ impl World {
             return Err(self.failed(t, board, Error::NoListener { transferred: 0 }));
         }
         let timeout = b.timeout;
-        let start = self.bus_start(board, t);
+        // In nanoseconds, as `command`.
+        let start = self.bus_start_ns(board, ns(t));
+        let b = &self.boards[board];
         if b.index.nrfd_held_by_fault()
             && listeners
                 .iter()
                 .any(|&(i, _)| b.devices[i].faults.holds_nrfd())
         {
-            let end = self.occupy(board, start, timeout, timeout, false);
+            let end = self.occupy(board, Duration::from_nanos(start), timeout, timeout, false);
             self.end_at(end);
             return Err(timeout_error("write", timeout, 0));
         }
-        let (mut ready, mut accept, mut recovery) = (Duration::ZERO, 0, 0);
+        let (mut ready, mut accept, mut recovery) = (0, 0, 0);
         for &(i, _) in &listeners {
             let d = &b.devices[i];
-            ready = ready.max(d.ready_at).max(d.nrfd_until);
+            ready = ready.max(ns(d.ready_at)).max(ns(d.nrfd_until));
             accept = accept.max(d.timing.accept_ns);
             recovery = recovery.max(d.timing.holdoff_recovery_listen_ns);
         }
         let wait = ready.saturating_sub(start);
         let hs = b.handshake_ns(b.timing.t1_ns, accept);
         let per = timing::byte_cost(&b.timing, Direction::Write, hs, poll_ns, recovery);
-        let (n, timed_out) = timing::bytes_within(&b.timing, per, data.len(), wait, timeout);
-        let cost = timing::call_cost(&b.timing, per, n as u64);
+        let (n, timed_out) = timing::bytes_within_ns(&b.timing, per, data.len(), wait, timeout);
+        let (cost_elapsed, cost_cpu) = timing::call_cost_ns(&b.timing, per, n as u64);
         let dma = b.timing.mode == TransferMode::Dma;
         let end_flag = eoi && !timed_out;
-        let deliver_at = start.saturating_add(wait).saturating_add(cost.elapsed);
+        let deliver_at =
+            Duration::from_nanos(start.saturating_add(wait).saturating_add(cost_elapsed));
         let (talker, t1_ns, overhead) = (b.address.get(), b.timing.t1_ns, b.timing.call_overhead);
         let b = &mut self.boards[board];
         b.addressing.data_transfer();
@@ -314,14 +317,16 @@ impl World {
         }
         let (elapsed, cpu) = if timed_out {
             // The CPU spins through the wait on a PIO board.
-            (timeout, timeout.min(cost.cpu.saturating_add(wait)))
+            let timeout = ns(timeout);
+            (timeout, timeout.min(cost_cpu.saturating_add(wait)))
         } else {
-            (wait.saturating_add(cost.elapsed), cost.cpu)
+            (wait.saturating_add(cost_elapsed), cost_cpu)
         };
-        let end = self.occupy(board, start, elapsed, cpu, dma);
+        let cpu = self.stretch_ns(cpu);
+        let end = Duration::from_nanos(self.occupy_ns(board, start, elapsed, cpu, dma));
         self.end_at(end);
         if self.rec.active() {
-            let ready = start.saturating_add(wait);
+            let ready = Duration::from_nanos(start.saturating_add(wait));
             let mut flags = trace_flags::BOARD_TALKS;
             if end_flag {
                 flags |= trace_flags::END;

@@ -214,7 +214,17 @@ pub fn byte_cost(
 
 /// Total cost of a call moving `bytes` bytes at `per_byte`.
 pub fn call_cost(board: &BoardTiming, per_byte: ByteCost, bytes: u64) -> TransferCost {
-    // In u64 nanoseconds (saturating at 584 years), one conversion at the end.
+    let (elapsed, cpu) = call_cost_ns(board, per_byte, bytes);
+    TransferCost {
+        elapsed: ns(elapsed),
+        cpu: ns(cpu),
+        byte_ns: per_byte.elapsed_ns,
+    }
+}
+
+/// [`call_cost`] as (elapsed, CPU) in u64 nanoseconds (saturating at 584 years).
+#[inline]
+pub(crate) fn call_cost_ns(board: &BoardTiming, per_byte: ByteCost, bytes: u64) -> (u64, u64) {
     let body_ns = per_byte.elapsed_ns.saturating_mul(bytes);
     let overhead = nanos(board.call_overhead);
     let cpu = match board.mode {
@@ -226,11 +236,7 @@ pub fn call_cost(board: &BoardTiming, per_byte: ByteCost, bytes: u64) -> Transfe
                 .saturating_add(nanos(board.interrupt_cpu).saturating_mul(interrupts))
         }
     };
-    TransferCost {
-        elapsed: ns(overhead.saturating_add(body_ns)),
-        cpu: ns(cpu),
-        byte_ns: per_byte.elapsed_ns,
-    }
+    (overhead.saturating_add(body_ns), cpu)
 }
 
 /// How many of `bytes` fit before `timeout` (zero: no timeout) runs out, when the
@@ -244,20 +250,33 @@ pub fn bytes_within(
     wait: Duration,
     timeout: Duration,
 ) -> (usize, bool) {
+    bytes_within_ns(board, per, bytes, nanos(wait), timeout)
+}
+
+/// [`bytes_within`] with the wait in nanoseconds. Exact: the timeout cuts a transfer
+/// short only when it is below the full transfer's time, which u64 nanoseconds hold.
+#[inline]
+pub(crate) fn bytes_within_ns(
+    board: &BoardTiming,
+    per: ByteCost,
+    bytes: usize,
+    wait: u64,
+    timeout: Duration,
+) -> (usize, bool) {
     if timeout.is_zero() {
         return (bytes, false);
     }
     // The whole transfer's elapsed time: wait, overhead, bytes (as `call_cost` has it).
-    let full = nanos(wait)
-        .saturating_add(nanos(board.call_overhead))
+    let overhead = nanos(board.call_overhead);
+    let full = wait
+        .saturating_add(overhead)
         .saturating_add(per.elapsed_ns.saturating_mul(bytes as u64));
-    if full <= nanos(timeout) {
+    let timeout = nanos(timeout);
+    if full <= timeout {
         return (bytes, false);
     }
-    let budget = timeout
-        .saturating_sub(wait)
-        .saturating_sub(board.call_overhead);
-    let fit = budget.as_nanos() / u128::from(per.elapsed_ns.max(1));
+    let budget = timeout.saturating_sub(wait).saturating_sub(overhead);
+    let fit = budget / per.elapsed_ns.max(1);
     (bytes.min(usize::try_from(fit).unwrap_or(usize::MAX)), true)
 }
 
