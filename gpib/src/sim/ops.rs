@@ -36,10 +36,12 @@ pub(crate) enum SrqWait {
 
 /// What a read's trace record says beyond its bytes.
 struct ReadTrace {
-    t: Duration,
-    ready: Duration,
-    first: Duration,
-    end: Duration,
+    /// When the read was called, the talker was ready, the first byte went and the
+    /// read ended, ns.
+    t: u64,
+    ready: u64,
+    first: u64,
+    end: u64,
     byte_ns: u64,
     talker: u8,
     t1_ns: u64,
@@ -395,7 +397,8 @@ impl World {
             };
             return Err(self.failed(t, board, e));
         }
-        let start = self.bus_start(board, t);
+        // In nanoseconds, as `command`.
+        let start = self.bus_start_ns(board, ns(t));
         let me_t1 = b.devices[talker].timing.t1_ns;
         let mut listeners = std::mem::take(&mut self.listeners_buf);
         b.data_listeners(&mut listeners);
@@ -408,28 +411,30 @@ impl World {
         let hs = b.handshake_ns(me_t1, accept);
         let recovery = b.devices[talker].timing.holdoff_recovery_talk_ns;
         let per = timing::byte_cost(&b.timing, Direction::Read, hs, poll_ns, recovery);
-        let tim = b.timing.clone();
-        let dma = tim.mode == TransferMode::Dma;
+        let dma = b.timing.mode == TransferMode::Dma;
+        let overhead = ns(b.timing.call_overhead);
         let talker_addr = b.devices[talker].address.primary.get();
         self.boards[board].addressing.data_transfer();
 
         if self.boards[board].addressing.serial_poll() {
             // Serial poll: the talker sends its status byte (once per SPE).
-            let stb = self.boards[board].devices[talker].serial_poll(start);
+            let b = &mut self.boards[board];
+            let stb = b.devices[talker].serial_poll(Duration::from_nanos(start));
             if let Some(first) = buf.first_mut() {
                 *first = stb.0;
             }
             let n = buf.len().min(1);
-            let cost = timing::call_cost(&tim, per, n as u64);
-            let end = self.occupy(board, start, cost.elapsed, cost.cpu, false);
-            self.end_at(end);
+            let (elapsed, cpu) = timing::call_cost_ns(&b.timing, per, n as u64);
+            let cpu = self.stretch_ns(cpu);
+            let end = self.occupy_ns(board, start, elapsed, cpu, false);
+            self.end_at(Duration::from_nanos(end));
             let stb_bytes = [stb.0];
             self.trace_read(
                 board,
                 ReadTrace {
-                    t,
+                    t: ns(t),
                     ready: start,
-                    first: start.saturating_add(tim.call_overhead),
+                    first: start.saturating_add(overhead),
                     end,
                     byte_ns: per.elapsed_ns,
                     talker: talker_addr,
@@ -438,7 +443,7 @@ impl World {
                 },
                 &stb_bytes[..n],
             );
-            self.note_srq(board, end);
+            self.note_srq(board, Duration::from_nanos(end));
             return Ok(ReadStatus {
                 count: n,
                 end: ReadEnd::BufferFull,
@@ -447,33 +452,39 @@ impl World {
 
         // A talker with nothing to say yet may have it once its timers fire (a
         // measurement that ends): the handshake waits for it, within the timeout.
-        let deadline = if timeout.is_zero() {
-            Duration::MAX
-        } else {
-            start.saturating_add(timeout)
-        };
         let mut data_at = start;
-        while self.boards[board].devices[talker].output.is_empty() {
-            match self.timers.next_due() {
-                Some(at) if at <= deadline => {
-                    self.fire_timers(at);
-                    data_at = data_at.max(at);
+        if self.boards[board].devices[talker].output.is_empty() {
+            let start = Duration::from_nanos(start);
+            let deadline = if timeout.is_zero() {
+                Duration::MAX
+            } else {
+                start.saturating_add(timeout)
+            };
+            let mut at_last = start;
+            while self.boards[board].devices[talker].output.is_empty() {
+                match self.timers.next_due() {
+                    Some(at) if at <= deadline => {
+                        self.fire_timers(at);
+                        at_last = at_last.max(at);
+                    }
+                    _ => break,
                 }
-                _ => break,
             }
+            data_at = ns(at_last);
         }
-        let slot = &mut self.boards[board].devices[talker];
-        let wait = slot.ready_at.max(data_at).saturating_sub(start);
+        let b = &mut self.boards[board];
+        let (slot, tim) = (&mut b.devices[talker], &b.timing);
+        let wait = ns(slot.ready_at).max(data_at).saturating_sub(start);
         let silent = slot.faults.never_talks() || slot.output.is_empty();
         if silent {
             if let Some(why) = slot.instrument.diagnosis() {
-                self.end_at(start);
+                self.end_at(Duration::from_nanos(start));
                 let e = Error::Protocol(format!("device {talker_addr}: {why}"));
                 return Err(self.failed(t, board, e));
             }
         }
-        if silent || (!timeout.is_zero() && wait >= timeout) {
-            self.end_at(start.saturating_add(timeout));
+        if silent || (!timeout.is_zero() && wait >= ns(timeout)) {
+            self.end_at(Duration::from_nanos(start).saturating_add(timeout));
             return Err(self.failed(t, board, timeout_error("read", timeout, 0)));
         }
         let avail = slot.output.len();
@@ -486,7 +497,8 @@ impl World {
                 cut_by_fault = true;
             }
         }
-        let (fit, cut_by_time) = timing::bytes_within(&tim, per, limit.min(avail), wait, timeout);
+        let (fit, cut_by_time) =
+            timing::bytes_within_ns(tim, per, limit.min(avail), wait, timeout);
         if cut_by_time {
             limit = fit;
         }
@@ -504,25 +516,21 @@ impl World {
         if slot.output.is_empty() {
             slot.sent_in_message = 0;
         }
-        let cost = timing::call_cost(&tim, per, n as u64);
-        let done = match end {
-            Some(_) => self.occupy(
-                board,
-                start,
-                wait.saturating_add(cost.elapsed),
-                cost.cpu,
-                dma,
-            ),
+        let (cost_elapsed, cost_cpu) = timing::call_cost_ns(tim, per, n as u64);
+        let (elapsed, cpu) = match end {
+            Some(_) => (wait.saturating_add(cost_elapsed), cost_cpu),
             None => {
                 let elapsed = if timeout.is_zero() {
-                    wait.saturating_add(cost.elapsed)
+                    wait.saturating_add(cost_elapsed)
                 } else {
-                    timeout
+                    ns(timeout)
                 };
-                self.occupy(board, start, elapsed, cost.cpu.min(elapsed), dma)
+                (elapsed, cost_cpu.min(elapsed))
             }
         };
-        self.end_at(done);
+        let cpu = self.stretch_ns(cpu);
+        let done = self.occupy_ns(board, start, elapsed, cpu, dma);
+        self.end_at(Duration::from_nanos(done));
         let ready = start.saturating_add(wait);
         let flags = match end {
             Some(ReadEnd::Eoi) => trace_flags::END,
@@ -532,9 +540,9 @@ impl World {
         self.trace_read(
             board,
             ReadTrace {
-                t,
+                t: ns(t),
                 ready,
-                first: ready.saturating_add(tim.call_overhead),
+                first: ready.saturating_add(overhead),
                 end: done,
                 byte_ns: per.elapsed_ns,
                 talker: talker_addr,
@@ -543,7 +551,7 @@ impl World {
             },
             &buf[..n],
         );
-        self.note_srq(board, done);
+        self.note_srq(board, Duration::from_nanos(done));
         match end {
             Some(end) => Ok(ReadStatus { count: n, end }),
             None => Err(self.failed(t, board, timeout_error("read", timeout, n))),
@@ -565,11 +573,11 @@ impl World {
             flags: r.flags,
             talker: r.talker,
             listeners: 1 << b.address.get(),
-            start_ns: ns(r.t),
-            ready_ns: ns(r.ready),
-            first_ns: ns(r.first),
+            start_ns: r.t,
+            ready_ns: r.ready,
+            first_ns: r.first,
             byte_ns: r.byte_ns,
-            end_ns: ns(r.end),
+            end_ns: r.end,
             t1_ns: clamp32(r.t1_ns),
             accept_ns: clamp32(b.timing.accept_ns),
             bytes: Cow::Borrowed(bytes),
