@@ -400,14 +400,7 @@ impl World {
         // In nanoseconds, as `command`.
         let start = self.bus_start_ns(board, ns(t));
         let me_t1 = b.devices[talker].timing.t1_ns;
-        let mut listeners = std::mem::take(&mut self.listeners_buf);
-        b.data_listeners(&mut listeners);
-        let accept = listeners
-            .iter()
-            .map(|&(i, _)| b.devices[i].timing.accept_ns)
-            .fold(b.timing.accept_ns, u64::max);
-        self.listeners_buf = listeners;
-        let b = &self.boards[board];
+        let accept = b.slowest_accept_ns(b.timing.accept_ns);
         let hs = b.handshake_ns(me_t1, accept);
         let recovery = b.devices[talker].timing.holdoff_recovery_talk_ns;
         let per = timing::byte_cost(&b.timing, Direction::Read, hs, poll_ns, recovery);
@@ -497,8 +490,7 @@ impl World {
                 cut_by_fault = true;
             }
         }
-        let (fit, cut_by_time) =
-            timing::bytes_within_ns(tim, per, limit.min(avail), wait, timeout);
+        let (fit, cut_by_time) = timing::bytes_within_ns(tim, per, limit.min(avail), wait, timeout);
         if cut_by_time {
             limit = fit;
         }

@@ -89,6 +89,20 @@ impl Board {
         }
     }
 
+    /// The slowest acceptance time among the data listeners ([`Board::data_listeners`]),
+    /// and `floor`.
+    pub(crate) fn slowest_accept_ns(&self, floor: u64) -> u64 {
+        let addressed = self
+            .addressing
+            .listeners()
+            .iter()
+            .filter_map(|&a| self.slot_at(a));
+        addressed
+            .chain(self.index.listen_only().iter().copied())
+            .map(|i| self.devices[i].timing.accept_ns)
+            .fold(floor, u64::max)
+    }
+
     /// When every device has released NRFD (all take part in the ATN handshake).
     pub(crate) fn nrfd_released_at(&self) -> Duration {
         self.index.nrfd_released_at()
@@ -109,6 +123,7 @@ impl Board {
     }
 
     /// The present device at exactly `a`.
+    #[inline]
     pub(crate) fn slot_at(&self, a: Address) -> Option<usize> {
         self.index.slot_at(&self.devices, a)
     }
@@ -313,6 +328,7 @@ impl World {
     }
 
     /// Sets the timers device `device` of board `board` asked for.
+    #[inline]
     pub(crate) fn schedule(&mut self, board: usize, device: usize, wakes: Vec<(Duration, u64)>) {
         for (at, token) in wakes {
             self.timers.set(at, board, device, token);
@@ -409,7 +425,7 @@ impl World {
     }
 
     /// Records an SRQ edge, when recording.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn note_srq(&mut self, board: usize, now: Duration) {
         // SRQ changes are only worth polling for when someone records them.
         if self.rec.active() {
