@@ -490,11 +490,7 @@ impl ScpiInstrument {
     }
 
     fn run_message(&mut self, msg: &[u8], io: &mut DeviceIo<'_>) {
-        if !io.output.is_empty() {
-            io.output.clear();
-            self.push_error(-410, "Query INTERRUPTED");
-        }
-        self.responses = 0;
+        self.begin_message(io);
         let mut i = 0;
         let mut start = 0;
         while i < msg.len() {
@@ -519,11 +515,42 @@ impl ScpiInstrument {
         if start < msg.len() {
             self.unit(&msg[start..], None, io);
         }
+        self.end_message(io);
+    }
+
+    /// A new message discards an unread answer; no answer yet.
+    fn begin_message(&mut self, io: &mut DeviceIo<'_>) {
+        if !io.output.is_empty() {
+            io.output.clear();
+            self.push_error(-410, "Query INTERRUPTED");
+        }
+        self.responses = 0;
+    }
+
+    /// The message's answers end with NL and END.
+    fn end_message(&mut self, io: &mut DeviceIo<'_>) {
         if self.responses > 0 {
             io.output.push(b"\n");
             io.output.finish_message();
             io.executed();
         }
+    }
+
+    /// Runs `data` when it is exactly one message of one unit (no `;`, no block, a
+    /// NL at its end only: `*IDN?\n`, `READ?\n`) and nothing is held over, as
+    /// [`ScpiInstrument::run_messages`] would, in one pass; false (nothing done)
+    /// otherwise.
+    fn run_single_unit(&mut self, data: &[u8], io: &mut DeviceIo<'_>) -> bool {
+        let Some((b'\n', unit)) = data.split_last() else {
+            return false;
+        };
+        if self.scanned != 0 || unit.iter().any(|b| matches!(b, b'\n' | b';' | b'#')) {
+            return false;
+        }
+        self.begin_message(io);
+        self.unit(unit, None, io);
+        self.end_message(io);
+        true
     }
 }
 
@@ -546,9 +573,11 @@ impl Instrument for ScpiInstrument {
             self.scanned = 0;
             self.discarding = !end;
             self.push_error(-223, "Too much data");
+        } else if self.input.is_empty() && self.run_single_unit(data, io) {
+            // One whole message of one unit (the common case): run, nothing kept.
         } else if self.input.is_empty() {
-            // Nothing held over (the common case): the messages run straight from
-            // `data`, and only an unfinished tail is kept.
+            // Nothing held over: the messages run straight from `data`, and only an
+            // unfinished tail is kept.
             let start = self.run_messages(data, end, io);
             self.input.extend_from_slice(&data[start..]);
         } else {
