@@ -135,7 +135,7 @@ impl World {
         // In nanoseconds: a few instructions an addition where `Duration` takes tens.
         let start = self.bus_start_ns(board, ns(t));
         let b = &self.boards[board];
-        let call_overhead = ns(b.timing.call_overhead);
+        let call_overhead = b.nanos.call_overhead;
         // Every device takes part in the ATN handshake: one holding NRFD holds up the
         // first byte, which goes out after the call's overhead.
         let held = ns(b.nrfd_released_at()).saturating_sub(start.saturating_add(call_overhead));
@@ -151,7 +151,7 @@ impl World {
         }
         // The first byte goes out once the call is set up and NRFD is released.
         let overhead = call_overhead.saturating_add(held);
-        let byte_ns = ns(b.timing.command_byte);
+        let byte_ns = b.nanos.command_byte;
         let elapsed = overhead.saturating_add(byte_ns.saturating_mul(bytes.len() as u64));
         for &byte in bytes {
             let effect = self.boards[board].addressing.command(byte);
@@ -293,8 +293,8 @@ impl World {
         let wait = ready.saturating_sub(start);
         let hs = b.handshake_ns(b.timing.t1_ns, accept);
         let per = timing::byte_cost(&b.timing, Direction::Write, hs, poll_ns, recovery);
-        let (n, timed_out) = timing::bytes_within_ns(&b.timing, per, data.len(), wait, timeout);
-        let (cost_elapsed, cost_cpu) = timing::call_cost_ns(&b.timing, per, n as u64);
+        let (n, timed_out) = timing::bytes_within_ns(&b.nanos, per, data.len(), wait, timeout);
+        let (cost_elapsed, cost_cpu) = timing::call_cost_ns(&b.timing, &b.nanos, per, n as u64);
         let dma = b.timing.mode == TransferMode::Dma;
         let end_flag = eoi && !timed_out;
         let deliver_at =
@@ -405,7 +405,7 @@ impl World {
         let recovery = b.devices[talker].timing.holdoff_recovery_talk_ns;
         let per = timing::byte_cost(&b.timing, Direction::Read, hs, poll_ns, recovery);
         let dma = b.timing.mode == TransferMode::Dma;
-        let overhead = ns(b.timing.call_overhead);
+        let overhead = b.nanos.call_overhead;
         let talker_addr = b.devices[talker].address.primary.get();
         self.boards[board].addressing.data_transfer();
 
@@ -417,7 +417,7 @@ impl World {
                 *first = stb.0;
             }
             let n = buf.len().min(1);
-            let (elapsed, cpu) = timing::call_cost_ns(&b.timing, per, n as u64);
+            let (elapsed, cpu) = timing::call_cost_ns(&b.timing, &b.nanos, per, n as u64);
             let cpu = self.stretch_ns(cpu);
             let end = self.occupy_ns(board, start, elapsed, cpu, false);
             self.end_at(Duration::from_nanos(end));
@@ -466,7 +466,7 @@ impl World {
             data_at = ns(at_last);
         }
         let b = &mut self.boards[board];
-        let (slot, tim) = (&mut b.devices[talker], &b.timing);
+        let (slot, tim, tim_ns) = (&mut b.devices[talker], &b.timing, &b.nanos);
         let wait = ns(slot.ready_at).max(data_at).saturating_sub(start);
         let silent = slot.faults.never_talks() || slot.output.is_empty();
         if silent {
@@ -490,7 +490,8 @@ impl World {
                 cut_by_fault = true;
             }
         }
-        let (fit, cut_by_time) = timing::bytes_within_ns(tim, per, limit.min(avail), wait, timeout);
+        let (fit, cut_by_time) =
+            timing::bytes_within_ns(tim_ns, per, limit.min(avail), wait, timeout);
         if cut_by_time {
             limit = fit;
         }
@@ -508,7 +509,7 @@ impl World {
         if slot.output.is_empty() {
             slot.sent_in_message = 0;
         }
-        let (cost_elapsed, cost_cpu) = timing::call_cost_ns(tim, per, n as u64);
+        let (cost_elapsed, cost_cpu) = timing::call_cost_ns(tim, tim_ns, per, n as u64);
         let (elapsed, cpu) = match end {
             Some(_) => (wait.saturating_add(cost_elapsed), cost_cpu),
             None => {

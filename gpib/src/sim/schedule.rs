@@ -91,8 +91,12 @@ impl Cpus {
         if work == 0 {
             return earliest;
         }
-        let Some(cpu) = self.cpus.iter_mut().min_by_key(|c| c.free_at) else {
-            return earliest; // `new` makes at least one
+        let cpu = match self.cpus.as_mut_slice() {
+            [one] => one,
+            many => match many.iter_mut().min_by_key(|c| c.free_at) {
+                Some(cpu) => cpu,
+                None => return earliest, // `new` makes at least one
+            },
         };
         let start = earliest.max(cpu.free_at);
         let end = start.saturating_add(work);

@@ -11,7 +11,7 @@ use crate::sim::named::NamedDevice;
 use crate::sim::schedule::{nanos, Callers, Cpus, Timeline, Timers};
 use crate::sim::slot::Slot;
 use crate::sim::state488::Addressing;
-use crate::sim::timing::{BoardTiming, TransferMode};
+use crate::sim::timing::{BoardNanos, BoardTiming, TransferMode};
 use crate::sim::transcript::Recorder;
 use crate::trace::{Line, LineChange, Record, Transfer};
 
@@ -24,6 +24,8 @@ pub(crate) struct Board {
     pub(crate) name: String,
     pub(crate) address: PrimaryAddress,
     pub(crate) timing: BoardTiming,
+    /// `timing`'s durations in nanoseconds (kept by [`Board::reindex`]).
+    pub(crate) nanos: BoardNanos,
     pub(crate) timeout: Duration,
     pub(crate) devices: Vec<Slot>,
     pub(crate) addressing: Addressing,
@@ -52,6 +54,7 @@ impl Board {
         Self {
             name,
             address,
+            nanos: BoardNanos::of(&timing),
             timing,
             timeout,
             devices: Vec::new(),
@@ -65,9 +68,11 @@ impl Board {
         }
     }
 
-    /// Rebuilds the index after devices, their faults or their behaviour changed.
+    /// Rebuilds the index after devices, their faults or their behaviour changed, and
+    /// the nanosecond timing after the timing changed.
     pub(crate) fn reindex(&mut self) {
         self.index = BoardIndex::of(&self.devices);
+        self.nanos = BoardNanos::of(&self.timing);
     }
 
     /// Devices that accept data bytes now, each with whether it is addressed: the
