@@ -215,7 +215,9 @@ impl Output {
     /// True when nothing is queued.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.head_pos == self.head.len()
+            && self.shared.as_ref().is_none_or(|(_, p, e)| p == e)
+            && self.tail.is_empty()
     }
 
     /// True when the last queued byte carries END.
@@ -286,7 +288,13 @@ impl Output {
                 hit = true;
             }
             buf[..take].copy_from_slice(&part[..take]);
-            self.consume(take);
+            // `consume` for the head alone: emptied, the queue starts again.
+            self.head_pos += take;
+            if self.head_pos == self.head.len() {
+                self.head.clear();
+                self.head_pos = 0;
+                self.end = false;
+            }
             return (take, hit);
         }
         let (a, b, c) = self.slices();

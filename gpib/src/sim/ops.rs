@@ -161,14 +161,10 @@ impl World {
         let cpu = self.stretch_ns(elapsed);
         let end = Duration::from_nanos(self.occupy_ns(board, start, elapsed, cpu, false));
         self.end_at(end);
-        self.trace_command(
-            board,
-            t,
-            Duration::from_nanos(start.saturating_add(overhead)),
-            byte_ns.max(1),
-            end,
-            bytes,
-        );
+        if self.rec.active() {
+            let first = Duration::from_nanos(start.saturating_add(overhead));
+            self.record_command(board, t, first, byte_ns.max(1), end, bytes);
+        }
         self.note_srq(board, end);
         Ok(())
     }
