@@ -142,6 +142,13 @@ impl InterfaceMessage {
     pub fn decode_with(byte: u8, after_ppc: bool) -> Self {
         use codes::*;
         let b = byte & 0x7F;
+        // The addressing bytes first: most command bytes are MLA, MTA, UNL.
+        if b < UNL && b >= LISTEN_BASE {
+            return Self::Listen(PrimaryAddress::new_const(b - LISTEN_BASE));
+        }
+        if b < UNT && b >= TALK_BASE {
+            return Self::Talk(PrimaryAddress::new_const(b - TALK_BASE));
+        }
         match b {
             GTL => Self::GoToLocal,
             SDC => Self::SelectedDeviceClear,
