@@ -418,20 +418,22 @@ impl World {
             let end = self.occupy_ns(board, start, elapsed, cpu, false);
             self.end_at(Duration::from_nanos(end));
             let stb_bytes = [stb.0];
-            self.trace_read(
-                board,
-                ReadTrace {
-                    t: ns(t),
-                    ready: start,
-                    first: start.saturating_add(overhead),
-                    end,
-                    byte_ns: per.elapsed_ns,
-                    talker: talker_addr,
-                    t1_ns: me_t1,
-                    flags: trace_flags::SERIAL_POLL,
-                },
-                &stb_bytes[..n],
-            );
+            if self.rec.active() {
+                self.record_read(
+                    board,
+                    ReadTrace {
+                        t: ns(t),
+                        ready: start,
+                        first: start.saturating_add(overhead),
+                        end,
+                        byte_ns: per.elapsed_ns,
+                        talker: talker_addr,
+                        t1_ns: me_t1,
+                        flags: trace_flags::SERIAL_POLL,
+                    },
+                    &stb_bytes[..n],
+                );
+            }
             self.note_srq(board, Duration::from_nanos(end));
             return Ok(ReadStatus {
                 count: n,
@@ -526,20 +528,22 @@ impl World {
             Some(_) => 0,
             None => trace_flags::INCOMPLETE,
         };
-        self.trace_read(
-            board,
-            ReadTrace {
-                t: ns(t),
-                ready,
-                first: ready.saturating_add(overhead),
-                end: done,
-                byte_ns: per.elapsed_ns,
-                talker: talker_addr,
-                t1_ns: me_t1,
-                flags,
-            },
-            &buf[..n],
-        );
+        if self.rec.active() {
+            self.record_read(
+                board,
+                ReadTrace {
+                    t: ns(t),
+                    ready,
+                    first: ready.saturating_add(overhead),
+                    end: done,
+                    byte_ns: per.elapsed_ns,
+                    talker: talker_addr,
+                    t1_ns: me_t1,
+                    flags,
+                },
+                &buf[..n],
+            );
+        }
         self.note_srq(board, Duration::from_nanos(done));
         match end {
             Some(end) => Ok(ReadStatus { count: n, end }),
@@ -547,14 +551,7 @@ impl World {
         }
     }
 
-    /// Traces a data byte transfer from a device to the board.
-    #[inline]
-    fn trace_read(&mut self, board: usize, r: ReadTrace, bytes: &[u8]) {
-        if self.rec.active() {
-            self.record_read(board, r, bytes);
-        }
-    }
-
+    /// Records a data byte transfer from a device to the board (when recording).
     fn record_read(&mut self, board: usize, r: ReadTrace, bytes: &[u8]) {
         let b = &self.boards[board];
         let record = Transfer {

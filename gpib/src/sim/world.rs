@@ -312,6 +312,7 @@ impl World {
     }
 
     /// Moves the calling thread to `t` (the end of its operation).
+    #[inline]
     pub(crate) fn end_at(&mut self, t: Duration) {
         self.callers.set_now(t);
     }
@@ -388,7 +389,7 @@ impl World {
 
     /// [`World::occupy`] in nanoseconds, for CPU work `cpu` already stretched by the
     /// background share ([`World::stretch_ns`]).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn occupy_ns(
         &mut self,
         board: usize,
