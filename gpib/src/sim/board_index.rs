@@ -74,7 +74,7 @@ impl BoardIndex {
     }
 
     /// The present device at exactly `a`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn slot_at(&self, devices: &[Slot], a: Address) -> Option<usize> {
         match self.at[usize::from(a.primary.get()) & 31] {
             AtPrimary::None => None,

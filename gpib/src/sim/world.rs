@@ -312,7 +312,7 @@ impl World {
     }
 
     /// Moves the calling thread to `t` (the end of its operation).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn end_at(&mut self, t: Duration) {
         self.callers.set_now(t);
     }
@@ -334,8 +334,16 @@ impl World {
     }
 
     /// Sets the timers device `device` of board `board` asked for.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn schedule(&mut self, board: usize, device: usize, wakes: Vec<(Duration, u64)>) {
+        if wakes.is_empty() {
+            return; // most calls: nothing to wake
+        }
+        self.set_timers(board, device, wakes);
+    }
+
+    /// Sets each timer of `wakes`.
+    fn set_timers(&mut self, board: usize, device: usize, wakes: Vec<(Duration, u64)>) {
         for (at, token) in wakes {
             self.timers.set(at, board, device, token);
         }
