@@ -121,3 +121,65 @@ impl BoardIndex {
         &self.dio_drivers
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::fault::Fault;
+    use crate::sim::instruments::ScpiInstrument;
+    use crate::sim::timing::DeviceTiming;
+
+    fn at(p: u8, s: Option<u8>) -> Address {
+        Address::new(p, s).unwrap()
+    }
+
+    fn slot(p: u8, s: Option<u8>) -> Slot {
+        Slot::new(
+            at(p, s),
+            Box::new(ScpiInstrument::default()),
+            DeviceTiming::default(),
+        )
+    }
+
+    #[test]
+    fn the_index_answers_what_a_scan_of_the_present_devices_would() {
+        let mut d = vec![
+            slot(5, None),
+            slot(9, Some(1)),
+            slot(9, Some(2)),
+            slot(12, None),
+            slot(14, None),
+        ];
+        d[0].faults.insert(Fault::HoldsNrfd);
+        d[1].faults.insert(Fault::SecondTalker);
+        d[2].behaviour.listen_only = true;
+        d[2].nrfd_until = Duration::from_millis(3);
+        d[3].faults.insert(Fault::Absent);
+        d[3].faults.insert(Fault::HoldsNrfd);
+        d[3].nrfd_until = Duration::from_millis(9);
+        d[4].faults.insert(Fault::NeverTalks);
+        let mut x = BoardIndex::of(&d);
+        assert_eq!(x.slot_at(&d, at(5, None)), Some(0));
+        assert_eq!(x.slot_at(&d, at(5, Some(1))), None);
+        assert_eq!(x.slot_at(&d, at(9, Some(2))), Some(2));
+        assert_eq!(x.slot_at(&d, at(9, None)), None);
+        assert_eq!(x.slot_at(&d, at(12, None)), None, "absent");
+        assert_eq!(x.slot_at(&d, at(14, None)), Some(4));
+        assert_eq!(x.slot_at(&d, at(30, None)), None);
+        assert!(x.any_present());
+        assert_eq!(x.present(), 4);
+        assert!(x.nrfd_held_by_fault());
+        assert_eq!(x.dio_drivers(), [1]);
+        assert_eq!(x.listen_only(), [2]);
+        assert_eq!(
+            x.nrfd_released_at(),
+            Duration::from_millis(3),
+            "an absent device holds nothing"
+        );
+        x.nrfd_held_until(Duration::from_millis(4));
+        assert_eq!(x.nrfd_released_at(), Duration::from_millis(4));
+        d[0].faults.clear();
+        assert!(!BoardIndex::of(&d).nrfd_held_by_fault());
+        assert!(!BoardIndex::of(&[]).any_present());
+    }
+}
