@@ -143,10 +143,10 @@ impl InterfaceMessage {
         use codes::*;
         let b = byte & 0x7F;
         // The addressing bytes first: most command bytes are MLA, MTA, UNL.
-        if b < UNL && b >= LISTEN_BASE {
+        if (LISTEN_BASE..UNL).contains(&b) {
             return Self::Listen(PrimaryAddress::new_const(b - LISTEN_BASE));
         }
-        if b < UNT && b >= TALK_BASE {
+        if (TALK_BASE..UNT).contains(&b) {
             return Self::Talk(PrimaryAddress::new_const(b - TALK_BASE));
         }
         match b {
