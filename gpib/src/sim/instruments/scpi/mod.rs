@@ -333,6 +333,12 @@ impl ScpiInstrument {
             Some(i) => (&text[..i], trim(&text[i..])),
             None => (text, &b""[..]),
         };
+        self.run_unit(head, arg, block, io);
+    }
+
+    /// Executes the unit whose header is `head` (no white space) and whose
+    /// parameters are `arg` (trimmed); `block` is a block parameter.
+    fn run_unit(&mut self, head: &[u8], arg: &[u8], block: Option<&[u8]>, io: &mut DeviceIo<'_>) {
         let num = || -> Option<usize> { std::str::from_utf8(arg).ok()?.trim().parse().ok() };
         let command = match self.recent.get(head) {
             Some(c) => c,
@@ -544,11 +550,23 @@ impl ScpiInstrument {
         let Some((b'\n', unit)) = data.split_last() else {
             return false;
         };
-        if self.scanned != 0 || unit.iter().any(|b| matches!(b, b'\n' | b';' | b'#')) {
+        if self.scanned != 0 {
             return false;
         }
+        let mut spaced = false;
+        for &b in unit {
+            match b {
+                b'\n' | b';' | b'#' => return false,
+                _ => spaced |= b.is_ascii_whitespace(),
+            }
+        }
         self.begin_message(io);
-        self.unit(unit, None, io);
+        if spaced || unit.is_empty() {
+            self.unit(unit, None, io);
+        } else {
+            // A header alone (`*IDN?`): nothing to trim or split.
+            self.run_unit(unit, b"", None, io);
+        }
         self.end_message(io);
         true
     }
