@@ -2,8 +2,6 @@
 //! change (a device attached, a fault injected or cleared, a behaviour set, NRFD held)
 //! instead of found by scanning every device on every operation.
 
-use std::time::Duration;
-
 use crate::address::Address;
 use crate::sim::slot::Slot;
 
@@ -27,8 +25,8 @@ pub(crate) struct BoardIndex {
     present: usize,
     /// The present listen-only devices, in slot order.
     listen_only: Vec<usize>,
-    /// When the last present device releases NRFD (after holding it past a message).
-    nrfd_released_at: Duration,
+    /// When the last present device releases NRFD (after holding it past a message), ns.
+    nrfd_released_at: u64,
     /// Present devices with the holds-NRFD fault.
     nrfd_holders: usize,
     /// Present devices with the second-talker fault, in slot order.
@@ -41,7 +39,7 @@ impl Default for BoardIndex {
             at: [AtPrimary::None; 32],
             present: 0,
             listen_only: Vec::new(),
-            nrfd_released_at: Duration::ZERO,
+            nrfd_released_at: 0,
             nrfd_holders: 0,
             dio_drivers: Vec::new(),
         }
@@ -101,13 +99,13 @@ impl BoardIndex {
         &self.listen_only
     }
 
-    /// When every present device has released NRFD.
-    pub(crate) fn nrfd_released_at(&self) -> Duration {
+    /// When every present device has released NRFD, ns.
+    pub(crate) fn nrfd_released_at(&self) -> u64 {
         self.nrfd_released_at
     }
 
-    /// A present device (which received a message) holds NRFD until `until`.
-    pub(crate) fn nrfd_held_until(&mut self, until: Duration) {
+    /// A present device (which received a message) holds NRFD until `until` ns.
+    pub(crate) fn nrfd_held_until(&mut self, until: u64) {
         self.nrfd_released_at = self.nrfd_released_at.max(until);
     }
 
@@ -153,10 +151,10 @@ mod tests {
         d[0].faults.insert(Fault::HoldsNrfd);
         d[1].faults.insert(Fault::SecondTalker);
         d[2].behaviour.listen_only = true;
-        d[2].nrfd_until = Duration::from_millis(3);
+        d[2].nrfd_until = 3_000_000;
         d[3].faults.insert(Fault::Absent);
         d[3].faults.insert(Fault::HoldsNrfd);
-        d[3].nrfd_until = Duration::from_millis(9);
+        d[3].nrfd_until = 9_000_000;
         d[4].faults.insert(Fault::NeverTalks);
         let mut x = BoardIndex::of(&d);
         assert_eq!(x.slot_at(&d, at(5, None)), Some(0));
@@ -173,11 +171,11 @@ mod tests {
         assert_eq!(x.listen_only(), [2]);
         assert_eq!(
             x.nrfd_released_at(),
-            Duration::from_millis(3),
+            3_000_000,
             "an absent device holds nothing"
         );
-        x.nrfd_held_until(Duration::from_millis(4));
-        assert_eq!(x.nrfd_released_at(), Duration::from_millis(4));
+        x.nrfd_held_until(4_000_000);
+        assert_eq!(x.nrfd_released_at(), 4_000_000);
         d[0].faults.clear();
         assert!(!BoardIndex::of(&d).nrfd_held_by_fault());
         assert!(!BoardIndex::of(&[]).any_present());

@@ -138,7 +138,9 @@ impl World {
         let call_overhead = b.nanos.call_overhead;
         // Every device takes part in the ATN handshake: one holding NRFD holds up the
         // first byte, which goes out after the call's overhead.
-        let held = ns(b.nrfd_released_at()).saturating_sub(start.saturating_add(call_overhead));
+        let held = b
+            .nrfd_released_at()
+            .saturating_sub(start.saturating_add(call_overhead));
         let timeout = b.timeout;
         if b.index.nrfd_held_by_fault() || (!timeout.is_zero() && held >= ns(timeout)) {
             let end = self.occupy(board, Duration::from_nanos(start), timeout, timeout, false);
@@ -282,7 +284,7 @@ impl World {
         let (mut ready, mut accept, mut recovery) = (0, 0, 0);
         for &(i, _) in &listeners {
             let d = &b.devices[i];
-            ready = ready.max(ns(d.ready_at)).max(ns(d.nrfd_until));
+            ready = ready.max(d.ready_at).max(d.nrfd_until);
             accept = accept.max(d.timing.accept_ns);
             recovery = recovery.max(d.timing.holdoff_recovery_listen_ns);
         }
@@ -293,15 +295,15 @@ impl World {
         let (cost_elapsed, cost_cpu) = timing::call_cost_ns(&b.timing, &b.nanos, per, n as u64);
         let dma = b.timing.mode == TransferMode::Dma;
         let end_flag = eoi && !timed_out;
-        let deliver_at =
-            Duration::from_nanos(start.saturating_add(wait).saturating_add(cost_elapsed));
+        let deliver_ns = start.saturating_add(wait).saturating_add(cost_elapsed);
+        let deliver_at = Duration::from_nanos(deliver_ns);
         let (talker, t1_ns, overhead) = (b.address.get(), b.timing.t1_ns, b.timing.call_overhead);
         let b = &mut self.boards[board];
         b.addressing.data_transfer();
         // Listen-only devices accept the bytes (the handshake waits for them) and keep
         // them to themselves; the addressed listeners' instruments get them.
         for &(i, _) in &listeners {
-            b.devices[i].received(deliver_at, end_flag);
+            b.devices[i].received(deliver_ns, end_flag);
             let until = b.devices[i].nrfd_until;
             b.index.nrfd_held_until(until);
         }
@@ -465,7 +467,7 @@ impl World {
         }
         let b = &mut self.boards[board];
         let (slot, tim, tim_ns) = (&mut b.devices[talker], &b.timing, &b.nanos);
-        let wait = ns(slot.ready_at).max(data_at).saturating_sub(start);
+        let wait = slot.ready_at.max(data_at).saturating_sub(start);
         let silent = slot.faults.never_talks() || slot.output.is_empty();
         if silent {
             if let Some(why) = slot.instrument.diagnosis() {
@@ -708,7 +710,7 @@ impl World {
         let b = &self.boards[board];
         BusLines {
             dav: false,
-            nrfd: b.index.nrfd_held_by_fault() || b.nrfd_released_at() > t,
+            nrfd: b.index.nrfd_held_by_fault() || b.nrfd_released_at() > ns(t),
             ndac: b.listeners().next().is_some(),
             atn: b.addressing.atn(),
             eoi: false,

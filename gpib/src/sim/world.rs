@@ -108,8 +108,8 @@ impl Board {
             .fold(floor, u64::max)
     }
 
-    /// When every device has released NRFD (all take part in the ATN handshake).
-    pub(crate) fn nrfd_released_at(&self) -> Duration {
+    /// When every device has released NRFD (all take part in the ATN handshake), ns.
+    pub(crate) fn nrfd_released_at(&self) -> u64 {
         self.index.nrfd_released_at()
     }
 
