@@ -101,6 +101,19 @@ pub enum InterfaceMessage {
     Undefined(u8),
 }
 
+/// Every command byte (parity stripped) decoded outside (`[0]`) and after (`[1]`) a
+/// PPC, at compile time.
+static DECODED: [[InterfaceMessage; 128]; 2] = {
+    let mut t = [[InterfaceMessage::Unlisten; 128]; 2];
+    let mut i = 0;
+    while i < 128 {
+        t[0][i] = InterfaceMessage::decode_computed(i as u8, false);
+        t[1][i] = InterfaceMessage::decode_computed(i as u8, true);
+        i += 1;
+    }
+    t
+};
+
 impl InterfaceMessage {
     /// The byte sent on DIO1..DIO8 (without parity) for this message.
     pub const fn byte(self) -> u8 {
@@ -139,16 +152,16 @@ impl InterfaceMessage {
 
     /// Decodes a byte seen with ATN; `after_ppc` says a PPC preceded it, which turns
     /// the secondary group into PPE/PPD.
+    #[inline]
     pub fn decode_with(byte: u8, after_ppc: bool) -> Self {
+        // One load: every command byte is decoded at compile time (`DECODED`).
+        DECODED[after_ppc as usize][(byte & 0x7F) as usize]
+    }
+
+    /// What [`InterfaceMessage::decode_with`] returns, worked out (for `DECODED`).
+    const fn decode_computed(byte: u8, after_ppc: bool) -> Self {
         use codes::*;
         let b = byte & 0x7F;
-        // The addressing bytes first: most command bytes are MLA, MTA, UNL.
-        if (LISTEN_BASE..UNL).contains(&b) {
-            return Self::Listen(PrimaryAddress::new_const(b - LISTEN_BASE));
-        }
-        if (TALK_BASE..UNT).contains(&b) {
-            return Self::Talk(PrimaryAddress::new_const(b - TALK_BASE));
-        }
         match b {
             GTL => Self::GoToLocal,
             SDC => Self::SelectedDeviceClear,
