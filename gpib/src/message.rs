@@ -102,13 +102,15 @@ pub enum InterfaceMessage {
 }
 
 /// Every command byte (parity stripped) decoded outside (`[0]`) and after (`[1]`) a
-/// PPC, at compile time.
-static DECODED: [[InterfaceMessage; 128]; 2] = {
-    let mut t = [[InterfaceMessage::Unlisten; 128]; 2];
+/// PPC, with whether a PPC is in force after it ([`CommandDecoder`]), at compile time.
+static DECODED: [[(InterfaceMessage, bool); 128]; 2] = {
+    let mut t = [[(InterfaceMessage::Unlisten, false); 128]; 2];
     let mut i = 0;
     while i < 128 {
-        t[0][i] = InterfaceMessage::decode_computed(i as u8, false);
-        t[1][i] = InterfaceMessage::decode_computed(i as u8, true);
+        let outside = InterfaceMessage::decode_computed(i as u8, false);
+        let after = InterfaceMessage::decode_computed(i as u8, true);
+        t[0][i] = (outside, CommandDecoder::after_ppc_then(outside, false));
+        t[1][i] = (after, CommandDecoder::after_ppc_then(after, true));
         i += 1;
     }
     t
@@ -155,7 +157,7 @@ impl InterfaceMessage {
     #[inline]
     pub fn decode_with(byte: u8, after_ppc: bool) -> Self {
         // One load: every command byte is decoded at compile time (`DECODED`).
-        DECODED[after_ppc as usize][(byte & 0x7F) as usize]
+        DECODED[after_ppc as usize][(byte & 0x7F) as usize].0
     }
 
     /// What [`InterfaceMessage::decode_with`] returns, worked out (for `DECODED`).
@@ -246,16 +248,23 @@ impl CommandDecoder {
     }
 
     /// Decodes the next command byte.
+    #[inline]
     pub fn next_message(&mut self, byte: u8) -> InterfaceMessage {
-        let m = InterfaceMessage::decode_with(byte, self.after_ppc);
+        let (m, after_ppc) = DECODED[self.after_ppc as usize][(byte & 0x7F) as usize];
+        self.after_ppc = after_ppc;
+        m
+    }
+
+    /// Whether a PPC is in force after `m`, when `before` says whether it was before.
+    const fn after_ppc_then(m: InterfaceMessage, before: bool) -> bool {
         match m {
-            InterfaceMessage::ParallelPollConfigure => self.after_ppc = true,
+            InterfaceMessage::ParallelPollConfigure => true,
             // Secondary-group bytes keep the configuration mode; any primary command ends it.
             InterfaceMessage::ParallelPollEnable { .. } | InterfaceMessage::ParallelPollDisable => {
+                before
             }
-            _ => self.after_ppc = false,
+            _ => false,
         }
-        m
     }
 }
 
