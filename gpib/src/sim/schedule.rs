@@ -319,7 +319,7 @@ impl Callers {
     }
 
     /// Moves the current thread's clock to `t` (never backwards).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn set_now(&mut self, t: Duration) {
         let c = self.entry(thread_key());
         c.now = c.now.max(t);
