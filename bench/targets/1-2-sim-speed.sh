@@ -16,7 +16,7 @@ q = ours["query_runs"]
 r = min(q) / statistics.median(peer)
 emit("1.1", "*IDN? queries on the simulator vs pyvisa-sim '?IDN'", "queries/s", q, ">= 100x (our slowest run)",
      r >= 100, peer=peer, ratio=r,
-     note=None if r >= 100 else "2.85k instructions a query (callgrind; 4.7k before the last round): two addressing "
+     note=None if r >= 100 else "2.83k instructions a query (callgrind; 4.7k before the last round): two addressing "
      "operations (0.38k each), the write (0.60k) and the read (0.61k), each with its timing, timelines and the "
      "caller's clock; the SCPI model (0.35k); the Bus, Device and SimBoard layers (0.53k)")
 ratios = ours["block_to_memcpy_runs"]
