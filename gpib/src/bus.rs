@@ -588,6 +588,7 @@ impl Transaction<'_> {
     /// (the board tuning's unaddressing:
     /// [`crate::backend::BackendExt::driver_addressing`]): the next transfer addresses
     /// again.
+    #[inline(always)]
     fn unaddress_if_asked(&mut self) -> Result<()> {
         if self.state.unaddress {
             self.command(addressing::unaddress().as_bytes())?;

@@ -101,6 +101,21 @@ pub enum InterfaceMessage {
     Undefined(u8),
 }
 
+/// Every command byte (parity stripped) decoded outside (`[0]`) and after (`[1]`) a
+/// PPC, with whether a PPC is in force after it ([`CommandDecoder`]), at compile time.
+static DECODED: [[(InterfaceMessage, bool); 128]; 2] = {
+    let mut t = [[(InterfaceMessage::Unlisten, false); 128]; 2];
+    let mut i = 0;
+    while i < 128 {
+        let outside = InterfaceMessage::decode_computed(i as u8, false);
+        let after = InterfaceMessage::decode_computed(i as u8, true);
+        t[0][i] = (outside, CommandDecoder::after_ppc_then(outside, false));
+        t[1][i] = (after, CommandDecoder::after_ppc_then(after, true));
+        i += 1;
+    }
+    t
+};
+
 impl InterfaceMessage {
     /// The byte sent on DIO1..DIO8 (without parity) for this message.
     pub const fn byte(self) -> u8 {
@@ -139,7 +154,14 @@ impl InterfaceMessage {
 
     /// Decodes a byte seen with ATN; `after_ppc` says a PPC preceded it, which turns
     /// the secondary group into PPE/PPD.
+    #[inline]
     pub fn decode_with(byte: u8, after_ppc: bool) -> Self {
+        // One load: every command byte is decoded at compile time (`DECODED`).
+        DECODED[after_ppc as usize][(byte & 0x7F) as usize].0
+    }
+
+    /// What [`InterfaceMessage::decode_with`] returns, worked out (for `DECODED`).
+    const fn decode_computed(byte: u8, after_ppc: bool) -> Self {
         use codes::*;
         let b = byte & 0x7F;
         match b {
@@ -226,16 +248,23 @@ impl CommandDecoder {
     }
 
     /// Decodes the next command byte.
+    #[inline]
     pub fn next_message(&mut self, byte: u8) -> InterfaceMessage {
-        let m = InterfaceMessage::decode_with(byte, self.after_ppc);
+        let (m, after_ppc) = DECODED[self.after_ppc as usize][(byte & 0x7F) as usize];
+        self.after_ppc = after_ppc;
+        m
+    }
+
+    /// Whether a PPC is in force after `m`, when `before` says whether it was before.
+    const fn after_ppc_then(m: InterfaceMessage, before: bool) -> bool {
         match m {
-            InterfaceMessage::ParallelPollConfigure => self.after_ppc = true,
+            InterfaceMessage::ParallelPollConfigure => true,
             // Secondary-group bytes keep the configuration mode; any primary command ends it.
             InterfaceMessage::ParallelPollEnable { .. } | InterfaceMessage::ParallelPollDisable => {
+                before
             }
-            _ => self.after_ppc = false,
+            _ => false,
         }
-        m
     }
 }
 

@@ -93,40 +93,30 @@ impl SimBoard {
         } else {
             self.host.lock()
         };
-        let realtime = g.realtime;
-        if realtime {
-            // The caller's time away since its last operation passes in the model.
-            if let Some(idle) = realtime::idle_since_last() {
-                g.delay(idle);
+        if !g.realtime {
+            // Virtual time only (the common case): the operation, and the turn back.
+            let out = f(&mut g, self.index);
+            if turns {
+                self.host.give_turn(g);
             }
+            return out;
         }
-        let (t0, cpu0, wall0) = if realtime {
-            (
-                g.callers.now(),
-                g.cpus.busy(),
-                Some(std::time::Instant::now()),
-            )
-        } else {
-            (Duration::ZERO, Duration::ZERO, None)
-        };
+        // Real time: the caller's time away since its last operation passes in the
+        // model, and the operation's modelled time and CPU pass on the wall clock.
+        if let Some(idle) = realtime::idle_since_last() {
+            g.delay(idle);
+        }
+        let (t0, cpu0, wall0) = (g.callers.now(), g.cpus.busy(), std::time::Instant::now());
         let out = f(&mut g, self.index);
-        let (spent, cpu) = if realtime {
-            (
-                g.callers.now().saturating_sub(t0),
-                g.cpus.busy().saturating_sub(cpu0),
-            )
-        } else {
-            (Duration::ZERO, Duration::ZERO)
-        };
+        let spent = g.callers.now().saturating_sub(t0);
+        let cpu = g.cpus.busy().saturating_sub(cpu0);
         if turns {
             self.host.give_turn(g);
         } else {
             drop(g);
         }
-        if let Some(wall0) = wall0 {
-            realtime::pass(wall0, spent, cpu);
-            realtime::mark_end();
-        }
+        realtime::pass(wall0, spent, cpu);
+        realtime::mark_end();
         out
     }
 }

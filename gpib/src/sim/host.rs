@@ -141,6 +141,7 @@ impl SimHost {
             )));
         }
         b.devices.push(Slot::new(address, instrument, timing));
+        b.reindex();
         Ok(DeviceRef { board, address })
     }
 
@@ -186,14 +187,20 @@ impl SimHost {
 
     fn with_slot<T>(&self, at: DeviceRef, f: impl FnOnce(&mut Slot) -> T) -> Result<T> {
         let mut g = self.lock();
-        let slot = g
-            .boards
-            .get_mut(at.board)
-            .and_then(|b| b.devices.iter_mut().find(|d| d.address == at.address))
+        let b = g.boards.get_mut(at.board).ok_or_else(|| {
+            Error::Config(format!("no device at {} on board {}", at.address, at.board))
+        })?;
+        let slot = b
+            .devices
+            .iter_mut()
+            .find(|d| d.address == at.address)
             .ok_or_else(|| {
                 Error::Config(format!("no device at {} on board {}", at.address, at.board))
             })?;
-        Ok(f(slot))
+        let out = f(slot);
+        // `f` may have changed the device's faults.
+        b.reindex();
+        Ok(out)
     }
 
     /// Gives the device at `device.board`/`device.address` its name and settings.

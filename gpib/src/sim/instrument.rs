@@ -206,14 +206,18 @@ impl Output {
     }
 
     /// Bytes waiting.
+    #[inline]
     pub fn len(&self) -> usize {
         let (a, b, c) = self.slices();
         a.len() + b.len() + c.len()
     }
 
     /// True when nothing is queued.
+    #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.head_pos == self.head.len()
+            && self.shared.as_ref().is_none_or(|(_, p, e)| p == e)
+            && self.tail.is_empty()
     }
 
     /// True when the last queued byte carries END.
@@ -222,6 +226,7 @@ impl Output {
     }
 
     /// The queued bytes as three slices, in order.
+    #[inline]
     pub(crate) fn slices(&self) -> (&[u8], &[u8], &[u8]) {
         let a = &self.head[self.head_pos..];
         let b = self
@@ -273,6 +278,25 @@ impl Output {
         buf: &mut [u8],
         eos: Option<crate::backend::Eos>,
     ) -> (usize, bool) {
+        if self.shared.is_none() && self.tail.is_empty() {
+            // Only copied text queued (every short answer): one slice.
+            let part = &self.head[self.head_pos..];
+            let mut take = part.len().min(buf.len());
+            let mut hit = false;
+            if let Some(i) = eos.and_then(|e| e.find(&part[..take])) {
+                take = i + 1;
+                hit = true;
+            }
+            buf[..take].copy_from_slice(&part[..take]);
+            // `consume` for the head alone: emptied, the queue starts again.
+            self.head_pos += take;
+            if self.head_pos == self.head.len() {
+                self.head.clear();
+                self.head_pos = 0;
+                self.end = false;
+            }
+            return (take, hit);
+        }
         let (a, b, c) = self.slices();
         let mut n = 0usize;
         let mut hit = false;

@@ -25,6 +25,7 @@
 
 pub mod behaviour;
 mod board;
+mod board_index;
 pub mod config;
 mod connector;
 mod fault;

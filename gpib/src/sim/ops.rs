@@ -7,7 +7,6 @@ use std::time::Duration;
 use crate::address::Address;
 use crate::backend::{Eos, ReadEnd, ReadStatus};
 use crate::error::{Error, Result};
-use crate::settings::Timeout;
 use crate::sim::poller;
 use crate::sim::state488::Effect;
 use crate::sim::timing::{self, Direction, TransferMode};
@@ -37,10 +36,12 @@ pub(crate) enum SrqWait {
 
 /// What a read's trace record says beyond its bytes.
 struct ReadTrace {
-    t: Duration,
-    ready: Duration,
-    first: Duration,
-    end: Duration,
+    /// When the read was called, the talker was ready, the first byte went and the
+    /// read ended, ns.
+    t: u64,
+    ready: u64,
+    first: u64,
+    end: u64,
     byte_ns: u64,
     talker: u8,
     t1_ns: u64,
@@ -131,55 +132,57 @@ impl World {
             self.trace_command(board, t, t, 0, t, bytes);
             return Err(Error::NoListener { transferred: 0 });
         }
-        let start = self.bus_start(board, t);
+        // In nanoseconds: a few instructions an addition where `Duration` takes tens.
+        let start = self.bus_start_ns(board, ns(t));
+        let b = &self.boards[board];
+        let call_overhead = b.nanos.call_overhead;
         // Every device takes part in the ATN handshake: one holding NRFD holds up the
         // first byte, which goes out after the call's overhead.
         let held = b
             .nrfd_released_at()
-            .saturating_sub(start.saturating_add(b.timing.call_overhead));
+            .saturating_sub(start.saturating_add(call_overhead));
         let timeout = b.timeout;
-        let time_limit = Timeout::from_zero_never(timeout).duration();
-        if b.devices.iter().any(|d| d.faults.holds_nrfd()) || time_limit.is_some_and(|l| held >= l)
-        {
-            let end = self.occupy(board, start, timeout, timeout, false);
+        if b.index.nrfd_held_by_fault() || (!timeout.is_zero() && held >= ns(timeout)) {
+            let end = self.occupy(board, Duration::from_nanos(start), timeout, timeout, false);
             self.end_at(end);
-            self.trace_command(board, t, start, 0, end, bytes);
+            self.trace_command(board, t, Duration::from_nanos(start), 0, end, bytes);
             return Err(Error::CommandTimeout {
                 transferred: 0,
                 total: bytes.len(),
             });
         }
         // The first byte goes out once the call is set up and NRFD is released.
-        let overhead = b.timing.call_overhead.saturating_add(held);
-        let byte_ns = ns(b.timing.command_byte);
-        let elapsed =
-            overhead.saturating_add(timing::times(b.timing.command_byte, bytes.len() as u64));
+        let overhead = call_overhead.saturating_add(held);
+        let byte_ns = b.nanos.command_byte;
+        let elapsed = overhead.saturating_add(byte_ns.saturating_mul(bytes.len() as u64));
         for &byte in bytes {
             let effect = self.boards[board].addressing.command(byte);
             self.apply(board, effect, start);
         }
         // Command bytes go out by programmed I/O on every board: the CPU is busy.
-        let end = self.occupy(board, start, elapsed, elapsed, false);
+        let cpu = self.stretch_ns(elapsed);
+        let end = Duration::from_nanos(self.occupy_ns(board, start, elapsed, cpu, false));
         self.end_at(end);
-        self.trace_command(
-            board,
-            t,
-            start.saturating_add(overhead),
-            byte_ns.max(1),
-            end,
-            bytes,
-        );
+        if self.rec.active() {
+            let first = Duration::from_nanos(start.saturating_add(overhead));
+            self.record_command(board, t, first, byte_ns.max(1), end, bytes);
+        }
         self.note_srq(board, end);
         Ok(())
     }
 
     /// What an interface message does to the devices it addresses.
-    fn apply(&mut self, board: usize, effect: Effect, now: Duration) {
-        let b = &mut self.boards[board];
-        if effect == Effect::None && !b.ren {
+    #[inline]
+    fn apply(&mut self, board: usize, effect: Effect, now_ns: u64) {
+        if effect == Effect::None && !self.boards[board].ren {
             // An addressing byte (the common case): nothing happens to the devices.
             return;
         }
+        self.apply_to_devices(board, effect, Duration::from_nanos(now_ns));
+    }
+
+    fn apply_to_devices(&mut self, board: usize, effect: Effect, now: Duration) {
+        let b = &mut self.boards[board];
         let listeners: Vec<usize> = if effect == Effect::None {
             Vec::new()
         } else {
@@ -261,22 +264,24 @@ impl World {
         // Each data listener, and whether it is addressed (not only listen-only), in a
         // list kept from one write to the next.
         let mut listeners = std::mem::take(&mut self.listeners_buf);
-        listeners.clear();
-        listeners.extend(b.data_listeners());
+        b.data_listeners(&mut listeners);
         if listeners.is_empty() {
             return Err(self.failed(t, board, Error::NoListener { transferred: 0 }));
         }
         let timeout = b.timeout;
-        let start = self.bus_start(board, t);
-        if listeners
-            .iter()
-            .any(|&(i, _)| b.devices[i].faults.holds_nrfd())
+        // In nanoseconds, as `command`.
+        let start = self.bus_start_ns(board, ns(t));
+        let b = &self.boards[board];
+        if b.index.nrfd_held_by_fault()
+            && listeners
+                .iter()
+                .any(|&(i, _)| b.devices[i].faults.holds_nrfd())
         {
-            let end = self.occupy(board, start, timeout, timeout, false);
+            let end = self.occupy(board, Duration::from_nanos(start), timeout, timeout, false);
             self.end_at(end);
             return Err(timeout_error("write", timeout, 0));
         }
-        let (mut ready, mut accept, mut recovery) = (Duration::ZERO, 0, 0);
+        let (mut ready, mut accept, mut recovery) = (0, 0, 0);
         for &(i, _) in &listeners {
             let d = &b.devices[i];
             ready = ready.max(d.ready_at).max(d.nrfd_until);
@@ -286,18 +291,21 @@ impl World {
         let wait = ready.saturating_sub(start);
         let hs = b.handshake_ns(b.timing.t1_ns, accept);
         let per = timing::byte_cost(&b.timing, Direction::Write, hs, poll_ns, recovery);
-        let (n, timed_out) = timing::bytes_within(&b.timing, per, data.len(), wait, timeout);
-        let cost = timing::call_cost(&b.timing, per, n as u64);
+        let (n, timed_out) = timing::bytes_within_ns(&b.nanos, per, data.len(), wait, timeout);
+        let (cost_elapsed, cost_cpu) = timing::call_cost_ns(&b.timing, &b.nanos, per, n as u64);
         let dma = b.timing.mode == TransferMode::Dma;
         let end_flag = eoi && !timed_out;
-        let deliver_at = start.saturating_add(wait).saturating_add(cost.elapsed);
+        let deliver_ns = start.saturating_add(wait).saturating_add(cost_elapsed);
+        let deliver_at = Duration::from_nanos(deliver_ns);
         let (talker, t1_ns, overhead) = (b.address.get(), b.timing.t1_ns, b.timing.call_overhead);
         let b = &mut self.boards[board];
         b.addressing.data_transfer();
         // Listen-only devices accept the bytes (the handshake waits for them) and keep
         // them to themselves; the addressed listeners' instruments get them.
         for &(i, _) in &listeners {
-            b.devices[i].received(deliver_at, end_flag);
+            b.devices[i].received(deliver_ns, end_flag);
+            let until = b.devices[i].nrfd_until;
+            b.index.nrfd_held_until(until);
         }
         for &(i, addressed) in &listeners {
             if addressed {
@@ -309,14 +317,16 @@ impl World {
         }
         let (elapsed, cpu) = if timed_out {
             // The CPU spins through the wait on a PIO board.
-            (timeout, timeout.min(cost.cpu.saturating_add(wait)))
+            let timeout = ns(timeout);
+            (timeout, timeout.min(cost_cpu.saturating_add(wait)))
         } else {
-            (wait.saturating_add(cost.elapsed), cost.cpu)
+            (wait.saturating_add(cost_elapsed), cost_cpu)
         };
-        let end = self.occupy(board, start, elapsed, cpu, dma);
+        let cpu = self.stretch_ns(cpu);
+        let end = Duration::from_nanos(self.occupy_ns(board, start, elapsed, cpu, dma));
         self.end_at(end);
         if self.rec.active() {
-            let ready = start.saturating_add(wait);
+            let ready = Duration::from_nanos(start.saturating_add(wait));
             let mut flags = trace_flags::BOARD_TALKS;
             if end_flag {
                 flags |= trace_flags::END;
@@ -374,9 +384,7 @@ impl World {
             self.end_at(t.saturating_add(timeout));
             return Err(self.failed(t, board, timeout_error("read", timeout, 0)));
         };
-        if let Some(other) =
-            (0..b.devices.len()).find(|&i| i != talker && b.devices[i].faults.drives_dio())
-        {
+        if let Some(&other) = b.index.dio_drivers().iter().find(|&&i| i != talker) {
             let detail = format!(
                 "device {} drives DIO while device {} is the addressed talker",
                 b.devices[other].address, b.devices[talker].address
@@ -387,47 +395,48 @@ impl World {
             };
             return Err(self.failed(t, board, e));
         }
-        let start = self.bus_start(board, t);
+        // In nanoseconds, as `command`.
+        let start = self.bus_start_ns(board, ns(t));
         let me_t1 = b.devices[talker].timing.t1_ns;
-        let accept = b
-            .data_listeners()
-            .map(|(i, _)| i)
-            .map(|i| b.devices[i].timing.accept_ns)
-            .fold(b.timing.accept_ns, u64::max);
+        let accept = b.slowest_accept_ns(b.timing.accept_ns);
         let hs = b.handshake_ns(me_t1, accept);
         let recovery = b.devices[talker].timing.holdoff_recovery_talk_ns;
         let per = timing::byte_cost(&b.timing, Direction::Read, hs, poll_ns, recovery);
-        let tim = b.timing.clone();
-        let dma = tim.mode == TransferMode::Dma;
+        let dma = b.timing.mode == TransferMode::Dma;
+        let overhead = b.nanos.call_overhead;
         let talker_addr = b.devices[talker].address.primary.get();
         self.boards[board].addressing.data_transfer();
 
         if self.boards[board].addressing.serial_poll() {
             // Serial poll: the talker sends its status byte (once per SPE).
-            let stb = self.boards[board].devices[talker].serial_poll(start);
+            let b = &mut self.boards[board];
+            let stb = b.devices[talker].serial_poll(Duration::from_nanos(start));
             if let Some(first) = buf.first_mut() {
                 *first = stb.0;
             }
             let n = buf.len().min(1);
-            let cost = timing::call_cost(&tim, per, n as u64);
-            let end = self.occupy(board, start, cost.elapsed, cost.cpu, false);
-            self.end_at(end);
+            let (elapsed, cpu) = timing::call_cost_ns(&b.timing, &b.nanos, per, n as u64);
+            let cpu = self.stretch_ns(cpu);
+            let end = self.occupy_ns(board, start, elapsed, cpu, false);
+            self.end_at(Duration::from_nanos(end));
             let stb_bytes = [stb.0];
-            self.trace_read(
-                board,
-                ReadTrace {
-                    t,
-                    ready: start,
-                    first: start.saturating_add(tim.call_overhead),
-                    end,
-                    byte_ns: per.elapsed_ns,
-                    talker: talker_addr,
-                    t1_ns: me_t1,
-                    flags: trace_flags::SERIAL_POLL,
-                },
-                &stb_bytes[..n],
-            );
-            self.note_srq(board, end);
+            if self.rec.active() {
+                self.record_read(
+                    board,
+                    ReadTrace {
+                        t: ns(t),
+                        ready: start,
+                        first: start.saturating_add(overhead),
+                        end,
+                        byte_ns: per.elapsed_ns,
+                        talker: talker_addr,
+                        t1_ns: me_t1,
+                        flags: trace_flags::SERIAL_POLL,
+                    },
+                    &stb_bytes[..n],
+                );
+            }
+            self.note_srq(board, Duration::from_nanos(end));
             return Ok(ReadStatus {
                 count: n,
                 end: ReadEnd::BufferFull,
@@ -436,30 +445,39 @@ impl World {
 
         // A talker with nothing to say yet may have it once its timers fire (a
         // measurement that ends): the handshake waits for it, within the timeout.
-        let time_limit = Timeout::from_zero_never(timeout).duration();
-        let deadline = time_limit.map_or(Duration::MAX, |l| start.saturating_add(l));
         let mut data_at = start;
-        while self.boards[board].devices[talker].output.is_empty() {
-            match self.timers.next_due() {
-                Some(at) if at <= deadline => {
-                    self.fire_timers(at);
-                    data_at = data_at.max(at);
+        if self.boards[board].devices[talker].output.is_empty() {
+            let start = Duration::from_nanos(start);
+            let deadline = if timeout.is_zero() {
+                Duration::MAX
+            } else {
+                start.saturating_add(timeout)
+            };
+            let mut at_last = start;
+            while self.boards[board].devices[talker].output.is_empty() {
+                match self.timers.next_due() {
+                    Some(at) if at <= deadline => {
+                        self.fire_timers(at);
+                        at_last = at_last.max(at);
+                    }
+                    _ => break,
                 }
-                _ => break,
             }
+            data_at = ns(at_last);
         }
-        let slot = &mut self.boards[board].devices[talker];
+        let b = &mut self.boards[board];
+        let (slot, tim, tim_ns) = (&mut b.devices[talker], &b.timing, &b.nanos);
         let wait = slot.ready_at.max(data_at).saturating_sub(start);
         let silent = slot.faults.never_talks() || slot.output.is_empty();
         if silent {
             if let Some(why) = slot.instrument.diagnosis() {
-                self.end_at(start);
+                self.end_at(Duration::from_nanos(start));
                 let e = Error::Protocol(format!("device {talker_addr}: {why}"));
                 return Err(self.failed(t, board, e));
             }
         }
-        if silent || time_limit.is_some_and(|l| wait >= l) {
-            self.end_at(start.saturating_add(timeout));
+        if silent || (!timeout.is_zero() && wait >= ns(timeout)) {
+            self.end_at(Duration::from_nanos(start).saturating_add(timeout));
             return Err(self.failed(t, board, timeout_error("read", timeout, 0)));
         }
         let avail = slot.output.len();
@@ -472,7 +490,8 @@ impl World {
                 cut_by_fault = true;
             }
         }
-        let (fit, cut_by_time) = timing::bytes_within(&tim, per, limit.min(avail), wait, timeout);
+        let (fit, cut_by_time) =
+            timing::bytes_within_ns(tim_ns, per, limit.min(avail), wait, timeout);
         if cut_by_time {
             limit = fit;
         }
@@ -490,56 +509,51 @@ impl World {
         if slot.output.is_empty() {
             slot.sent_in_message = 0;
         }
-        let cost = timing::call_cost(&tim, per, n as u64);
-        let done = match end {
-            Some(_) => self.occupy(
-                board,
-                start,
-                wait.saturating_add(cost.elapsed),
-                cost.cpu,
-                dma,
-            ),
+        let (cost_elapsed, cost_cpu) = timing::call_cost_ns(tim, tim_ns, per, n as u64);
+        let (elapsed, cpu) = match end {
+            Some(_) => (wait.saturating_add(cost_elapsed), cost_cpu),
             None => {
-                let elapsed = time_limit.unwrap_or(wait.saturating_add(cost.elapsed));
-                self.occupy(board, start, elapsed, cost.cpu.min(elapsed), dma)
+                let elapsed = if timeout.is_zero() {
+                    wait.saturating_add(cost_elapsed)
+                } else {
+                    ns(timeout)
+                };
+                (elapsed, cost_cpu.min(elapsed))
             }
         };
-        self.end_at(done);
+        let cpu = self.stretch_ns(cpu);
+        let done = self.occupy_ns(board, start, elapsed, cpu, dma);
+        self.end_at(Duration::from_nanos(done));
         let ready = start.saturating_add(wait);
         let flags = match end {
             Some(ReadEnd::Eoi) => trace_flags::END,
             Some(_) => 0,
             None => trace_flags::INCOMPLETE,
         };
-        self.trace_read(
-            board,
-            ReadTrace {
-                t,
-                ready,
-                first: ready.saturating_add(tim.call_overhead),
-                end: done,
-                byte_ns: per.elapsed_ns,
-                talker: talker_addr,
-                t1_ns: me_t1,
-                flags,
-            },
-            &buf[..n],
-        );
-        self.note_srq(board, done);
+        if self.rec.active() {
+            self.record_read(
+                board,
+                ReadTrace {
+                    t: ns(t),
+                    ready,
+                    first: ready.saturating_add(overhead),
+                    end: done,
+                    byte_ns: per.elapsed_ns,
+                    talker: talker_addr,
+                    t1_ns: me_t1,
+                    flags,
+                },
+                &buf[..n],
+            );
+        }
+        self.note_srq(board, Duration::from_nanos(done));
         match end {
             Some(end) => Ok(ReadStatus { count: n, end }),
             None => Err(self.failed(t, board, timeout_error("read", timeout, n))),
         }
     }
 
-    /// Traces a data byte transfer from a device to the board.
-    #[inline]
-    fn trace_read(&mut self, board: usize, r: ReadTrace, bytes: &[u8]) {
-        if self.rec.active() {
-            self.record_read(board, r, bytes);
-        }
-    }
-
+    /// Records a data byte transfer from a device to the board (when recording).
     fn record_read(&mut self, board: usize, r: ReadTrace, bytes: &[u8]) {
         let b = &self.boards[board];
         let record = Transfer {
@@ -547,11 +561,11 @@ impl World {
             flags: r.flags,
             talker: r.talker,
             listeners: 1 << b.address.get(),
-            start_ns: ns(r.t),
-            ready_ns: ns(r.ready),
-            first_ns: ns(r.first),
+            start_ns: r.t,
+            ready_ns: r.ready,
+            first_ns: r.first,
             byte_ns: r.byte_ns,
-            end_ns: ns(r.end),
+            end_ns: r.end,
             t1_ns: clamp32(r.t1_ns),
             accept_ns: clamp32(b.timing.accept_ns),
             bytes: Cow::Borrowed(bytes),
@@ -696,7 +710,7 @@ impl World {
         let b = &self.boards[board];
         BusLines {
             dav: false,
-            nrfd: b.devices.iter().any(|d| d.faults.holds_nrfd()) || b.nrfd_released_at() > t,
+            nrfd: b.index.nrfd_held_by_fault() || b.nrfd_released_at() > ns(t),
             ndac: b.listeners().next().is_some(),
             atn: b.addressing.atn(),
             eoi: false,

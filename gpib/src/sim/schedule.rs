@@ -91,8 +91,12 @@ impl Cpus {
         if work == 0 {
             return earliest;
         }
-        let Some(cpu) = self.cpus.iter_mut().min_by_key(|c| c.free_at) else {
-            return earliest; // `new` makes at least one
+        let cpu = match self.cpus.as_mut_slice() {
+            [one] => one,
+            many => match many.iter_mut().min_by_key(|c| c.free_at) {
+                Some(cpu) => cpu,
+                None => return earliest, // `new` makes at least one
+            },
         };
         let start = earliest.max(cpu.free_at);
         let end = start.saturating_add(work);
@@ -277,19 +281,27 @@ impl Default for Caller {
 impl Callers {
     /// Caller `key`'s entry, made the recent one (a new caller starts at the
     /// frontier).
+    #[inline]
     fn entry(&mut self, key: u64) -> &mut Caller {
         if self.recent.0 != key {
-            let fresh = Caller {
-                now: self.frontier,
-                participant: None,
-            };
-            let c = self.threads.remove(&key).unwrap_or(fresh);
-            let (before, was) = std::mem::replace(&mut self.recent, (key, c));
-            if before != 0 {
-                self.threads.insert(before, was);
-            }
+            self.make_recent(key);
         }
         &mut self.recent.1
+    }
+
+    /// Makes caller `key` the recent one (the uncommon case: another caller's turn).
+    #[cold]
+    #[inline(never)]
+    fn make_recent(&mut self, key: u64) {
+        let fresh = Caller {
+            now: self.frontier,
+            participant: None,
+        };
+        let c = self.threads.remove(&key).unwrap_or(fresh);
+        let (before, was) = std::mem::replace(&mut self.recent, (key, c));
+        if before != 0 {
+            self.threads.insert(before, was);
+        }
     }
 
     /// Caller `key`'s entry, if it has one.
@@ -307,6 +319,7 @@ impl Callers {
     }
 
     /// Moves the current thread's clock to `t` (never backwards).
+    #[inline(always)]
     pub(crate) fn set_now(&mut self, t: Duration) {
         let c = self.entry(thread_key());
         c.now = c.now.max(t);

@@ -7,6 +7,7 @@ use crate::address::Address;
 use crate::sim::behaviour::DeviceBehaviour;
 use crate::sim::fault::FaultSet;
 use crate::sim::instrument::{DeviceIo, Instrument, Output};
+use crate::sim::schedule::nanos;
 use crate::sim::timing::DeviceTiming;
 use crate::status::StatusByte;
 
@@ -16,8 +17,8 @@ pub(crate) struct Slot {
     pub(crate) instrument: Box<dyn Instrument>,
     pub(crate) timing: DeviceTiming,
     pub(crate) output: Output,
-    /// The device's own timeline: busy executing a command until then.
-    pub(crate) ready_at: Duration,
+    /// The device's own timeline: busy executing a command until then, ns.
+    pub(crate) ready_at: u64,
     /// Bytes of the current output message already sent.
     pub(crate) sent_in_message: usize,
     pub(crate) faults: FaultSet,
@@ -27,8 +28,9 @@ pub(crate) struct Slot {
     pub(crate) ppe: Option<(bool, u8)>,
     /// Contention sources of this device.
     pub(crate) behaviour: DeviceBehaviour,
-    /// The device holds NRFD until then (after a message, [`DeviceBehaviour::nrfd_hold`]).
-    pub(crate) nrfd_until: Duration,
+    /// The device holds NRFD until then (after a message, [`DeviceBehaviour::nrfd_hold`]),
+    /// ns.
+    pub(crate) nrfd_until: u64,
     /// An SRQ storm's next request (pending once virtual time reaches it).
     pub(crate) next_request: Option<Duration>,
 }
@@ -45,14 +47,14 @@ impl Slot {
             instrument,
             timing,
             output: Output::default(),
-            ready_at: Duration::ZERO,
+            ready_at: 0,
             sent_in_message: 0,
             faults: FaultSet::default(),
             remote: false,
             lockout: false,
             ppe: None,
             behaviour: DeviceBehaviour::default(),
-            nrfd_until: Duration::ZERO,
+            nrfd_until: 0,
             next_request: None,
         }
     }
@@ -69,13 +71,13 @@ impl Slot {
         self.next_request.is_some_and(|at| at <= now)
     }
 
-    /// Data delivered to the device at `at`, ending a message when `end`: it holds
+    /// Data delivered to the device at `at` ns, ending a message when `end`: it holds
     /// NRFD for its hold time afterwards.
-    pub(crate) fn received(&mut self, at: Duration, end: bool) {
+    pub(crate) fn received(&mut self, at: u64, end: bool) {
         if end && !self.behaviour.nrfd_hold.is_zero() {
             self.nrfd_until = self
                 .nrfd_until
-                .max(at.saturating_add(self.behaviour.nrfd_hold));
+                .max(at.saturating_add(nanos(self.behaviour.nrfd_hold)));
         }
     }
 
@@ -96,7 +98,7 @@ impl Slot {
         if io.executed {
             self.ready_at = self
                 .ready_at
-                .max(now.saturating_add(self.timing.response_latency));
+                .max(nanos(now).saturating_add(nanos(self.timing.response_latency)));
         }
         io.wakes
     }

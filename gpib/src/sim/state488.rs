@@ -180,7 +180,6 @@ impl Addressing {
     }
 
     /// The addresses addressed to listen, the board's own included.
-    #[cfg(test)]
     pub(crate) fn listeners(&self) -> &[Address] {
         &self.listeners
     }

@@ -130,6 +130,28 @@ impl Default for DeviceTiming {
     }
 }
 
+/// The [`BoardTiming`] durations a bus operation uses, as u64 nanoseconds (saturating
+/// at 584 years), converted once per change of timing instead of on every operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct BoardNanos {
+    pub(crate) call_overhead: u64,
+    pub(crate) command_byte: u64,
+    pub(crate) dma_setup: u64,
+    pub(crate) interrupt_cpu: u64,
+}
+
+impl BoardNanos {
+    /// `timing`'s durations in nanoseconds.
+    pub(crate) fn of(timing: &BoardTiming) -> Self {
+        Self {
+            call_overhead: nanos(timing.call_overhead),
+            command_byte: nanos(timing.command_byte),
+            dma_setup: nanos(timing.dma_setup),
+            interrupt_cpu: nanos(timing.interrupt_cpu),
+        }
+    }
+}
+
 /// Time per byte of the three-wire handshake: talker T1 plus the slowest listener's
 /// acceptance, never faster than the standard's ceiling.
 pub fn handshake_ns(talker_t1_ns: u64, slowest_accept_ns: u64, hs488: bool) -> u64 {
@@ -214,23 +236,34 @@ pub fn byte_cost(
 
 /// Total cost of a call moving `bytes` bytes at `per_byte`.
 pub fn call_cost(board: &BoardTiming, per_byte: ByteCost, bytes: u64) -> TransferCost {
-    // In u64 nanoseconds (saturating at 584 years), one conversion at the end.
+    let (elapsed, cpu) = call_cost_ns(board, &BoardNanos::of(board), per_byte, bytes);
+    TransferCost {
+        elapsed: ns(elapsed),
+        cpu: ns(cpu),
+        byte_ns: per_byte.elapsed_ns,
+    }
+}
+
+/// [`call_cost`] as (elapsed, CPU) in u64 nanoseconds (saturating at 584 years).
+#[inline]
+pub(crate) fn call_cost_ns(
+    board: &BoardTiming,
+    ns: &BoardNanos,
+    per_byte: ByteCost,
+    bytes: u64,
+) -> (u64, u64) {
     let body_ns = per_byte.elapsed_ns.saturating_mul(bytes);
-    let overhead = nanos(board.call_overhead);
+    let overhead = ns.call_overhead;
     let cpu = match board.mode {
         TransferMode::Pio => overhead.saturating_add(per_byte.cpu_ns.saturating_mul(bytes)),
         TransferMode::Dma => {
             let interrupts = bytes.div_ceil(board.dma_block.max(1)).max(1);
             overhead
-                .saturating_add(nanos(board.dma_setup))
-                .saturating_add(nanos(board.interrupt_cpu).saturating_mul(interrupts))
+                .saturating_add(ns.dma_setup)
+                .saturating_add(ns.interrupt_cpu.saturating_mul(interrupts))
         }
     };
-    TransferCost {
-        elapsed: ns(overhead.saturating_add(body_ns)),
-        cpu: ns(cpu),
-        byte_ns: per_byte.elapsed_ns,
-    }
+    (overhead.saturating_add(body_ns), cpu)
 }
 
 /// How many of `bytes` fit before `timeout` (zero: no timeout) runs out, when the
@@ -244,20 +277,33 @@ pub fn bytes_within(
     wait: Duration,
     timeout: Duration,
 ) -> (usize, bool) {
+    bytes_within_ns(&BoardNanos::of(board), per, bytes, nanos(wait), timeout)
+}
+
+/// [`bytes_within`] with the wait in nanoseconds. Exact: the timeout cuts a transfer
+/// short only when it is below the full transfer's time, which u64 nanoseconds hold.
+#[inline]
+pub(crate) fn bytes_within_ns(
+    board: &BoardNanos,
+    per: ByteCost,
+    bytes: usize,
+    wait: u64,
+    timeout: Duration,
+) -> (usize, bool) {
     if timeout.is_zero() {
         return (bytes, false);
     }
     // The whole transfer's elapsed time: wait, overhead, bytes (as `call_cost` has it).
-    let full = nanos(wait)
-        .saturating_add(nanos(board.call_overhead))
+    let overhead = board.call_overhead;
+    let full = wait
+        .saturating_add(overhead)
         .saturating_add(per.elapsed_ns.saturating_mul(bytes as u64));
-    if full <= nanos(timeout) {
+    let timeout = nanos(timeout);
+    if full <= timeout {
         return (bytes, false);
     }
-    let budget = timeout
-        .saturating_sub(wait)
-        .saturating_sub(board.call_overhead);
-    let fit = budget.as_nanos() / u128::from(per.elapsed_ns.max(1));
+    let budget = timeout.saturating_sub(wait).saturating_sub(overhead);
+    let fit = budget / per.elapsed_ns.max(1);
     (bytes.min(usize::try_from(fit).unwrap_or(usize::MAX)), true)
 }
 

@@ -6,11 +6,12 @@ use std::time::Duration;
 
 use crate::address::{Address, PrimaryAddress};
 use crate::sim::behaviour::{self, BoardBehaviour};
+use crate::sim::board_index::BoardIndex;
 use crate::sim::named::NamedDevice;
 use crate::sim::schedule::{nanos, Callers, Cpus, Timeline, Timers};
 use crate::sim::slot::Slot;
 use crate::sim::state488::Addressing;
-use crate::sim::timing::{BoardTiming, TransferMode};
+use crate::sim::timing::{BoardNanos, BoardTiming, TransferMode};
 use crate::sim::transcript::Recorder;
 use crate::trace::{Line, LineChange, Record, Transfer};
 
@@ -23,6 +24,8 @@ pub(crate) struct Board {
     pub(crate) name: String,
     pub(crate) address: PrimaryAddress,
     pub(crate) timing: BoardTiming,
+    /// `timing`'s durations in nanoseconds (kept by [`Board::reindex`]).
+    pub(crate) nanos: BoardNanos,
     pub(crate) timeout: Duration,
     pub(crate) devices: Vec<Slot>,
     pub(crate) addressing: Addressing,
@@ -35,6 +38,9 @@ pub(crate) struct Board {
     pub(crate) dma: Timeline,
     /// Contention sources of the board's driver.
     pub(crate) behaviour: BoardBehaviour,
+    /// What the operations ask of the devices, kept up to date by [`Board::reindex`]
+    /// (called wherever devices, their faults or their behaviour change).
+    pub(crate) index: BoardIndex,
 }
 
 impl Board {
@@ -48,6 +54,7 @@ impl Board {
         Self {
             name,
             address,
+            nanos: BoardNanos::of(&timing),
             timing,
             timeout,
             devices: Vec::new(),
@@ -57,29 +64,53 @@ impl Board {
             bus: Timeline::default(),
             dma: Timeline::default(),
             behaviour: BoardBehaviour::default(),
+            index: BoardIndex::default(),
         }
     }
 
-    /// Devices that accept data bytes now, each with whether it is addressed: the
-    /// addressed listeners and the listen-only devices.
-    pub(crate) fn data_listeners(&self) -> impl Iterator<Item = (usize, bool)> + '_ {
-        self.devices.iter().enumerate().filter_map(|(i, d)| {
-            if !d.present() {
-                return None;
-            }
-            let addressed = self.addressing.listens(d.address);
-            (addressed || d.behaviour.listen_only).then_some((i, addressed))
-        })
+    /// Rebuilds the index after devices, their faults or their behaviour changed, and
+    /// the nanosecond timing after the timing changed.
+    pub(crate) fn reindex(&mut self) {
+        self.index = BoardIndex::of(&self.devices);
+        self.nanos = BoardNanos::of(&self.timing);
     }
 
-    /// When every device has released NRFD (all take part in the ATN handshake).
-    pub(crate) fn nrfd_released_at(&self) -> Duration {
-        self.devices
+    /// Devices that accept data bytes now, each with whether it is addressed: the
+    /// addressed listeners and the listen-only devices, in slot order, into `out`.
+    pub(crate) fn data_listeners(&self, out: &mut Vec<(usize, bool)>) {
+        out.clear();
+        for &a in self.addressing.listeners() {
+            if let Some(i) = self.slot_at(a) {
+                out.push((i, true));
+            }
+        }
+        for &i in self.index.listen_only() {
+            if !out.iter().any(|&(j, _)| j == i) {
+                out.push((i, false));
+            }
+        }
+        if out.len() > 1 {
+            out.sort_unstable_by_key(|&(i, _)| i);
+        }
+    }
+
+    /// The slowest acceptance time among the data listeners ([`Board::data_listeners`]),
+    /// and `floor`.
+    pub(crate) fn slowest_accept_ns(&self, floor: u64) -> u64 {
+        let addressed = self
+            .addressing
+            .listeners()
             .iter()
-            .filter(|d| d.present())
-            .map(|d| d.nrfd_until)
-            .max()
-            .unwrap_or(Duration::ZERO)
+            .filter_map(|&a| self.slot_at(a));
+        addressed
+            .chain(self.index.listen_only().iter().copied())
+            .map(|i| self.devices[i].timing.accept_ns)
+            .fold(floor, u64::max)
+    }
+
+    /// When every device has released NRFD (all take part in the ATN handshake), ns.
+    pub(crate) fn nrfd_released_at(&self) -> u64 {
+        self.index.nrfd_released_at()
     }
 
     /// Time per byte of the handshake with a talker settling `t1_ns` and the slowest
@@ -87,7 +118,7 @@ impl Board {
     pub(crate) fn handshake_ns(&self, t1_ns: u64, accept_ns: u64) -> u64 {
         // Only a cable raises the settling time; without one, no devices to count.
         let t1 = if self.behaviour.cable_m.is_some() {
-            let devices = self.devices.iter().filter(|d| d.present()).count() + 1;
+            let devices = self.index.present() + 1;
             self.behaviour.settling_ns(t1_ns, devices)
         } else {
             t1_ns
@@ -97,10 +128,9 @@ impl Board {
     }
 
     /// The present device at exactly `a`.
+    #[inline]
     pub(crate) fn slot_at(&self, a: Address) -> Option<usize> {
-        self.devices
-            .iter()
-            .position(|d| d.present() && d.address == a)
+        self.index.slot_at(&self.devices, a)
     }
 
     /// Whether device `i` is present and addressed to listen.
@@ -115,7 +145,7 @@ impl Board {
     }
 
     pub(crate) fn any_present(&self) -> bool {
-        self.devices.iter().any(Slot::present)
+        self.index.any_present()
     }
 }
 
@@ -167,6 +197,9 @@ impl World {
     /// CPU share background device traffic takes, and whether any board autopolls.
     /// Called whenever a board's or a device's behaviour changes.
     pub(crate) fn refresh_background(&mut self) {
+        for b in &mut self.boards {
+            b.reindex();
+        }
         self.autopolling = self.boards.iter().any(|b| {
             b.behaviour.autopoll && b.devices.iter().any(|d| d.behaviour.srq_every.is_some())
         });
@@ -279,6 +312,7 @@ impl World {
     }
 
     /// Moves the calling thread to `t` (the end of its operation).
+    #[inline(always)]
     pub(crate) fn end_at(&mut self, t: Duration) {
         self.callers.set_now(t);
     }
@@ -300,7 +334,16 @@ impl World {
     }
 
     /// Sets the timers device `device` of board `board` asked for.
+    #[inline(always)]
     pub(crate) fn schedule(&mut self, board: usize, device: usize, wakes: Vec<(Duration, u64)>) {
+        if wakes.is_empty() {
+            return; // most calls: nothing to wake
+        }
+        self.set_timers(board, device, wakes);
+    }
+
+    /// Sets each timer of `wakes`.
+    fn set_timers(&mut self, board: usize, device: usize, wakes: Vec<(Duration, u64)>) {
         for (at, token) in wakes {
             self.timers.set(at, board, device, token);
         }
@@ -309,15 +352,29 @@ impl World {
     /// Where an operation on `board`'s bus can start: no earlier than `t`, and after
     /// the bus's (and for DMA, the DMA engine's) last operation.
     pub(crate) fn bus_start(&self, board: usize, t: Duration) -> Duration {
-        let b = &self.boards[board];
-        let mut free = b.bus.free_at();
-        if b.timing.mode == TransferMode::Dma {
-            free = free.max(b.dma.free_at());
-        }
+        let free = self.bus_free_at(board);
         if nanos(t) >= free {
             t
         } else {
             Duration::from_nanos(free)
+        }
+    }
+
+    /// [`World::bus_start`] in nanoseconds.
+    #[inline]
+    pub(crate) fn bus_start_ns(&self, board: usize, t: u64) -> u64 {
+        t.max(self.bus_free_at(board))
+    }
+
+    /// When `board`'s bus (and for DMA, its DMA engine) is free, ns.
+    #[inline]
+    fn bus_free_at(&self, board: usize) -> u64 {
+        let b = &self.boards[board];
+        let free = b.bus.free_at();
+        if b.timing.mode == TransferMode::Dma {
+            free.max(b.dma.free_at())
+        } else {
+            free
         }
     }
 
@@ -334,15 +391,43 @@ impl World {
         dma: bool,
     ) -> Duration {
         let cpu = behaviour::stretched(cpu, self.background_share);
-        let start = nanos(start);
-        let cpu_end = self.cpus.run(start, nanos(cpu));
-        let end = start.saturating_add(nanos(elapsed)).max(cpu_end);
+        let end = self.occupy_ns(board, nanos(start), nanos(elapsed), nanos(cpu), dma);
+        Duration::from_nanos(end)
+    }
+
+    /// [`World::occupy`] in nanoseconds, for CPU work `cpu` already stretched by the
+    /// background share ([`World::stretch_ns`]).
+    #[inline(always)]
+    pub(crate) fn occupy_ns(
+        &mut self,
+        board: usize,
+        start: u64,
+        elapsed: u64,
+        cpu: u64,
+        dma: bool,
+    ) -> u64 {
+        let cpu_end = self.cpus.run(start, cpu);
+        let end = start.saturating_add(elapsed).max(cpu_end);
         let b = &mut self.boards[board];
         b.bus.take(start, end);
         if dma {
             b.dma.take(start, end);
         }
-        Duration::from_nanos(end)
+        end
+    }
+
+    /// CPU work of `cpu` ns as the background share stretches it
+    /// ([`behaviour::stretched`]).
+    #[inline]
+    pub(crate) fn stretch_ns(&self, cpu: u64) -> u64 {
+        if self.background_share > 0.0 {
+            nanos(behaviour::stretched(
+                Duration::from_nanos(cpu),
+                self.background_share,
+            ))
+        } else {
+            cpu
+        }
     }
 
     /// Whether SRQ is asserted on `board`.
@@ -354,7 +439,7 @@ impl World {
     }
 
     /// Records an SRQ edge, when recording.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn note_srq(&mut self, board: usize, now: Duration) {
         // SRQ changes are only worth polling for when someone records them.
         if self.rec.active() {

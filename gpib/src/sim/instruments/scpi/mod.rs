@@ -168,6 +168,9 @@ pub struct ScpiInstrument {
     opc_pending: bool,
     /// `*OPC?` waits for the measurement: answer `1` when it ends.
     opc_query_pending: bool,
+    /// The header last looked up and what it meant: a program that sends the same
+    /// query again and again (`*IDN?`, `READ?`) skips the table.
+    recent: RecentHeader,
 }
 
 impl Default for ScpiInstrument {
@@ -200,6 +203,7 @@ impl ScpiInstrument {
             last_reading: None,
             opc_pending: false,
             opc_query_pending: false,
+            recent: RecentHeader::default(),
         }
     }
 
@@ -329,10 +333,23 @@ impl ScpiInstrument {
             Some(i) => (&text[..i], trim(&text[i..])),
             None => (text, &b""[..]),
         };
+        self.run_unit(head, arg, block, io);
+    }
+
+    /// Executes the unit whose header is `head` (no white space) and whose
+    /// parameters are `arg` (trimmed); `block` is a block parameter.
+    fn run_unit(&mut self, head: &[u8], arg: &[u8], block: Option<&[u8]>, io: &mut DeviceIo<'_>) {
         let num = || -> Option<usize> { std::str::from_utf8(arg).ok()?.trim().parse().ok() };
-        let Some((command, _)) = commands().lookup(head) else {
-            self.push_error(-113, "Undefined header");
-            return;
+        let command = match self.recent.get(head) {
+            Some(c) => c,
+            None => {
+                let Some((command, _)) = commands().lookup(head) else {
+                    self.push_error(-113, "Undefined header");
+                    return;
+                };
+                self.recent.set(head, command);
+                command
+            }
         };
         match command {
             Command::Idn => {
@@ -479,11 +496,7 @@ impl ScpiInstrument {
     }
 
     fn run_message(&mut self, msg: &[u8], io: &mut DeviceIo<'_>) {
-        if !io.output.is_empty() {
-            io.output.clear();
-            self.push_error(-410, "Query INTERRUPTED");
-        }
-        self.responses = 0;
+        self.begin_message(io);
         let mut i = 0;
         let mut start = 0;
         while i < msg.len() {
@@ -508,11 +521,54 @@ impl ScpiInstrument {
         if start < msg.len() {
             self.unit(&msg[start..], None, io);
         }
+        self.end_message(io);
+    }
+
+    /// A new message discards an unread answer; no answer yet.
+    fn begin_message(&mut self, io: &mut DeviceIo<'_>) {
+        if !io.output.is_empty() {
+            io.output.clear();
+            self.push_error(-410, "Query INTERRUPTED");
+        }
+        self.responses = 0;
+    }
+
+    /// The message's answers end with NL and END.
+    fn end_message(&mut self, io: &mut DeviceIo<'_>) {
         if self.responses > 0 {
             io.output.push(b"\n");
             io.output.finish_message();
             io.executed();
         }
+    }
+
+    /// Runs `data` when it is exactly one message of one unit (no `;`, no block, a
+    /// NL at its end only: `*IDN?\n`, `READ?\n`) and nothing is held over, as
+    /// [`ScpiInstrument::run_messages`] would, in one pass; false (nothing done)
+    /// otherwise.
+    fn run_single_unit(&mut self, data: &[u8], io: &mut DeviceIo<'_>) -> bool {
+        let Some((b'\n', unit)) = data.split_last() else {
+            return false;
+        };
+        if self.scanned != 0 {
+            return false;
+        }
+        let mut spaced = false;
+        for &b in unit {
+            match b {
+                b'\n' | b';' | b'#' => return false,
+                _ => spaced |= b.is_ascii_whitespace(),
+            }
+        }
+        self.begin_message(io);
+        if spaced || unit.is_empty() {
+            self.unit(unit, None, io);
+        } else {
+            // A header alone (`*IDN?`): nothing to trim or split.
+            self.run_unit(unit, b"", None, io);
+        }
+        self.end_message(io);
+        true
     }
 }
 
@@ -535,9 +591,11 @@ impl Instrument for ScpiInstrument {
             self.scanned = 0;
             self.discarding = !end;
             self.push_error(-223, "Too much data");
+        } else if self.input.is_empty() && self.run_single_unit(data, io) {
+            // One whole message of one unit (the common case): run, nothing kept.
         } else if self.input.is_empty() {
-            // Nothing held over (the common case): the messages run straight from
-            // `data`, and only an unfinished tail is kept.
+            // Nothing held over: the messages run straight from `data`, and only an
+            // unfinished tail is kept.
             let start = self.run_messages(data, end, io);
             self.input.extend_from_slice(&data[start..]);
         } else {
@@ -584,6 +642,38 @@ impl Instrument for ScpiInstrument {
 
     fn serial_poll(&mut self, io: &DeviceIo<'_>) -> StatusByte {
         self.registers.serial_poll(self.pending(io))
+    }
+}
+
+/// The last header the table matched, byte for byte, and its command.
+#[derive(Debug, Default)]
+struct RecentHeader {
+    bytes: [u8; RecentHeader::MAX],
+    /// Length of the header in `bytes`; 0: none.
+    len: usize,
+    command: Option<Command>,
+}
+
+impl RecentHeader {
+    /// Longest header remembered.
+    const MAX: usize = 24;
+
+    /// The command of `head` when it is the header remembered.
+    fn get(&self, head: &[u8]) -> Option<Command> {
+        if head.len() == self.len && head == &self.bytes[..self.len] {
+            self.command
+        } else {
+            None
+        }
+    }
+
+    /// Remembers that `head` is `command` (when it is short enough).
+    fn set(&mut self, head: &[u8], command: Command) {
+        if let Some(b) = self.bytes.get_mut(..head.len()) {
+            b.copy_from_slice(head);
+            self.len = head.len();
+            self.command = Some(command);
+        }
     }
 }
 
