@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Runs ours and the peers side by side for every performance target of issue 13, and
-# prints one line per figure:
+# Runs ours and the peers side by side for every performance target (the table of the
+# README's Performance section), and prints one line per figure:
 #   target N.k  <name>  ours <median> (<min>-<max>) <unit>  peer <median> (<min>-<max>)  ratio <r>  goal <goal>  MET|NOT MET
 #
 #   bench/compare.sh            full run (a few minutes, most of it the release build)
 #   QUICK=1 bench/compare.sh    short smoke run (fewer, shorter runs; about a minute once built)
 #   RUNS=n                      runs per figure (default 5; QUICK: 3)
 #   ONLY=glob                   run only bench/targets/<glob> (e.g. ONLY='4-*')
+#   CI_LOG=file                 the log of a clean-clone .ci/run, for 9.1 (its time)
+#
+# 1.1 and 4.2 also count instructions with valgrind's callgrind where it is installed
+# (apt-get install valgrind): steady figures on a noisy machine.
 #
 # It makes (or reuses) a venv in target/bench-venv with the pinned Python peers of
 # bench/peers/requirements.txt, builds gpib's benches and gpib-diag in release, then
@@ -67,7 +71,7 @@ for text in sys.stdin:
 ' "$BIN"
 }
 nice -n 10 cargo build -q --release -p gpib-diag --message-format=json 2>>"$LOG" | copy_executables
-nice -n 10 cargo bench -q -p gpib --no-run --message-format=json \
+nice -n 10 cargo bench -q -p gpib --features sim,serve --no-run --message-format=json \
   --bench sim_speed --bench sim_contention --bench sim_trace 2>>"$LOG" | copy_executables
 
 status=0

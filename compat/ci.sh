@@ -28,7 +28,7 @@ cd "$(dirname "$0")/.."
 ROOT="$PWD"
 export CARGO_TERM_COLOR=never
 
-section() { printf '\n== compat: %s\n' "$*"; }
+section() { printf '\n== compat [%4d s]: %s\n' "$SECONDS" "$*"; }
 fail() {
   printf 'compat/ci.sh: FAILED: %s\n' "$*" >&2
   exit 1
@@ -144,6 +144,9 @@ section "linux-gpib feature against libgpib.so.0 (CARGO_TARGET_DIR=$LG_TARGET)"
 export RUSTFLAGS="-L native=$LIBDIR -l dylib=gpib"
 # rustdoc takes no -l: doc tests get the library as a trailing linker argument.
 export RUSTDOCFLAGS="-L native=$LIBDIR -C link-arg=-lgpib"
+# A target dir of its own: with the workspace's, cargo would swap the binaries and
+# examples of the two feature sets under one name and call the other's fresh (an
+# example built here would then need libgpib.so.0 where the workspace's tests run it).
 export CARGO_TARGET_DIR="$LG_TARGET"
 
 section "cargo clippy -p gpib -p gpib-suite --features linux-gpib --all-targets -- -D warnings"

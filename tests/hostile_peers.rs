@@ -410,6 +410,31 @@ fn server_memory_is_given_back_after_an_attack() {
     srv.stop();
 }
 
+// Issue 22 (2.2): a `BLOCK?` over 1 MiB built its ramp in fresh pages for every
+// query (the instrument gives back what it held for an answer once it was read), so a
+// 64 MiB block cost five memcpys a byte. The ramp is now one 4 KiB period repeated as
+// it is read: the bytes are the same, and the instrument holds 4 KiB, not 64 MiB,
+// while the answer is queued and after.
+#[test]
+fn a_64_mib_block_is_the_ramp_and_holds_no_memory_of_its_size() {
+    let host = gpib::sim::bench();
+    let mut dev = Bus::new(host.board(0).unwrap()).device(22).unwrap();
+    dev.set_timeout(Some(Duration::from_secs(300)));
+    let base = scpi_held(&host);
+    const N: usize = 64 << 20;
+    dev.write_str(&format!("BLOCK? {N}")).unwrap();
+    // Queued and not read yet: the answer holds no buffer of its size.
+    let queued = scpi_held(&host);
+    assert!(queued <= base + 4096, "{base} -> {queued}");
+    let mut buf = vec![0u8; N];
+    let info = dev.read_block_into(&mut buf).unwrap();
+    assert_eq!(info.len, N);
+    if let Some(i) = buf.iter().enumerate().position(|(i, &b)| b != i as u8) {
+        panic!("byte {i} is {}, not {}", buf[i], i as u8);
+    }
+    assert!(scpi_held(&host) <= base + 4096);
+}
+
 // Reads and network item 3: after a reply cut off by the timeout part way through
 // its record, the next call read the rest of it as a new record (garbage lengths, a
 // second wait). The connection says at once that its framing is lost.

@@ -6,14 +6,20 @@
 //!
 //! ```text
 //! cargo bench -p gpib --bench net_clients -- --prologix 127.0.0.1:PORT --vxi11 127.0.0.1:PORT \
-//!     [--device 22] [--seconds 0.5] [--block 1048576]
+//!     [--device 22] [--seconds 0.5] [--block 1048576] [--echo]
 //! ```
 //!
 //! Prints one JSON object: queries per second and block bytes per second for each
-//! protocol given. Loopback only: other hosts are refused.
+//! protocol given. Loopback only: other hosts are refused. `--echo` (with
+//! `--prologix`) also records the bytes one Prologix `*IDN?` exchanges with the
+//! server, then sends the same bytes to an echo server in this process that answers
+//! each request with the recorded answer: a loopback round trip with no server work
+//! behind it (`echo_queries_per_second`), the floor any server is measured against.
 
 use std::hint::black_box;
-use std::net::SocketAddr;
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gpib::backend::prologix::PrologixBoard;
@@ -71,6 +77,82 @@ fn measure(dev: &Device, budget: Duration, block: usize) -> (f64, f64) {
     (q, b * block as f64)
 }
 
+/// What passed one way through the recording proxy.
+type Log = Arc<Mutex<Vec<u8>>>;
+
+/// Copies `from` to `to`, appending what passes to `log` first (so that what the far
+/// side has received is already in the log), until `from` ends.
+fn pump(mut from: TcpStream, mut to: TcpStream, log: Log) {
+    let mut buf = [0u8; 64 * 1024];
+    while let Ok(n @ 1..) = from.read(&mut buf) {
+        log.lock().expect("log").extend_from_slice(&buf[..n]);
+        if to.write_all(&buf[..n]).is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown(Shutdown::Write);
+}
+
+/// The bytes our Prologix client sends for one `*IDN?` of `device` and the bytes it
+/// gets back, recorded by a proxy in front of `server` after three warm-up queries.
+fn record_prologix_query(server: SocketAddr, device: u8) -> (Vec<u8>, Vec<u8>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("proxy listener");
+    let proxy = listener.local_addr().expect("proxy address");
+    let (up, down): (Log, Log) = (Arc::default(), Arc::default());
+    let (up2, down2) = (Arc::clone(&up), Arc::clone(&down));
+    std::thread::spawn(move || {
+        let (client, _) = listener.accept().expect("proxy accept");
+        let upstream = TcpStream::connect(server).expect("proxy connect");
+        for s in [&client, &upstream] {
+            s.set_nodelay(true).expect("nodelay");
+        }
+        let (c2, u2) = (
+            client.try_clone().expect("clone"),
+            upstream.try_clone().expect("clone"),
+        );
+        std::thread::spawn(move || pump(c2, u2, up2));
+        pump(upstream, client, down2);
+    });
+    let bus = Bus::new(PrologixBoard::connect_tcp(&proxy.to_string()).expect("Prologix connect"));
+    bus.set_timeout(Duration::from_secs(10)).expect("timeout");
+    let dev = bus.device(device).expect("address");
+    let mut idn = [0u8; 256];
+    for _ in 0..3 {
+        dev.query_into(b"*IDN?", &mut idn).expect("*IDN?");
+    }
+    up.lock().expect("log").clear();
+    down.lock().expect("log").clear();
+    dev.query_into(b"*IDN?", &mut idn).expect("*IDN?");
+    let request = up.lock().expect("log").clone();
+    let answer = down.lock().expect("log").clone();
+    assert!(
+        !request.is_empty() && !answer.is_empty(),
+        "nothing recorded"
+    );
+    (request, answer)
+}
+
+/// Round trips per second of `request` -> `answer` between a bare TCP client and an
+/// echo server in this process that answers each `request` with `answer`.
+fn echo_rate(request: Vec<u8>, answer: Vec<u8>, budget: Duration) -> f64 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("echo listener");
+    let addr = listener.local_addr().expect("echo address");
+    let (n, reply) = (request.len(), answer.clone());
+    std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("echo accept");
+        s.set_nodelay(true).expect("nodelay");
+        let mut buf = vec![0u8; n];
+        while s.read_exact(&mut buf).is_ok() && s.write_all(&reply).is_ok() {}
+    });
+    let mut c = TcpStream::connect(addr).expect("echo connect");
+    c.set_nodelay(true).expect("nodelay");
+    let mut got = vec![0u8; answer.len()];
+    rate(budget, || {
+        c.write_all(&request).expect("echo write");
+        c.read_exact(&mut got).expect("echo read");
+    })
+}
+
 fn main() {
     let device: u8 = arg("--device").map_or(22, |d| d.parse().expect("--device N"));
     let budget =
@@ -86,6 +168,15 @@ fn main() {
         fields.push(format!(
             "\"prologix_queries_per_second\": {q}, \"prologix_block_bytes_per_second\": {b}"
         ));
+        if std::env::args().any(|a| a == "--echo") {
+            let (request, answer) = record_prologix_query(a, device);
+            let e = echo_rate(request.clone(), answer.clone(), budget);
+            fields.push(format!(
+                "\"echo_queries_per_second\": {e}, \"echo_request_bytes\": {}, \"echo_answer_bytes\": {}",
+                request.len(),
+                answer.len()
+            ));
+        }
     }
     if let Some(v) = arg("--vxi11") {
         let a = loopback("--vxi11", &v);

@@ -4,7 +4,9 @@
 //! `cargo bench -p gpib --bench sim_speed` prints a table; `-- --json FILE` also writes
 //! the figures as JSON (each run's figure too, for minima). Each case runs `--runs N`
 //! times (7) for `--budget-ms MS` (300) each; the median is the headline.
-//! `-- --profile-queries N` makes exactly N queries and nothing else, for callgrind.
+//! `-- --profile-queries N` makes exactly N queries and nothing else, for callgrind;
+//! `-- --queries-only` runs the short queries alone. A block query's fixed cost is
+//! `BLOCK? 16` end to end; the cost per byte is given whole and beyond that fixed cost.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -79,6 +81,35 @@ fn main() {
         q.push(r);
         q_cpu.push(c);
     }
+    let list = |v: &[f64]| v.iter().map(f64::to_string).collect::<Vec<_>>().join(", ");
+    // `--queries-only`: the short queries and nothing else (bench/compare.sh runs them
+    // in turn with pyvisa-sim's, one run each, for per-run ratios).
+    if std::env::args().any(|a| a == "--queries-only") {
+        println!(
+            "*IDN? queries: {:.0} /s (median of {runs} runs)",
+            median(q.clone())
+        );
+        if let Some(path) = json_path {
+            let doc = format!("{{\"query_runs\": [{}]}}\n", list(&q));
+            std::fs::write(&path, doc).expect("write JSON");
+        }
+        return;
+    }
+
+    // A block query's fixed cost: `BLOCK? 16` end to end (the instrument's header,
+    // the four bus operations, the parse of the header), ns per query.
+    let mut small = [0u8; 16];
+    let mut fixed = Vec::new();
+    for _ in 0..runs {
+        let (r, _) = rate(budget, || {
+            black_box(
+                dmm.query_block_into("BLOCK? 16", &mut small)
+                    .expect("block"),
+            );
+        });
+        fixed.push(1e9 / r);
+    }
+    let fixed_ns = median(fixed.clone());
 
     // 1 MiB definite-length blocks read straight into the caller's buffer.
     const MIB: usize = 1 << 20;
@@ -108,7 +139,9 @@ fn main() {
             big[..n].copy_from_slice(black_box(&src));
             black_box(&big);
         });
-        per_byte.push((n, 1e9 / (r * n as f64), 1e9 / (m * n as f64)));
+        // Beyond the fixed cost: what each further byte costs.
+        let beyond = (1e9 / r - fixed_ns).max(0.0) / n as f64;
+        per_byte.push((n, 1e9 / (r * n as f64), beyond, 1e9 / (m * n as f64)));
     }
 
     // memcpy of 1 MiB in the same process, the in-memory ceiling.
@@ -123,11 +156,11 @@ fn main() {
         mem.push(r * MIB as f64);
     }
 
-    let list = |v: &[f64]| v.iter().map(f64::to_string).collect::<Vec<_>>().join(", ");
     let ratios: Vec<f64> = blocks.iter().zip(&mem).map(|(b, m)| b / m).collect();
     let runs_json = format!(
-        "\"query_runs\": [{}], \"block_runs\": [{}], \"memcpy_runs\": [{}], \"block_to_memcpy_runs\": [{}]",
+        "\"query_runs\": [{}], \"block16_ns_runs\": [{}], \"block_runs\": [{}], \"memcpy_runs\": [{}], \"block_to_memcpy_runs\": [{}]",
         list(&q),
+        list(&fixed),
         list(&blocks),
         list(&mem),
         list(&ratios)
@@ -144,20 +177,23 @@ fn main() {
     );
     println!("  memcpy 1 MiB             {:>12.1} MB/s", mem / 1e6);
     println!("  block / memcpy           {:>12.3}", blocks / mem);
-    for (n, ns, mem_ns) in &per_byte {
-        println!("  wall ns per byte, {n:>8} B block: {ns:.4}  (memcpy of {n} B: {mem_ns:.4})");
+    println!("  BLOCK? 16 end to end     {fixed_ns:>12.0} ns (a block query's fixed cost)");
+    for (n, ns, beyond, mem_ns) in &per_byte {
+        println!(
+            "  wall ns per byte, {n:>8} B block: {ns:.4}, beyond the fixed cost {beyond:.4}  (memcpy of {n} B: {mem_ns:.4})"
+        );
     }
     if let Some(path) = json_path {
         let per: Vec<String> = per_byte
             .iter()
-            .map(|(n, ns, m)| {
+            .map(|(n, ns, beyond, m)| {
                 format!(
-                    "{{\"size\": {n}, \"wall_ns_per_byte\": {ns}, \"memcpy_ns_per_byte\": {m}}}"
+                    "{{\"size\": {n}, \"wall_ns_per_byte\": {ns}, \"beyond_fixed_ns_per_byte\": {beyond}, \"memcpy_ns_per_byte\": {m}}}"
                 )
             })
             .collect();
         let doc = format!(
-            "{{\"runs\": {runs}, \"queries_per_second\": {q}, \"us_cpu_per_query\": {q_cpu}, \"block_1mib_bytes_per_second\": {blocks}, \"memcpy_1mib_bytes_per_second\": {mem}, \"block_to_memcpy\": {}, \"per_byte\": [{}], {runs_json}}}\n",
+            "{{\"runs\": {runs}, \"queries_per_second\": {q}, \"us_cpu_per_query\": {q_cpu}, \"block16_ns\": {fixed_ns}, \"block_1mib_bytes_per_second\": {blocks}, \"memcpy_1mib_bytes_per_second\": {mem}, \"block_to_memcpy\": {}, \"per_byte\": [{}], {runs_json}}}\n",
             blocks / mem,
             per.join(", ")
         );

@@ -48,7 +48,9 @@ use std::time::{Duration, Instant};
 
 use crate::abi;
 use crate::address::{Address, PrimaryAddress};
-use crate::backend::{Backend, BoardControl, DeviceLevel, Eos, ReadEnd, ReadStatus};
+use crate::backend::{
+    Backend, BoardControl, DeviceLevel, Eos, ReadEnd, ReadStatus, WriteReadError,
+};
 use crate::error::{Error, ErrorKind, Result};
 use crate::gpibconf::{Entry, GpibConf};
 use crate::message::addressing;
@@ -103,10 +105,18 @@ pub struct LinuxGpibBoard {
     /// What was last applied to the board descriptor.
     applied: Applied,
     /// Device descriptors (`ibdev`), one per device address used: each transfer is one
-    /// `ibwrt`/`ibrd` on it, libgpib addressing the bus in the same call.
-    devices: std::collections::HashMap<Address, (c_int, Applied)>,
+    /// `ibwrt`/`ibrd` on it, libgpib addressing the bus in the same call. A few
+    /// entries, found by a scan (cheaper than hashing the address on every transfer).
+    devices: Vec<DeviceDescriptor>,
     /// `IbcUnAddr` on the device descriptors ([`crate::backend::tuning::BoardTuning`]).
     unaddress: bool,
+}
+
+/// The `ibdev` descriptor of one device address and what was applied to it.
+struct DeviceDescriptor {
+    address: Address,
+    ud: c_int,
+    applied: Applied,
 }
 
 /// Settings last applied to one descriptor (`None`: not known yet). Transfers pass
@@ -229,7 +239,7 @@ impl LinuxGpibBoard {
                 timeout: Some(timeout),
                 ..Applied::default()
             },
-            devices: std::collections::HashMap::new(),
+            devices: Vec::new(),
             unaddress: false,
         };
         log::debug!("opened {board:?}");
@@ -240,7 +250,9 @@ impl LinuxGpibBoard {
     /// the board's timeout applied.
     fn device_descriptor(&mut self, device: Address) -> Result<(c_int, &mut Applied)> {
         let t = self.timeout;
-        if !self.devices.contains_key(&device) {
+        let i = if let Some(i) = self.devices.iter().position(|d| d.address == device) {
+            i
+        } else {
             let (pad, sad) = lg_address(device);
             let ud = ffi::dev(self.key, pad, sad, timeout_code(t).0, true, eos_mode(None))
                 .map_err(|e| driver_error("ibdev", Call::Other, e, None, t))?;
@@ -255,15 +267,16 @@ impl LinuxGpibBoard {
                 eot: Some(true),
                 timeout: Some(t),
             };
-            self.devices.insert(device, (ud, applied));
-        }
-        let Some((ud, applied)) = self.devices.get_mut(&device) else {
-            return Err(Error::InvalidArgument(format!(
-                "no descriptor for {device}"
-            )));
+            self.devices.push(DeviceDescriptor {
+                address: device,
+                ud,
+                applied,
+            });
+            self.devices.len() - 1
         };
-        apply_timeout(*ud, applied, t)?;
-        Ok((*ud, applied))
+        let d = &mut self.devices[i];
+        apply_timeout(d.ud, &mut d.applied, t)?;
+        Ok((d.ud, &mut d.applied))
     }
 
     /// Opens the board of the gpib.conf interface section called `name` (by its
@@ -427,9 +440,9 @@ fn eos_mode(eos: Option<Eos>) -> i32 {
 
 impl Drop for LinuxGpibBoard {
     fn drop(&mut self) {
-        for (device, (ud, _)) in self.devices.drain() {
-            if let Err(e) = ffi::close(ud) {
-                log::warn!("closing the descriptor of {device}: {e}");
+        for d in self.devices.drain(..) {
+            if let Err(e) = ffi::close(d.ud) {
+                log::warn!("closing the descriptor of {}: {e}", d.address);
             }
         }
         if self.owned {
@@ -617,6 +630,22 @@ impl DeviceLevel for LinuxGpibBoard {
         let t = self.timeout;
         let (ud, applied) = self.device_descriptor(device)?;
         read_on(ud, applied, buf, eos, t)
+    }
+
+    /// A query: `ibwrt` then `ibrd` on the device's descriptor, found once.
+    fn device_write_read(
+        &mut self,
+        device: Address,
+        data: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> std::result::Result<ReadStatus, WriteReadError> {
+        let t = self.timeout;
+        let (ud, applied) = self
+            .device_descriptor(device)
+            .map_err(WriteReadError::Write)?;
+        write_on(ud, applied, data, true, t).map_err(WriteReadError::Write)?;
+        read_on(ud, applied, buf, eos, t).map_err(WriteReadError::Read)
     }
 
     fn device_clear(&mut self, device: Address) -> Result<()> {
@@ -895,7 +924,12 @@ mod hardware {
             .device_write(address, b"*CLS", true)
             .expect("a write to the device");
         assert!(board.set_unaddress(true).unwrap());
-        let dev_ud = board.devices[&address].0;
+        let dev_ud = board
+            .devices
+            .iter()
+            .find(|d| d.address == address)
+            .expect("the device's descriptor")
+            .ud;
         assert_eq!(ffi::ask(dev_ud, abi::OPT_UN_ADDR).unwrap(), 1);
         board.device_write(address, b"*CLS", true).unwrap();
         assert!(!board.set_unaddress(false).unwrap());

@@ -137,15 +137,52 @@ impl DeviceIo<'_> {
 /// the last byte of each finished message.
 ///
 /// Small answers are copied into reused buffers; a large one can be queued as a shared
-/// buffer ([`Output::push_shared`]), which costs no copy until the controller reads it.
-/// Text pushed after a shared buffer (a block's final NL) waits behind it.
+/// buffer ([`Output::push_shared`]), which costs no copy until the controller reads it,
+/// or as a pattern repeated to any length ([`Output::push_repeating`]), which takes no
+/// memory of that length at all. Text pushed after either (a block's final NL) waits
+/// behind it.
 #[derive(Debug, Default)]
 pub struct Output {
     head: Vec<u8>,
     head_pos: usize,
-    shared: Option<(Arc<[u8]>, usize, usize)>,
+    shared: Option<Run>,
     tail: Vec<u8>,
     end: bool,
+}
+
+/// Queued shared bytes: the positions `pos..end` of `buf` repeated, byte `i` being
+/// `buf[i % buf.len()]` (a plain shared buffer has `end <= buf.len()`).
+#[derive(Debug)]
+struct Run {
+    buf: Arc<[u8]>,
+    pos: usize,
+    end: usize,
+}
+
+impl Run {
+    fn len(&self) -> usize {
+        self.end - self.pos
+    }
+
+    /// Copies the run's first bytes into `dst` (at most its length), stopping after
+    /// an EOS match; consumes nothing. Returns (count, stopped at EOS).
+    fn copy_to(&self, dst: &mut [u8], eos: Option<crate::backend::Eos>) -> (usize, bool) {
+        let want = dst.len().min(self.len());
+        let period = self.buf.len();
+        let mut n = 0;
+        while n < want {
+            let i = (self.pos + n) % period;
+            let take = (period - i).min(want - n);
+            let src = &self.buf[i..i + take];
+            if let Some(k) = eos.and_then(|e| e.find(src)) {
+                dst[n..=n + k].copy_from_slice(&src[..=k]);
+                return (n + k + 1, true);
+            }
+            dst[n..n + take].copy_from_slice(src);
+            n += take;
+        }
+        (n, false)
+    }
 }
 
 impl Output {
@@ -176,19 +213,45 @@ impl Output {
     pub fn push_shared(&mut self, buf: Arc<[u8]>, range: std::ops::Range<usize>) {
         let end = range.end.min(buf.len());
         let start = range.start.min(end);
+        self.push_run(Run {
+            buf,
+            pos: start,
+            end,
+        });
+    }
+
+    /// Appends `len` bytes of `pattern` repeated from its start (`pattern[i %
+    /// pattern.len()]`), generated as they are read: a long answer of a periodic
+    /// pattern (a ramp) costs one copy into the reader's buffer and no memory of its
+    /// length. Nothing is queued for an empty pattern or `len` 0.
+    pub fn push_repeating(&mut self, pattern: Arc<[u8]>, len: usize) {
+        if pattern.is_empty() {
+            self.end = false;
+            return;
+        }
+        self.push_run(Run {
+            buf: pattern,
+            pos: 0,
+            end: len,
+        });
+    }
+
+    fn push_run(&mut self, run: Run) {
         self.end = false;
-        if start == end {
+        if run.len() == 0 {
             return; // nothing to queue (an empty block body)
         }
-        if let Some((old, p, e)) = self.shared.take() {
-            // Flatten what is queued into the head, then queue the new buffer.
+        if let Some(old) = self.shared.take() {
+            // Flatten what is queued into the head, then queue the new run.
             self.head.drain(..self.head_pos);
             self.head_pos = 0;
-            self.head.extend_from_slice(&old[p..e]);
+            let at = self.head.len();
+            self.head.resize(at + old.len(), 0);
+            old.copy_to(&mut self.head[at..], None);
             let tail = std::mem::take(&mut self.tail);
             self.head.extend_from_slice(&tail);
         }
-        self.shared = Some((buf, start, end));
+        self.shared = Some(run);
     }
 
     /// Marks the end of a message: EOI goes with the last queued byte.
@@ -208,32 +271,22 @@ impl Output {
     /// Bytes waiting.
     #[inline]
     pub fn len(&self) -> usize {
-        let (a, b, c) = self.slices();
-        a.len() + b.len() + c.len()
+        (self.head.len() - self.head_pos)
+            + self.shared.as_ref().map_or(0, Run::len)
+            + self.tail.len()
     }
 
     /// True when nothing is queued.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.head_pos == self.head.len()
-            && self.shared.as_ref().is_none_or(|(_, p, e)| p == e)
+            && self.shared.as_ref().is_none_or(|r| r.len() == 0)
             && self.tail.is_empty()
     }
 
     /// True when the last queued byte carries END.
     pub fn ends_message(&self) -> bool {
         self.end
-    }
-
-    /// The queued bytes as three slices, in order.
-    #[inline]
-    pub(crate) fn slices(&self) -> (&[u8], &[u8], &[u8]) {
-        let a = &self.head[self.head_pos..];
-        let b = self
-            .shared
-            .as_ref()
-            .map_or(&[][..], |(buf, p, e)| &buf[*p..*e]);
-        (a, b, &self.tail)
     }
 
     /// Removes `n` bytes from the front (after they were copied out).
@@ -246,14 +299,14 @@ impl Output {
             self.head_pos = 0;
         }
         if n > 0 {
-            if let Some((_, p, e)) = self.shared.as_mut() {
-                let s = (*e - *p).min(n);
-                *p += s;
+            if let Some(r) = self.shared.as_mut() {
+                let s = r.len().min(n);
+                r.pos += s;
                 n -= s;
             }
         }
         // The shared buffer is used up only once everything before it was taken.
-        if self.head_pos == self.head.len() && matches!(self.shared, Some((_, p, e)) if p == e) {
+        if self.head_pos == self.head.len() && self.shared.as_ref().is_some_and(|r| r.len() == 0) {
             self.shared = None;
             // What waited behind the shared buffer moves to the head.
             std::mem::swap(&mut self.head, &mut self.tail);
@@ -297,33 +350,83 @@ impl Output {
             }
             return (take, hit);
         }
-        let (a, b, c) = self.slices();
         let mut n = 0usize;
-        let mut hit = false;
-        for part in [a, b, c] {
-            if n == buf.len() || hit {
-                break;
-            }
-            let room = buf.len() - n;
-            let mut take = part.len().min(room);
-            if let Some(e) = eos {
-                if let Some(i) = e.find(&part[..take]) {
-                    take = i + 1;
-                    hit = true;
-                }
-            }
-            buf[n..n + take].copy_from_slice(&part[..take]);
-            n += take;
+        let mut hit = copy_part(&self.head[self.head_pos..], buf, &mut n, eos);
+        if let (false, Some(r)) = (hit, self.shared.as_ref()) {
+            let (took, h) = r.copy_to(&mut buf[n..], eos);
+            n += took;
+            hit = h;
+        }
+        if !hit {
+            hit = copy_part(&self.tail, buf, &mut n, eos);
         }
         self.consume(n);
         (n, hit)
     }
 }
 
+/// Copies `part` (or its first bytes, up to an EOS match) into `buf` from `*n`;
+/// returns whether it stopped at EOS.
+fn copy_part(part: &[u8], buf: &mut [u8], n: &mut usize, eos: Option<crate::backend::Eos>) -> bool {
+    let mut take = part.len().min(buf.len() - *n);
+    let mut hit = false;
+    if let Some(i) = eos.and_then(|e| e.find(&part[..take])) {
+        take = i + 1;
+        hit = true;
+    }
+    buf[*n..*n + take].copy_from_slice(&part[..take]);
+    *n += take;
+    hit
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::backend::Eos;
+
+    #[test]
+    fn a_repeated_pattern_reads_as_its_bytes_across_periods_and_reads() {
+        let ramp: Arc<[u8]> = (0..=255u8).collect();
+        let want: Vec<u8> = (0..1000usize).map(|i| i as u8).collect();
+        let mut o = Output::default();
+        o.push(b"#41000");
+        o.push_repeating(ramp.clone(), 1000);
+        o.push(b"\n");
+        o.finish_message();
+        assert_eq!(o.len(), 6 + 1000 + 1);
+        // Reads of odd sizes, each crossing the pattern's end at another place.
+        let mut got = Vec::new();
+        let mut buf = [0u8; 77];
+        while !o.is_empty() {
+            let (n, hit) = o.copy_out(&mut buf, None);
+            assert!(!hit);
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert_eq!(&got[..6], b"#41000");
+        assert_eq!(&got[6..1006], &want[..]);
+        assert_eq!(&got[1006..], b"\n");
+        // EOS inside the run: byte 10 of the ramp is the newline.
+        o.push_repeating(ramp.clone(), 300);
+        let mut big = [0u8; 512];
+        let (n, hit) = o.copy_out(&mut big, Some(Eos::NEWLINE));
+        assert_eq!((n, hit), (11, true));
+        let (n, hit) = o.copy_out(&mut big, Some(Eos::NEWLINE));
+        // The next newline is at 256 + 10.
+        assert_eq!((n, hit), (256, true));
+        assert_eq!(big[n - 1], b'\n');
+        assert_eq!(o.len(), 300 - 11 - 256);
+        // A second run behind the first flattens the first into the head, unchanged.
+        o.push_repeating(ramp, 3);
+        let (n, _) = o.copy_out(&mut big, None);
+        let mut expect: Vec<u8> = (267..300usize).map(|i| i as u8).collect();
+        expect.extend_from_slice(&[0, 1, 2]);
+        assert_eq!(&big[..n], &expect[..]);
+        assert!(o.is_empty());
+        // Nothing for an empty pattern or length.
+        o.push_repeating(Arc::from(&b""[..]), 10);
+        o.push_repeating(Arc::from(&b"x"[..]), 0);
+        assert!(o.is_empty());
+    }
 
     #[test]
     fn output_orders_text_and_shared() {

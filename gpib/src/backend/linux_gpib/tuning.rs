@@ -61,7 +61,7 @@ impl BoardTuning for LinuxGpibBoard {
 
     /// `ibconfig(IbcUnAddr)` on every device descriptor, now and when one opens.
     fn set_unaddress(&mut self, on: bool) -> Result<bool> {
-        let uds: Vec<i32> = self.devices.values().map(|(ud, _)| *ud).collect();
+        let uds: Vec<i32> = self.devices.iter().map(|d| d.ud).collect();
         for ud in uds {
             self.configure(ud, abi::OPT_UN_ADDR, i32::from(on))?;
         }

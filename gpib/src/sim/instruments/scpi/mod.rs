@@ -57,9 +57,12 @@ pub const MAX_INPUT: usize = MAX_BLOCK + 4096;
 const ERROR_QUEUE: usize = 10;
 /// Input capacity kept once a message has run (a longer message's is given back).
 const KEEP_INPUT: usize = 4096;
-/// Largest waveform or ramp kept between queries; a larger one lives only as long as
+/// Largest waveform kept between queries; a larger one lives only as long as
 /// an answer holds it (a reader that goes away takes its memory with it).
 const KEEP_SHARED: usize = 1 << 20;
+/// The `BLOCK?` ramp's period as queued: a multiple of 256 (the ramp's own period),
+/// long enough that reading it costs what a memcpy does.
+const RAMP_PERIOD: usize = 4096;
 
 const ESR_OPC: u8 = 0x01;
 const ESR_QYE: u8 = 0x04;
@@ -149,7 +152,8 @@ pub struct ScpiInstrument {
     errors: VecDeque<(i32, &'static str)>,
     points: usize,
     wave: Shared,
-    ramp: Shared,
+    /// One period of the `BLOCK?` ramp (byte `i` is `i as u8`), made on first use.
+    ramp: Option<Arc<[u8]>>,
     data: Vec<u8>,
     readings: u64,
     triggers: u64,
@@ -191,7 +195,7 @@ impl ScpiInstrument {
             errors: VecDeque::new(),
             points: 1000,
             wave: Shared::default(),
-            ramp: Shared::default(),
+            ramp: None,
             data: Vec::new(),
             readings: 0,
             triggers: 0,
@@ -274,10 +278,20 @@ impl ScpiInstrument {
     /// Answers the first `n` bytes of `body` as a definite-length block, sharing
     /// `body` (no copy).
     fn respond_block_of(&mut self, io: &mut DeviceIo<'_>, body: Arc<[u8]>, n: usize) {
+        let n = n.min(body.len());
+        self.respond_block_with(io, n, |out| out.push_shared(body, 0..n));
+    }
+
+    /// A definite-length block of `n` bytes whose body `push_body` queues.
+    fn respond_block_with(
+        &mut self,
+        io: &mut DeviceIo<'_>,
+        n: usize,
+        push_body: impl FnOnce(&mut crate::sim::instrument::Output),
+    ) {
         if self.responses > 0 {
             io.output.push(b";");
         }
-        let n = n.min(body.len());
         let mut head = Vec::with_capacity(12);
         if crate::block::encode_header(crate::block::BlockFormat::Definite, n, &mut head).is_err() {
             // Longer than a definite-length block can say (the model's blocks are not).
@@ -285,7 +299,7 @@ impl ScpiInstrument {
             return;
         }
         io.output.push(&head);
-        io.output.push_shared(body, 0..n);
+        push_body(io.output);
         self.responses += 1;
     }
 
@@ -304,16 +318,18 @@ impl ScpiInstrument {
         )
     }
 
-    fn ramp(&mut self, n: usize) -> Arc<[u8]> {
+    /// One period of the ramp `BLOCK?` answers, [`RAMP_PERIOD`] bytes.
+    fn ramp(&mut self) -> Arc<[u8]> {
         self.ramp
-            .get(|len| len >= n, || (0..n).map(|i| i as u8).collect())
+            .get_or_insert_with(|| (0..RAMP_PERIOD).map(|i| i as u8).collect())
+            .clone()
     }
 
     /// Bytes this instrument holds on to between messages: its input's capacity and
     /// the waveform and ramp it keeps or still shares with a queued answer (not
     /// `DATA`'s block, which `DATA?` must give back).
     pub fn held_bytes(&self) -> usize {
-        self.input.capacity() + self.wave.held() + self.ramp.held()
+        self.input.capacity() + self.wave.held() + self.ramp.as_ref().map_or(0, |r| r.len())
     }
 
     /// Gives back the input's capacity past [`KEEP_INPUT`] when what it holds fits.
@@ -442,9 +458,10 @@ impl ScpiInstrument {
             }
             Command::BlockQuery => match num() {
                 Some(n) if n <= MAX_BLOCK => {
-                    // The first n bytes of the ramp, shared: no copy of any size.
-                    let r = self.ramp(n);
-                    self.respond_block_of(io, r, n);
+                    // The ramp's period repeated as it is read: no buffer of the
+                    // block's size, whatever the size.
+                    let r = self.ramp();
+                    self.respond_block_with(io, n, |out| out.push_repeating(r, n));
                 }
                 _ => self.push_error(-222, "Data out of range"),
             },
@@ -677,7 +694,7 @@ impl RecentHeader {
     }
 }
 
-/// A waveform or ramp shared with the answers that carry it: kept between queries up
+/// A waveform shared with the answers that carry it: kept between queries up
 /// to [`KEEP_SHARED`] bytes; a larger one only while an answer still holds it.
 #[derive(Debug, Default)]
 struct Shared {
