@@ -935,3 +935,19 @@ fn serve_refuses_what_it_cannot_serve() {
         );
     }
 }
+
+/// Issue 28 item 11: `contention --seconds` is the length of each point's run, so its
+/// message speaks of that and of the range it takes (0 is no run length).
+#[test]
+fn contention_seconds_out_of_range_speak_of_the_run_length() {
+    for bad in ["1e12", "0", "-1"] {
+        let out = fails(
+            &["contention", "--bus", "three-adapters", "--seconds", bad],
+            2,
+            "more than 0 and at most 1000000 seconds",
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("run"), "{bad}: {stderr}");
+        assert!(!stderr.contains("no timeout"), "{bad}: {stderr}");
+    }
+}

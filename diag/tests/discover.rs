@@ -93,6 +93,23 @@ fn bad_discover_arguments_are_usage_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("ADDR:PORT"));
 }
 
+/// Issue 28 item 11: a call that cannot be sent says why and to which address, not the
+/// system's "Invalid argument (os error 22)" alone.
+#[test]
+fn an_address_nothing_can_be_sent_to_is_named() {
+    let out = gpib_diag()
+        .args(["discover", "--broadcast", "127.0.0.1:0", "--timeout", "0.1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("127.0.0.1:0") && stderr.contains("port 0"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
 /// Sets up a user and network namespace with a veth pair (10.9.0.1/24 on `v0`) and a
 /// `gpib-diag serve --bind 0.0.0.0` on the standard ports (111 for the portmapper: root
 /// in the namespace binds it), then runs `then` there (`$BIN` is gpib-diag). Its

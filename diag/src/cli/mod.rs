@@ -28,6 +28,24 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// The longest run `contention --seconds` takes (11.6 days, as for timeouts).
+pub const MAX_RUN_S: f64 = 1e6;
+
+/// The length of a run: a number of seconds above 0, at most [`MAX_RUN_S`].
+fn parse_run_seconds(text: &str) -> Result<f64, String> {
+    let v: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !(v > 0.0 && v <= MAX_RUN_S) {
+        return Err(format!(
+            "{text} s is no run length: give each point's run more than 0 and at most \
+             {MAX_RUN_S:.0} seconds"
+        ));
+    }
+    Ok(v)
+}
+
 /// A fraction strictly between 0 and 1.
 fn parse_fraction(text: &str) -> Result<f64, String> {
     let v: f64 = text
@@ -433,8 +451,9 @@ pub struct ContentionArgs {
     /// Bytes per write.
     #[arg(long, default_value = "35", value_parser = parse_size)]
     pub size: u64,
-    /// Virtual seconds each point of the curve runs.
-    #[arg(long, default_value_t = 20.0, value_parser = parse_seconds)]
+    /// Seconds each point of the curve runs (virtual on the simulator), more than 0 and
+    /// at most 1,000,000.
+    #[arg(long, default_value_t = 20.0, value_parser = parse_run_seconds, allow_negative_numbers = true)]
     pub seconds: f64,
     /// Draw throughput (aggregate, per device) and utilisation (host CPU, busiest bus)
     /// against the devices active, with the knee marked, into this SVG file.

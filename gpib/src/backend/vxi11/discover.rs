@@ -37,10 +37,16 @@ pub struct Responder {
 /// third of the way through), for a datagram lost.
 ///
 /// Errors: [`Error::Io`] when no socket can be opened or the call cannot be sent
-/// (`to` a broadcast address the host has no route to, say);
-/// [`Error::InvalidArgument`] for a timeout the clock cannot count to
-/// ([`Duration::MAX`]).
+/// (`to` a broadcast address the host has no route to, say), its message naming `to`;
+/// [`Error::InvalidArgument`] for port 0 (nothing can be sent there) and for a
+/// timeout the clock cannot count to ([`Duration::MAX`]).
 pub fn discover(to: SocketAddr, timeout: Duration) -> Result<Vec<Responder>> {
+    if to.port() == 0 {
+        return Err(Error::InvalidArgument(format!(
+            "cannot send the discovery call to {to}: port 0 is no port a datagram can be \
+             sent to (the portmapper's is 111)"
+        )));
+    }
     let any = match to {
         SocketAddr::V4(_) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
         SocketAddr::V6(_) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
@@ -58,7 +64,7 @@ pub fn discover(to: SocketAddr, timeout: Duration) -> Result<Vec<Responder>> {
     };
     let xid = fresh_xid();
     let call = getport_call(xid);
-    sock.send_to(&call, to)?;
+    send(&sock, &call, to)?;
     let mut sent_again = false;
     let mut found = BTreeMap::new();
     let mut buf = [0u8; MAX_ANSWER];
@@ -69,7 +75,7 @@ pub fn discover(to: SocketAddr, timeout: Duration) -> Result<Vec<Responder>> {
         }
         if !sent_again && now >= resend {
             sent_again = true;
-            sock.send_to(&call, to)?;
+            send(&sock, &call, to)?;
         }
         let until = if sent_again { end } else { resend.min(end) };
         sock.set_read_timeout(Some(
@@ -103,6 +109,17 @@ pub fn discover(to: SocketAddr, timeout: Duration) -> Result<Vec<Responder>> {
         .into_iter()
         .map(|(ip, core_port)| Responder { ip, core_port })
         .collect())
+}
+
+/// Sends `call` to `to`; an error names the address (the system's words alone, such as
+/// "Invalid argument", do not say which call failed).
+fn send(sock: &UdpSocket, call: &[u8], to: SocketAddr) -> Result<()> {
+    sock.send_to(call, to).map(drop).map_err(|e| {
+        Error::Io(io::Error::new(
+            e.kind(),
+            format!("cannot send the discovery call to {to}: {e}"),
+        ))
+    })
 }
 
 /// The portmapper GETPORT call for the VXI-11 core channel over TCP, as one datagram.
@@ -157,6 +174,18 @@ mod tests {
         let to = SocketAddr::from(([127, 0, 0, 1], 9));
         let e = discover(to, Duration::MAX).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{e}");
+    }
+
+    #[test]
+    fn port_0_is_refused_naming_the_address() {
+        let to = SocketAddr::from(([127, 0, 0, 1], 0));
+        let e = discover(to, Duration::from_millis(10)).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument, "{e}");
+        let text = e.to_string();
+        assert!(
+            text.contains("127.0.0.1:0") && text.contains("port 0"),
+            "{text}"
+        );
     }
 
     #[test]
