@@ -2,10 +2,13 @@
 //! read back as figures to compare: a bounded, tolerant reader that takes what it needs
 //! from each document and ignores the rest.
 
+use std::collections::HashMap;
 use std::io::Read;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+use self::place::{Each, Keyed, Listed};
 
 use crate::error::{DiagError, Result};
 use crate::size::human;
@@ -14,6 +17,13 @@ use crate::stats::{self, Moments};
 /// The largest file read (64 MiB: a sweep of 13 sizes kept with 100,000 runs each is
 /// about 60 MB).
 pub const MAX_SAVED_BYTES: u64 = 64 << 20;
+
+/// The highest rate a figure may have (a petabyte, or 10^15 queries, a second): past
+/// it a figure is no measurement of a bus (a second's count of 10^-300, say, whose
+/// rate would print with 300 digits).
+pub const MAX_RATE: f64 = 1e15;
+
+mod place;
 
 /// What a figure's samples are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -44,6 +54,8 @@ pub struct Figure {
     pub config: String,
     /// The clock its seconds are on ("virtual", "wall"), when the file says.
     pub clock: Option<String>,
+    /// Where it is in its file: `records[3]`, `points[0]`, `transfers.read_small`.
+    pub place: String,
 }
 
 impl Figure {
@@ -99,6 +111,10 @@ struct SavedRecord {
     run_seconds: Option<Vec<f64>>,
 }
 
+impl Listed for SavedRecord {
+    const LIST: &'static str = "records";
+}
+
 /// The fields of a summary `compare` reads (see `stats::Summary`).
 #[derive(Deserialize)]
 struct SavedStats {
@@ -114,22 +130,26 @@ struct SavedPoint {
     per_device_bytes_per_second: Vec<f64>,
 }
 
+impl Listed for SavedPoint {
+    const LIST: &'static str = "points";
+}
+
 /// A saved document: the fields of every kind `compare` reads, the rest ignored.
 #[derive(Deserialize)]
 struct Document {
     tool: Option<String>,
     command: Option<String>,
-    records: Option<Vec<SavedRecord>>,
+    records: Option<Each<SavedRecord>>,
     // contention
     config: Option<String>,
     clock: Option<String>,
     workload: Option<String>,
     size: Option<u64>,
-    points: Option<Vec<SavedPoint>>,
+    points: Option<Each<SavedPoint>>,
     // doctor
     target: Option<String>,
     device: Option<u8>,
-    transfers: Option<Map<String, Value>>,
+    transfers: Option<Keyed>,
 }
 
 /// What the documents `compare` reads are, for error messages.
@@ -154,12 +174,13 @@ pub fn read(path: &str) -> Result<SavedRun> {
             ))
         }
         (Some(c @ ("io-test" | "sweep")), Some("gpib-diag")) => {
-            let records = doc.records.as_deref().unwrap_or_default();
+            let records = doc.records.as_ref().map_or(&[][..], |r| &r.0);
             (
                 c,
                 records
                     .iter()
-                    .map(record)
+                    .enumerate()
+                    .map(|(i, r)| record(i, r))
                     .collect::<Result<Vec<_>, String>>(),
             )
         }
@@ -173,17 +194,21 @@ pub fn read(path: &str) -> Result<SavedRun> {
             "holds no measurement ({command} saved none)"
         )));
     }
-    for (i, f) in figures.iter().enumerate() {
-        if let Some(g) = figures[..i].iter().find(|g| g.key() == f.key()) {
+    let mut seen: HashMap<(&str, u64, &str), &Figure> = HashMap::with_capacity(figures.len());
+    for f in &figures {
+        if let Some(g) = seen.insert(f.key(), f) {
             return Err(refuse(format!(
-                "holds {} twice (with {} and with {}): compare takes one run of each \
-                 figure",
+                "holds {} twice ({} with {} and {} with {}): compare takes one run of \
+                 each figure",
                 f.label(),
+                g.place,
                 g.config,
+                f.place,
                 f.config
             )));
         }
     }
+    drop(seen);
     Ok(SavedRun {
         path: path.to_string(),
         command: command.to_string(),
@@ -267,16 +292,38 @@ fn timed(
     }
 }
 
-/// An io-test or sweep record.
-fn record(r: &SavedRecord) -> Result<Figure, String> {
+/// A figure whose arithmetic went past what a measurement can be (a sum of samples
+/// that overflowed, a rate past [`MAX_RATE`] or below 0) refused, naming it.
+fn checked(f: Figure) -> Result<Figure, String> {
+    let m = f.moments;
+    let rate = f.rate();
+    let why = if !(m.mean.is_finite() && m.stddev.is_finite()) {
+        format!(
+            "its samples' mean {} or spread {} is not finite",
+            m.mean, m.stddev
+        )
+    } else if !(rate.is_finite() && (0.0..=MAX_RATE).contains(&rate)) {
+        format!(
+            "its rate of {rate:e} {} is no measurement (at most {MAX_RATE:e})",
+            f.unit
+        )
+    } else {
+        return Ok(f);
+    };
+    Err(format!("{} ({}): {why}", f.place, f.label()))
+}
+
+/// Record `i` of an io-test or sweep run.
+fn record(i: usize, r: &SavedRecord) -> Result<Figure, String> {
+    let place = format!("records[{i}]");
     if !matches!(r.direction.as_str(), "read" | "write") {
-        return Err(format!("a record's direction is {:?}", r.direction));
+        return Err(format!("{place}: its direction is {:?}", r.direction));
     }
-    let what = format!("{} of {} B", r.direction, r.size);
+    let what = format!("{place} ({} of {} B)", r.direction, r.size);
     if r.size == 0 {
         return Err(format!("{what}: a transfer of 0 bytes"));
     }
-    Ok(Figure {
+    checked(Figure {
         what: r.direction.clone(),
         size: r.size,
         device: r.device.clone(),
@@ -290,6 +337,7 @@ fn record(r: &SavedRecord) -> Result<Figure, String> {
         )?,
         config: r.config.clone(),
         clock: r.clock.clone(),
+        place,
     })
 }
 
@@ -297,12 +345,14 @@ fn record(r: &SavedRecord) -> Result<Figure, String> {
 fn contention(doc: &Document) -> Result<Vec<Figure>, String> {
     let size = doc.size.ok_or("a contention run without its size")?;
     doc.points
-        .as_deref()
-        .unwrap_or_default()
+        .as_ref()
+        .map_or(&[][..], |p| &p.0)
         .iter()
-        .map(|p| {
+        .enumerate()
+        .map(|(i, p)| {
+            let place = format!("points[{i}]");
             let what = format!(
-                "{} device{}",
+                "{place} ({} device{})",
                 p.devices,
                 if p.devices == 1 { "" } else { "s" }
             );
@@ -312,9 +362,14 @@ fn contention(doc: &Document) -> Result<Vec<Figure>, String> {
                     p.per_device_bytes_per_second.len()
                 ));
             }
-            Ok(Figure {
+            checked(Figure {
                 moments: moments_of(&p.per_device_bytes_per_second, false, &what)?,
-                what,
+                what: format!(
+                    "{} device{}",
+                    p.devices,
+                    if p.devices == 1 { "" } else { "s" }
+                ),
+                place,
                 size,
                 device: String::new(),
                 unit: "B/s",
@@ -337,7 +392,7 @@ fn doctor(doc: &Document) -> Result<Vec<Figure>, String> {
         "queries",
     ];
     let device = doc.device.map(|d| d.to_string()).unwrap_or_default();
-    let transfers = doc.transfers.as_ref().ok_or("no transfers")?;
+    let transfers = &doc.transfers.as_ref().ok_or("no transfers")?.0;
     // The report's order, then any timing it grows.
     let mut names: Vec<&String> = transfers.keys().collect();
     names.sort_by_key(|n| ORDER.iter().position(|o| o == n).unwrap_or(ORDER.len()));
@@ -352,6 +407,7 @@ fn doctor(doc: &Document) -> Result<Vec<Figure>, String> {
         ) else {
             continue;
         };
+        let place = format!("transfers.{name}");
         let what = match name.as_str() {
             "read_small" => "small read".to_string(),
             "read_large" => "large read".to_string(),
@@ -367,10 +423,15 @@ fn doctor(doc: &Document) -> Result<Vec<Figure>, String> {
             .get("stats")
             .and_then(|s| serde_json::from_value(s.clone()).ok());
         if bytes == 0 {
-            return Err(format!("{what}: a transfer of 0 bytes"));
+            return Err(format!("{place} ({what}): a transfer of 0 bytes"));
         }
-        out.push(Figure {
-            moments: timed(&what, runs.as_deref(), stats.as_ref(), Some(seconds))?,
+        out.push(checked(Figure {
+            moments: timed(
+                &format!("{place} ({what})"),
+                runs.as_deref(),
+                stats.as_ref(),
+                Some(seconds),
+            )?,
             unit: if name == "queries" {
                 "queries/s"
             } else {
@@ -382,7 +443,8 @@ fn doctor(doc: &Document) -> Result<Vec<Figure>, String> {
             measure: Measure::Seconds,
             config: doc.target.clone().unwrap_or_default(),
             clock: None,
-        });
+            place,
+        })?);
     }
     Ok(out)
 }

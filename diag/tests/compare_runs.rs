@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{fails, ok};
+use common::{diag_within, fails, ok};
 use serde_json::Value;
 
 /// A fresh directory for one test's files.
@@ -398,7 +398,7 @@ fn inputs_that_cannot_be_compared() {
     fails(
         &["compare", &neg, &io],
         1,
-        "read of 400000 B: -2 is not a measurement",
+        "records[0] (read of 400000 B): -2 is not a measurement",
     );
     // Sizes, and options that do not go with files.
     fails(
@@ -408,5 +408,87 @@ fn inputs_that_cannot_be_compared() {
     );
     fails(&["compare", &io], 2, "invalid SIZE");
     fails(&["compare", "4k"], 2, "\"4k\" is ambiguous");
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// An io-test run of `n` read figures (sizes 1000, 1001, ...) of two runs each, as text.
+fn many_figures(n: usize, config: &str) -> String {
+    let records: Vec<Value> = (0..n)
+        .map(|i| {
+            serde_json::json!({
+                "config": config, "clock": "wall", "device": "11", "direction": "read",
+                "size": 1000 + i, "seconds": 1.0, "run_seconds": [1.0, 1.0 + (i % 7) as f64 / 100.0],
+            })
+        })
+        .collect();
+    serde_json::json!({"tool": "gpib-diag", "command": "io-test", "records": records}).to_string()
+}
+
+/// Issue 28 item 7: figures are matched by key, not each against all (50,000 figures a
+/// side took 18.9 s in a release build, minutes in a debug one). Linear, the pair takes
+/// about a second in a debug build; 30 s is a wide margin on a loaded machine.
+#[test]
+fn fifty_thousand_figures_compare_in_linear_time() {
+    let d = dir("many");
+    let (before, after) = (path(&d, "before.json"), path(&d, "after.json"));
+    std::fs::write(&before, many_figures(50_000, "a")).unwrap();
+    std::fs::write(&after, many_figures(50_000, "b")).unwrap();
+    let started = std::time::Instant::now();
+    let out = diag_within(&["compare", &before, &after, "--format", "csv"], 120);
+    let took = started.elapsed();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout.iter().filter(|&&b| b == b'\n').count(), 50_001);
+    assert!(took.as_secs() < 30, "50,000 figures a side took {took:?}");
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// Issue 28 item 7: figures that are not finite, in the file (1e400, NaN) or after
+/// arithmetic (a sum of runs that overflows, a rate of 10^303 B/s), are refused with
+/// the record's place, never printed as `inf B/s`, `NaNx` or 300 digits.
+#[test]
+fn figures_past_any_measurement_are_refused_naming_the_record() {
+    let d = dir("finite");
+    let good = path(&d, "good.json");
+    std::fs::write(&good, many_figures(3, "a")).unwrap();
+    let text = many_figures(3, "b");
+    let cases = [
+        (
+            "\"seconds\":1.0",
+            "\"seconds\":1e400",
+            "records[0]: number out of range",
+        ),
+        (
+            "\"seconds\":1.0",
+            "\"seconds\":NaN",
+            "records[0]: expected value",
+        ),
+        (
+            "[1.0,1.01]",
+            "[1e308,1.7e308]",
+            "records[1] (read 1001 B, device 11): its samples' mean inf",
+        ),
+        (
+            "[1.0,1.02]",
+            "[1e-300,1e-300]",
+            "records[2] (read 1002 B, device 11): its rate of 1.002e303 B/s is no measurement",
+        ),
+    ];
+    for (i, (from, to, needle)) in cases.iter().enumerate() {
+        assert!(text.contains(from), "{from} in {text}");
+        let bad = path(&d, &format!("bad{i}.json"));
+        std::fs::write(&bad, text.replacen(from, to, 1)).unwrap();
+        let out = fails(&["compare", &good, &bad], 1, needle);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&format!("bad{i}.json")), "{stderr}");
+        assert!(
+            out.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
     std::fs::remove_dir_all(&d).ok();
 }

@@ -3,6 +3,7 @@
 //! their ratio with its 95 % confidence interval, and whether the difference is
 //! significant (Welch's t test at 5 %).
 
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use serde::Serialize;
@@ -127,21 +128,23 @@ pub fn compare(before: &SavedRun, after: &SavedRun) -> Result<Comparison> {
             )));
         }
     }
-    let find =
-        |run: &SavedRun, f: &Figure| run.figures.iter().find(|g| g.key() == f.key()).cloned();
+    // Each run's figures by key (each key once: `saved::read` refuses a repeat), so
+    // matching is linear in the figures.
+    let (in_before, in_after) = (index(before), index(after));
     let figures: Vec<Compared> = before
         .figures
         .iter()
-        .filter_map(|b| find(after, b).map(|a| compared(b, &a)))
-        .collect();
-    let only = |run: &SavedRun, other: &SavedRun| -> Vec<String> {
+        .filter_map(|b| in_after.get(&b.key()).map(|a| compared(b, a)))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(refuse)?;
+    let only = |run: &SavedRun, other: &Index<'_>| -> Vec<String> {
         run.figures
             .iter()
-            .filter(|f| find(other, f).is_none())
+            .filter(|f| !other.contains_key(&f.key()))
             .map(Figure::label)
             .collect()
     };
-    let (only_before, only_after) = (only(before, after), only(after, before));
+    let (only_before, only_after) = (only(before, &in_after), only(after, &in_before));
     if figures.is_empty() {
         let list = |v: &[String]| {
             let mut s = v.iter().take(4).cloned().collect::<Vec<_>>().join("; ");
@@ -166,8 +169,17 @@ pub fn compare(before: &SavedRun, after: &SavedRun) -> Result<Comparison> {
     })
 }
 
-/// One figure of both runs, tested.
-fn compared(before: &Figure, after: &Figure) -> Compared {
+/// A run's figures by their key.
+type Index<'a> = HashMap<(&'a str, u64, &'a str), &'a Figure>;
+
+/// The figures of `run` by their key.
+fn index(run: &SavedRun) -> Index<'_> {
+    run.figures.iter().map(|f| (f.key(), f)).collect()
+}
+
+/// One figure of both runs, tested; refused, naming it, when the test's arithmetic
+/// leaves a figure that is not finite.
+fn compared(before: &Figure, after: &Figure) -> std::result::Result<Compared, String> {
     // The ratio of the test's means is the rate after over the rate before: seconds
     // before over seconds after, or rates after over rates before.
     let welch = match before.measure {
@@ -179,7 +191,27 @@ fn compared(before: &Figure, after: &Figure) -> Compared {
         Some(w) => w.ratio,
         None => (b.rate > 0.0).then(|| a.rate / b.rate),
     };
-    Compared {
+    let mut numbers = vec![("the ratio", ratio)];
+    numbers.extend(welch.iter().flat_map(|w| {
+        [
+            ("the p-value", Some(w.p)),
+            ("the interval's low end", w.ratio_ci95.map(|c| c[0])),
+            ("the interval's high end", w.ratio_ci95.map(|c| c[1])),
+        ]
+    }));
+    if let Some((name, Some(v))) = numbers
+        .into_iter()
+        .find(|(_, v)| v.is_some_and(|v| !v.is_finite()))
+    {
+        return Err(format!(
+            "{} ({} before, {} after): {name} comes out as {v}: its figures are past \
+             what can be computed with",
+            before.label(),
+            before.place,
+            after.place
+        ));
+    }
+    Ok(Compared {
         figure: before.label(),
         what: before.what.clone(),
         size: before.size,
@@ -193,7 +225,7 @@ fn compared(before: &Figure, after: &Figure) -> Compared {
         p: welch.map(|w| w.p),
         significant: welch.map(|w| w.significant),
         welch,
-    }
+    })
 }
 
 /// A ratio to three significant digits: `58.4x`, `1.00x`, `0.0171x`.
@@ -339,10 +371,11 @@ fn text(c: &Comparison, table: &str) -> String {
 
 /// The configurations of one side, in order, each once.
 fn configs(c: &Comparison, side: fn(&Compared) -> &Side) -> String {
+    let mut seen = HashSet::new();
     let mut v: Vec<&str> = Vec::new();
     for f in &c.figures {
         let s = side(f).config.as_str();
-        if !v.contains(&s) {
+        if seen.insert(s) {
             v.push(s);
         }
     }
