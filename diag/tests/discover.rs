@@ -5,6 +5,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 fn gpib_diag() -> Command {
     Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
@@ -91,6 +92,120 @@ fn bad_discover_arguments_are_usage_errors() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("ADDR:PORT"));
+}
+
+/// A host at `ip` that answers discovery (its UDP portmapper names a core port) and
+/// whose core port accepts connections and never answers; the `--broadcast` address of
+/// its portmapper.
+fn silent_host(ip: [u8; 4]) -> String {
+    let core = std::net::TcpListener::bind((std::net::Ipv4Addr::from(ip), 0)).unwrap();
+    let core_port = core.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for s in core.incoming().flatten() {
+            held.push(s);
+        }
+    });
+    let pm = std::net::UdpSocket::bind((std::net::Ipv4Addr::from(ip), 0)).unwrap();
+    let at = pm.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 1500];
+        while let Ok((n, from)) = pm.recv_from(&mut buf) {
+            if n < 4 {
+                continue;
+            }
+            // An accepted RPC reply to the call's xid: MSG_ACCEPTED, AUTH_NONE, SUCCESS,
+            // then the port.
+            let mut reply = buf[..4].to_vec();
+            for w in [1u32, 0, 0, 0, 0, u32::from(core_port)] {
+                reply.extend_from_slice(&w.to_be_bytes());
+            }
+            let _ = pm.send_to(&reply, from);
+        }
+    });
+    at
+}
+
+/// `discover --idn` over `hosts` silent hosts (127.0.0.FIRST and on) with `extra`
+/// options: its output and how long it took.
+fn discover_silent(first: u8, hosts: u8, extra: &[&str]) -> (std::process::Output, Duration) {
+    let list: Vec<String> = (first..first + hosts)
+        .map(|k| silent_host([127, 0, 0, k]))
+        .collect();
+    let started = Instant::now();
+    let out = assert_cmd::Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+        .args([
+            "discover",
+            "--broadcast",
+            &list.join(","),
+            "--timeout",
+            "0.1",
+            "--idn",
+        ])
+        .args(extra)
+        .timeout(Duration::from_secs(300))
+        .output()
+        .unwrap();
+    (out, started.elapsed())
+}
+
+/// Issue 28 item 6: hosts that accept and never answer are asked in parallel, so 24 of
+/// them take about as long as one (they took 24 times as long, one after another).
+#[test]
+fn silent_hosts_are_asked_in_parallel() {
+    let (one, t1) = discover_silent(40, 1, &["--idn-deadline", "100"]);
+    assert!(
+        one.status.success(),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
+    let (many, tn) = discover_silent(50, 24, &["--idn-deadline", "100"]);
+    let stdout = String::from_utf8_lossy(&many.stdout);
+    assert!(
+        many.status.success(),
+        "{}",
+        String::from_utf8_lossy(&many.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 24, "{stdout}");
+    for (k, line) in (50..74).zip(&lines) {
+        assert!(
+            line.starts_with(&format!("TCPIP0::127.0.0.{k},")),
+            "{stdout}"
+        );
+        assert!(line.contains("(no *IDN? answer"), "{stdout}");
+    }
+    eprintln!("one silent host: {t1:?}; 24: {tn:?}");
+    // 24 broadcasts of 0.1 s each, then the queries: about one host's time, here given
+    // three times it and 5 s.
+    assert!(
+        tn < t1 * 3 + Duration::from_secs(5),
+        "24 silent hosts took {tn:?}, one took {t1:?}"
+    );
+}
+
+/// Issue 28 item 6: the whole `--idn` phase ends at its deadline, each host not
+/// answered by then saying so.
+#[test]
+fn the_idn_phase_ends_at_its_deadline() {
+    let (out, took) = discover_silent(80, 40, &["--idn-deadline", "0.5"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(stdout.lines().count(), 40, "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .all(|l| l.contains("(no *IDN? answer within the --idn-deadline of 0.5 s")),
+        "{stdout}"
+    );
+    eprintln!("40 silent hosts, --idn-deadline 0.5: {took:?}");
+    // 40 broadcasts of 0.1 s each (4 s), then 0.5 s: 20 s is a wide margin (one
+    // after another, each host's query took seconds).
+    assert!(took < Duration::from_secs(20), "took {took:?}");
 }
 
 /// Issue 28 item 11: a call that cannot be sent says why and to which address, not the

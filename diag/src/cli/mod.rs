@@ -31,19 +31,30 @@ fn parse_seconds(text: &str) -> Result<f64, String> {
 /// The longest run `contention --seconds` takes (11.6 days, as for timeouts).
 pub const MAX_RUN_S: f64 = 1e6;
 
-/// The length of a run: a number of seconds above 0, at most [`MAX_RUN_S`].
-fn parse_run_seconds(text: &str) -> Result<f64, String> {
+/// A number of seconds above 0, at most [`MAX_RUN_S`]; `what` says what it is the
+/// length of in the message for one out of range.
+fn positive_seconds(text: &str, what: &str) -> Result<f64, String> {
     let v: f64 = text
         .trim()
         .parse()
         .map_err(|_| format!("{text:?} is not a number of seconds"))?;
     if !(v > 0.0 && v <= MAX_RUN_S) {
         return Err(format!(
-            "{text} s is no run length: give each point's run more than 0 and at most \
-             {MAX_RUN_S:.0} seconds"
+            "{text} s is out of range: give {what} more than 0 and at most {MAX_RUN_S:.0} \
+             seconds"
         ));
     }
     Ok(v)
+}
+
+/// The length of a run (`contention --seconds`).
+fn parse_run_seconds(text: &str) -> Result<f64, String> {
+    positive_seconds(text, "the length of each point's run:")
+}
+
+/// The length of `discover --idn`'s phase.
+fn parse_idn_deadline(text: &str) -> Result<f64, String> {
+    positive_seconds(text, "the time all the *IDN? queries may take:")
 }
 
 /// A fraction strictly between 0 and 1.
@@ -402,9 +413,14 @@ pub struct DiscoverArgs {
     /// Seconds to wait for answers (0 to 1,000,000).
     #[arg(long, default_value_t = 1.0, value_parser = parse_seconds, allow_negative_numbers = true)]
     pub timeout: f64,
-    /// Ask each host's `inst0` `*IDN?` and print the answer after its resource string.
+    /// Ask each host's `inst0` `*IDN?` and print the answer after its resource string
+    /// (32 hosts at a time, each query waiting up to 2 s).
     #[arg(long)]
     pub idn: bool,
+    /// Seconds the whole `--idn` phase may take (more than 0, at most 1,000,000): a host not answered
+    /// by then is shown as such.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0, value_parser = parse_idn_deadline, allow_negative_numbers = true)]
+    pub idn_deadline: f64,
 }
 
 /// `ADDR` (port 111) or `ADDR:PORT`, IPv4 or `[IPv6]:PORT`.

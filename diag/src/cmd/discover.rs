@@ -2,19 +2,17 @@
 //! portmapper GETPORT broadcast of `lxi discover` and the VISA finders
 //! ([`gpib::backend::vxi11::discover`]).
 
+mod idn;
+
 use std::collections::BTreeSet;
 use std::io::Write as _;
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use gpib::backend::vxi11::{self, Responder};
-use gpib::ResourceManager;
 
 use crate::cli::DiscoverArgs;
 use crate::error::{DiagError, Result};
-
-/// How long an `--idn` query waits for its instrument.
-const IDN_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Runs the command: one line per host, `TCPIP0::HOST::inst0::INSTR`.
 pub fn run(a: &DiscoverArgs) -> Result<()> {
@@ -29,15 +27,24 @@ pub fn run(a: &DiscoverArgs) -> Result<()> {
         );
         lines.extend(found.iter().map(|r| resource(r, to.port())));
     }
+    let lines: Vec<String> = lines.into_iter().collect();
+    let answers = if a.idn && !lines.is_empty() {
+        // The option's parser keeps it within 0..=1e6 s.
+        let phase = Duration::from_secs_f64(a.idn_deadline);
+        let deadline = Instant::now().checked_add(phase).ok_or_else(|| {
+            DiagError::Usage(format!(
+                "--idn-deadline {} is past what the clock can count",
+                a.idn_deadline
+            ))
+        })?;
+        idn::ask_all(&lines, deadline, phase)
+    } else {
+        Vec::new()
+    };
     let mut out = std::io::stdout().lock();
-    let mut rm = a.idn.then(|| {
-        let mut rm = ResourceManager::new();
-        rm.set_timeout(gpib::Timeout::After(IDN_TIMEOUT));
-        rm
-    });
-    for r in &lines {
-        let line = match rm.as_mut() {
-            Some(rm) => format!("{r}  {}", idn(rm, r)),
+    for (i, r) in lines.iter().enumerate() {
+        let line = match answers.get(i) {
+            Some(answer) => format!("{r}  {answer}"),
             None => r.clone(),
         };
         writeln!(out, "{line}").map_err(|source| DiagError::Output {
@@ -61,14 +68,6 @@ pub fn resource(r: &Responder, pm_port: u16) -> String {
         format!("TCPIP0::{host}::inst0::INSTR")
     } else {
         format!("TCPIP0::{host},{}::inst0::INSTR", r.core_port)
-    }
-}
-
-/// `inst0`'s `*IDN?` answer, or why there is none, in parentheses.
-fn idn(rm: &mut ResourceManager, resource: &str) -> String {
-    match rm.open(resource).and_then(|d| d.query("*IDN?")) {
-        Ok(s) => super::instrument::shown(s.as_bytes()),
-        Err(e) => format!("(no *IDN? answer: {e})"),
     }
 }
 
