@@ -2,14 +2,22 @@
 //! linux-gpib's `ibterm` and `pyvisa-shell`: a line ending in `?` is a query, any other
 //! line is written; commands (`help` lists them) set the timeout and termination, read,
 //! poll, clear, trigger, and open another resource. Line editing and history
-//! (`~/.gpib_diag_history`) where the input is a terminal; answers are shown binary-safe.
+//! (`~/.gpib_diag_history`) where the input is a terminal; input is bytes (what is
+//! typed is what is sent; what is not UTF-8 is shown escaped); answers are shown
+//! binary-safe.
+
+mod editor;
+mod history;
+mod terminal;
+mod winsize;
 
 use gpib::{Device, Eos, ResourceManager, Timeout};
-use rustyline::error::ReadlineError;
 
 use crate::cli::instrument::ShellArgs;
 use crate::cmd::instrument::{manager, shown};
-use crate::error::Result;
+use crate::error::{DiagError, Result};
+
+use self::terminal::{Got, Lines};
 
 const HELP: &str = "\
   TEXT?              query: send TEXT, print the answer
@@ -23,7 +31,15 @@ const HELP: &str = "\
   eos [0xNN|off]     show or set the byte that ends reads besides END
   open RESOURCE      open another instrument (GPIB0::22::INSTR, TCPIP0::host::inst0::INSTR)
   list [PATTERN]     the resources reachable (VISA expression, default ?*)
-  help | exit";
+  help | exit | quit";
+
+/// What one line asks of the session.
+enum Next {
+    /// Go on, printing this (possibly nothing).
+    Print(String),
+    /// `exit`, `quit`.
+    Leave,
+}
 
 /// One session: the manager, the open device, its settings as the user set them.
 struct Session {
@@ -52,23 +68,83 @@ impl Session {
         Ok(format!("opened {resource}"))
     }
 
-    /// Runs one line; the text to print (possibly empty), or an error to show.
+    /// Runs one line of bytes: what it asks, or an error to show. Text for the
+    /// instrument goes as typed; a command's own arguments must be text.
+    fn line(&mut self, line: &[u8]) -> std::result::Result<Next, String> {
+        let (word, rest) = match line.iter().position(|&b| b == b' ') {
+            Some(i) => (&line[..i], trim(&line[i + 1..])),
+            None => (line, &[][..]),
+        };
+        let word = word.to_ascii_lowercase();
+        match word.as_slice() {
+            b"exit" | b"quit" if rest.is_empty() => return Ok(Next::Leave),
+            b"exit" | b"quit" => {
+                return Err(format!(
+                    "{} takes nothing after it: {} (or Ctrl-D) leaves; write TEXT sends \
+                     TEXT to the instrument",
+                    String::from_utf8_lossy(&word),
+                    String::from_utf8_lossy(&word)
+                ))
+            }
+            b"open" if rest.is_empty() => {
+                return Err("open needs a resource: open RESOURCE (GPIB0::22::INSTR, \
+                     TCPIP0::host::inst0::INSTR)"
+                    .into())
+            }
+            b"query" => {
+                let d = self.device()?;
+                send(d, rest)?;
+                return Ok(Next::Print(shown(
+                    &d.read_to_end().map_err(|e| e.to_string())?,
+                )));
+            }
+            b"write" => return send(self.device()?, rest).map(|()| Next::Print(String::new())),
+            _ => {}
+        }
+        let is_command = matches!(
+            word.as_slice(),
+            b"help"
+                | b"?"
+                | b"read"
+                | b"stb"
+                | b"clear"
+                | b"trigger"
+                | b"local"
+                | b"remote"
+                | b"timeout"
+                | b"eos"
+                | b"open"
+                | b"list"
+        );
+        if !is_command {
+            // Text for the instrument: a query when it ends in `?`.
+            let d = self.device()?;
+            send(d, line)?;
+            if line.ends_with(b"?") {
+                return Ok(Next::Print(shown(
+                    &d.read_to_end().map_err(|e| e.to_string())?,
+                )));
+            }
+            return Ok(Next::Print(String::new()));
+        }
+        let text = std::str::from_utf8(line).map_err(|_| {
+            format!(
+                "{} takes text: {} is not UTF-8",
+                String::from_utf8_lossy(&word),
+                shown(line)
+            )
+        })?;
+        self.run(text).map(Next::Print)
+    }
+
+    /// Runs one of the shell's own commands; the text to print (possibly empty), or
+    /// an error to show.
     fn run(&mut self, line: &str) -> std::result::Result<String, String> {
         let e = |e: gpib::Error| e.to_string();
         let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
         let rest = rest.trim();
         match word.to_ascii_lowercase().as_str() {
             "help" | "?" => Ok(HELP.to_string()),
-            "query" => {
-                let d = self.device()?;
-                d.write_str(rest).map_err(e)?;
-                Ok(shown(&d.read_to_end().map_err(e)?))
-            }
-            "write" => self
-                .device()?
-                .write_str(rest)
-                .map(|()| String::new())
-                .map_err(e),
             "read" => Ok(shown(&self.device()?.read_to_end().map_err(e)?)),
             "stb" => Ok(format!(
                 "0x{:02x}",
@@ -111,15 +187,44 @@ impl Session {
                 }
                 self.run("eos")
             }
-            "open" if !rest.is_empty() => self.open(rest),
+            "open" => self.open(rest),
             "list" => {
                 let pattern = if rest.is_empty() { "?*" } else { rest };
                 Ok(self.rm.list_resources(pattern).map_err(e)?.join("\n"))
             }
-            _ if line.ends_with('?') => self.run(&format!("query {line}")),
-            _ => self.run(&format!("write {line}")),
+            other => Err(format!(
+                "{other} is no command of the shell (help lists them)"
+            )),
         }
     }
+}
+
+/// `bytes` without the spaces and tabs around them.
+fn trim(bytes: &[u8]) -> &[u8] {
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace());
+    let end = bytes.iter().rposition(|b| !b.is_ascii_whitespace());
+    match (start, end) {
+        (Some(s), Some(e)) => &bytes[s..=e],
+        _ => &[],
+    }
+}
+
+/// Sends `bytes` as typed, with the write terminator after them: text as it is, other
+/// bytes without END, then the terminator with it (one message).
+fn send(d: &Device, bytes: &[u8]) -> std::result::Result<(), String> {
+    let e = |e: gpib::Error| e.to_string();
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return d.write_str(text).map_err(e);
+    }
+    let mut left = bytes;
+    while !left.is_empty() {
+        let n = d.write_partial(left).map_err(e)?;
+        if n == 0 {
+            return Err("the instrument took none of the bytes".into());
+        }
+        left = left.get(n..).unwrap_or_default();
+    }
+    d.write_str("").map_err(e)
 }
 
 /// Runs the shell until `exit`, end of input or Ctrl-D.
@@ -133,45 +238,42 @@ pub fn run(args: &ShellArgs) -> Result<()> {
     if let Some(r) = &args.resource {
         session.open(r).map_err(crate::error::DiagError::Usage)?;
     }
-    let mut editor = rustyline::DefaultEditor::new()
-        .map_err(|e| crate::error::DiagError::Usage(format!("cannot start the shell: {e}")))?;
     let history =
         std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".gpib_diag_history"));
-    if let Some(h) = &history {
-        let _ = editor.load_history(h);
-    }
+    let mut lines = Lines::new(history.as_deref().map(history::load).unwrap_or_default());
     println!("gpib-diag shell: help lists the commands, exit (or Ctrl-D) leaves");
     loop {
         let prompt = match &session.device {
             Some((r, _)) => format!("{r}> "),
             None => "> ".into(),
         };
-        let line = match editor.readline(&prompt) {
-            Ok(l) => l,
-            Err(ReadlineError::Interrupted) => continue,
-            Err(ReadlineError::Eof) => break,
-            Err(e) => {
-                return Err(crate::error::DiagError::Usage(format!(
-                    "reading a line: {e}"
-                )))
+        let line = match lines.read(&prompt) {
+            Ok(Got::Line(l)) => l,
+            Ok(Got::Interrupted) => continue,
+            Ok(Got::TooLong) => {
+                println!(
+                    "error: a line longer than {} bytes: not run",
+                    editor::MAX_LINE
+                );
+                continue;
             }
+            Ok(Got::Eof) => break,
+            Err(e) => return Err(DiagError::Usage(format!("reading a line: {e}"))),
         };
-        let line = line.trim();
+        let line = trim(&line);
         if line.is_empty() {
             continue;
         }
-        let _ = editor.add_history_entry(line);
-        if matches!(line, "exit" | "quit") {
-            break;
-        }
-        match session.run(line) {
-            Ok(out) if out.is_empty() => {}
-            Ok(out) => println!("{out}"),
+        lines.add_history(line);
+        match session.line(line) {
+            Ok(Next::Leave) => break,
+            Ok(Next::Print(out)) if out.is_empty() => {}
+            Ok(Next::Print(out)) => println!("{out}"),
             Err(why) => println!("error: {why}"),
         }
     }
-    if let Some(h) = &history {
-        let _ = editor.save_history(h);
+    if let (Some(h), Some(entries)) = (&history, lines.history()) {
+        let _ = history::save(h, entries);
     }
     Ok(())
 }
