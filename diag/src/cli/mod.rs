@@ -429,11 +429,18 @@ fn parse_portmapper(text: &str) -> Result<std::net::SocketAddr, String> {
     if let Ok(ip) = t.parse::<std::net::IpAddr>() {
         return Ok(std::net::SocketAddr::new(ip, 111));
     }
-    t.parse().map_err(|_| {
+    let at: std::net::SocketAddr = t.parse().map_err(|_| {
         format!(
             "{text:?} is no address: give ADDR or ADDR:PORT, e.g. 192.168.1.255 or 127.0.0.1:40111"
         )
-    })
+    })?;
+    if at.port() == 0 {
+        return Err(format!(
+            "{at}: port 0 is no port the call can be sent to: give the portmapper's \
+             (111, the default, or e.g. 127.0.0.1:40111)"
+        ));
+    }
+    Ok(at)
 }
 
 /// What each active device does in a contention run.
