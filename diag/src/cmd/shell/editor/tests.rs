@@ -99,3 +99,35 @@ fn editing_and_history() {
     let (ev, _) = run(&mut ed, b"ab\x01\x04\r\x04");
     assert_eq!(ev, [Event::Line(b"b".to_vec()), Event::Eof]);
 }
+
+/// Any bytes at all, keys and escape sequences among them, on narrow and wide
+/// terminals: no panic, and what is drawn stays in proportion to what is typed.
+#[test]
+fn any_bytes_are_taken() {
+    let alphabet: &[u8] = b"ab \x1b[O~0123456789ABCDFH;\x01\x02\x03\x04\x05\x06\x08\x0b\x0c\x15\x7f\r\xff\xc2\xb5\xe2\x82\xac\xf0";
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for width in [0, 1, 9, 20, 80, 300] {
+        let mut ed = Editor::new(vec![b"old".to_vec(), b"\xff\xfe".to_vec()]);
+        let mut out = Vec::new();
+        ed.begin("GPIB0::22::INSTR> ", width, &mut out);
+        let n = 50_000;
+        for _ in 0..n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let b = alphabet[(x % alphabet.len() as u64) as usize];
+            if let Some(e) = ed.feed(b, &mut out) {
+                if let Event::Line(l) = &e {
+                    ed.add_history(l);
+                }
+                ed.begin("GPIB0::22::INSTR> ", width, &mut out);
+            }
+            assert!(ed.cursor <= ed.cells.len() && ed.start <= ed.cells.len());
+        }
+        assert!(
+            out.len() < 200 * n,
+            "width {width}: {} bytes drawn",
+            out.len()
+        );
+    }
+}
