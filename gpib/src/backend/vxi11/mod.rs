@@ -561,8 +561,8 @@ impl Vxi11Board {
 
 impl Drop for Vxi11Board {
     /// Destroys the links and the interrupt channel: the calls go out together and
-    /// their replies are waited for [`Vxi11Board::close_wait`] in all (not at all
-    /// when the gateway did not answer the last call: it closes the links of a
+    /// their replies are waited for a quarter of the timeout in all, at most 1 s (not
+    /// at all when the gateway did not answer the last call: it closes the links of a
     /// connection that ends anyway).
     fn drop(&mut self) {
         let mut calls: Vec<(u32, Vec<u8>)> = self
