@@ -69,6 +69,12 @@ enum ReadAnswer {
     Stream,
     /// Nothing at all, to any call.
     Silent,
+    /// Answers the calls that set up links, then nothing from the first write or
+    /// read on (a gateway that stalls).
+    Stall,
+    /// Answers every call (a read with `FAKE` and END) but `destroy_link` and
+    /// `destroy_intr_chan`.
+    NoGoodbye,
 }
 
 /// A fake VXI-11 core channel: links are created, writes taken, reads answered as
@@ -78,6 +84,7 @@ fn gateway(how: ReadAnswer) -> (SocketAddr, JoinHandle<()>) {
         let mut reader = s.try_clone().unwrap();
         let mut rec = Vec::new();
         let mut sent = 0usize;
+        let mut stalled = false;
         while Instant::now() < end {
             match record::read_record(&mut reader, Limits::DEFAULT, &mut rec) {
                 Ok(()) => {}
@@ -87,7 +94,13 @@ fn gateway(how: ReadAnswer) -> (SocketAddr, JoinHandle<()>) {
             let Ok((h, args)) = msg::decode_call(&rec) else {
                 return;
             };
-            if matches!(how, ReadAnswer::Silent) {
+            let io = matches!(h.proc_, procs::DEVICE_WRITE | procs::DEVICE_READ);
+            stalled |= matches!(how, ReadAnswer::Stall) && io;
+            let goodbye = matches!(h.proc_, procs::DESTROY_LINK | procs::DESTROY_INTR_CHAN);
+            if matches!(how, ReadAnswer::Silent)
+                || stalled
+                || (matches!(how, ReadAnswer::NoGoodbye) && goodbye)
+            {
                 continue;
             }
             let results = match h.proc_ {
@@ -105,6 +118,9 @@ fn gateway(how: ReadAnswer) -> (SocketAddr, JoinHandle<()>) {
                 procs::DEVICE_READ => {
                     let want = proto::Read::decode(args).map_or(0, |r| r.request_size);
                     match how {
+                        ReadAnswer::NoGoodbye => {
+                            proto::encode_read_resp(err::NONE, reason::END, b"FAKE\n")
+                        }
                         ReadAnswer::Drip => {
                             let reply = msg::encode_reply(
                                 h.xid,
@@ -452,4 +468,65 @@ fn vxi11_a_reply_cut_off_part_way_breaks_the_connection_clearly() {
     assert_eq!(first.kind(), ErrorKind::Timeout, "{first}");
     assert!(second.to_string().contains("framing is lost"), "{second}");
     assert!(took < Duration::from_millis(500), "{took:?}: {second}");
+}
+
+/// Opens device 5 of the gateway `how` as the resource strings do (the interrupt
+/// channel asked for), runs a `*IDN?` query with a 1 s timeout and drops the device;
+/// the query's outcome, and how long opening with the query, and closing, took.
+fn vxi11_query_and_close(how: ReadAnswer) -> (gpib::Result<String>, Duration, Duration) {
+    let (at, t) = gateway(how);
+    let r = within(Duration::from_secs(20), move || {
+        let t0 = Instant::now();
+        let board = Vxi11Board::connect(&at.to_string(), Vxi11Options::default()).unwrap();
+        let mut dev = Bus::new(board).device(5).unwrap();
+        dev.set_timeout(Some(Duration::from_secs(1)));
+        let r = dev.query("*IDN?");
+        let query = t0.elapsed();
+        let t1 = Instant::now();
+        drop(dev);
+        (r, query, t1.elapsed())
+    });
+    drop(t);
+    r
+}
+
+// Issue 28 item 9: against a gateway that stalls, `--timeout 1` took 4.3-6.3 s: on
+// closing, `destroy_link` and `destroy_intr_chan` each waited 2 s, one after the other,
+// for a gateway that had not answered the call before (4.0 s). Closing does not wait
+// for it.
+#[test]
+fn vxi11_closing_after_a_stalled_gateway_does_not_wait() {
+    let (r, query, close) = vxi11_query_and_close(ReadAnswer::Stall);
+    let e = r.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    assert!(close < Duration::from_secs(1), "closing took {close:?}");
+    assert!(
+        query + close < Duration::from_millis(3500),
+        "{query:?} + {close:?}"
+    );
+}
+
+// Issue 28 item 9: a gateway that answers everything but the goodbyes: closing waits
+// for their replies a short while in all (a quarter of the timeout), not 2 s each
+// (4.0 s).
+#[test]
+fn vxi11_closing_waits_for_the_goodbyes_a_short_while_in_all() {
+    let (r, _, close) = vxi11_query_and_close(ReadAnswer::NoGoodbye);
+    assert_eq!(r.unwrap(), "FAKE");
+    assert!(close < Duration::from_secs(1), "closing took {close:?}");
+}
+
+// Issue 28 item 9: against a gateway that says nothing, opening waited 5 s for the
+// interrupt channel before the timeout was known (6.4 s in all with a 1 s timeout;
+// `gpib-diag query ... --timeout 1` the same). It is set up at the first link, within
+// the timeout.
+#[test]
+fn vxi11_a_silent_gateway_is_a_timeout_within_the_timeout_from_opening() {
+    let (r, query, close) = vxi11_query_and_close(ReadAnswer::Silent);
+    let e = r.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
+    assert!(
+        query + close < Duration::from_secs(3),
+        "{query:?} + {close:?}: {e}"
+    );
 }

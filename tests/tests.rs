@@ -8,6 +8,7 @@ mod clock;
 mod examples;
 mod faults;
 mod gpib_conf;
+mod hostile_hislip;
 mod hostile_peers;
 mod hp9000_350_1988;
 mod open;

@@ -196,6 +196,17 @@ pub fn kind_name(k: u8) -> &'static str {
     }
 }
 
+/// Two bytes found where a header's prologue should be, for messages: as text with
+/// escapes and in hex, `"::" (0x3a 0x3a)`.
+///
+/// ```
+/// assert_eq!(gpib::hislip::prologue_text(*b"::"), r#""::" (0x3a 0x3a)"#);
+/// assert_eq!(gpib::hislip::prologue_text([0, 0xff]), r#""\x00\xff" (0x00 0xff)"#);
+/// ```
+pub fn prologue_text(p: [u8; 2]) -> String {
+    format!("\"{}\" ({:#04x} {:#04x})", p.escape_ascii(), p[0], p[1])
+}
+
 /// A message header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header {

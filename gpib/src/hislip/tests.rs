@@ -76,3 +76,16 @@ fn hostile_and_short_input_is_an_error_without_allocation() {
 fn initialize_parameter_packs_version_and_vendor() {
     assert_eq!(initialize_param(VERSION, *b"GD"), 0x0100_4744);
 }
+
+// Issue 28 item 11: a bad prologue was shown as `[3a, 3a]` (hex without `0x`, read as
+// decimal); it is shown as text and in hex, with what was expected.
+#[test]
+fn a_bad_prologue_is_shown_as_text_and_hex() {
+    let e = read_message(&mut &b"::\x00\x00not a header"[..], 10).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        r#"not a HiSLIP header: it starts with "::" (0x3a 0x3a), expected "HS""#
+    );
+    let e = read_message(&mut &[0u8, 0xff, 1, 2][..], 10).unwrap_err();
+    assert!(e.to_string().contains(r#""\x00\xff" (0x00 0xff)"#), "{e}");
+}

@@ -21,7 +21,7 @@ pub enum ReadError {
         got: usize,
     },
     /// The header does not start with `HS`.
-    #[error("not a HiSLIP header: it starts with {0:02x?}, not \"HS\"")]
+    #[error("not a HiSLIP header: it starts with {}, expected \"HS\"", super::prologue_text(*.0))]
     BadPrologue([u8; 2]),
     /// The payload is longer than the reader takes.
     #[error("a {kind} message claims a {len}-byte payload; the limit is {limit}")]

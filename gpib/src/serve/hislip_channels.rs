@@ -41,7 +41,10 @@ fn next_header(r: &mut TimedReader, w: &std::net::TcpStream, slot: &Slot) -> Opt
             fatal(
                 w,
                 hislip::fatal::BAD_HEADER,
-                &format!("header starts with {p:02x?}"),
+                &format!(
+                    "header starts with {}, expected \"HS\"",
+                    hislip::prologue_text(p)
+                ),
             );
             None
         }

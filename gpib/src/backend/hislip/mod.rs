@@ -8,6 +8,7 @@
 //! (AsyncStatusQuery), and a status byte with RQS is kept for the next serial poll of
 //! that device, as the poll a controller makes after SRQ would find it.
 
+mod channel;
 pub(crate) mod connector;
 mod session;
 
@@ -18,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::address::{Address, PrimaryAddress};
 use crate::backend::{Backend, DeviceLevel, Eos, ReadEnd, ReadStatus};
+use crate::deadline::Deadline;
 use crate::error::{Error, Result};
 use crate::hislip::remote_local;
 use crate::status::StatusByte;
@@ -185,7 +187,7 @@ impl Backend for HislipBoard {
         let mut found = false;
         for (&a, d) in &mut self.devices {
             // AsyncServiceRequest messages only say that a status query will show RQS.
-            while d.s.poll_srq()?.is_some() {}
+            d.s.take_srqs()?;
             let stb = d.s.status_byte()?;
             if stb & RQS != 0 {
                 self.requested.insert(a, stb);
@@ -220,28 +222,38 @@ impl DeviceLevel for HislipBoard {
         buf: &mut [u8],
         eos: Option<Eos>,
     ) -> Result<ReadStatus> {
-        let timeout = self.timeout;
         let d = self.dev(device)?;
         if d.at >= d.buf.len() {
+            // One deadline for the status query and the answer.
+            let dl = Deadline::after(Some(self.timeout));
+            let d = self.dev(device)?;
             if !d.s.answer_due() {
                 // An answer nobody asked for by a query (a triggered reading): the
                 // gateway fetches it when a status query finds MAV.
-                let stb = d.s.status_byte()?;
+                let stb = d.s.status_byte_by(dl)?;
                 if stb & RQS != 0 {
                     self.requested.insert(device, stb);
                 }
             }
             let d = self.dev(device)?;
-            d.buf = d.s.read().map_err(|e| match e {
-                // The bytes that came are not in `buf`: none transferred.
-                Error::Timeout { operation, .. } => Error::Timeout {
-                    operation,
-                    timeout,
-                    transferred: 0,
-                },
-                e => e,
-            })?;
+            d.buf.clear();
             d.at = 0;
+            if let Err(e) = d.s.read_by(&mut d.buf, dl) {
+                // A timeout: the bytes that came are the caller's, as far as they fit.
+                let n = d.buf.len().min(buf.len());
+                buf[..n].copy_from_slice(&d.buf[..n]);
+                d.buf.clear();
+                return Err(match e {
+                    Error::Timeout {
+                        operation, timeout, ..
+                    } => Error::Timeout {
+                        operation,
+                        timeout,
+                        transferred: n,
+                    },
+                    e => e,
+                });
+            }
         }
         let d = self.dev(device)?;
         let rest = &d.buf[d.at..];

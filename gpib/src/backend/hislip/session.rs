@@ -10,12 +10,14 @@
 //! # Ok::<(), gpib::Error>(())
 //! ```
 
-use std::net::{TcpStream, ToSocketAddrs};
+use std::io::{self, Read};
+use std::net::ToSocketAddrs;
 use std::time::Duration;
 
-use crate::deadline::{Deadline, TimedReader};
+use super::channel::{self, cuts_framing, read_error, Channel};
+use crate::deadline::Deadline;
 use crate::error::{Error, Result};
-use crate::hislip::{self, kind, Header, QueryScan, ReadError};
+use crate::hislip::{self, kind, Header, QueryScan};
 
 /// The vendor id this client gives in Initialize ("GD", gpib-diag).
 const VENDOR: [u8; 2] = *b"GD";
@@ -23,47 +25,25 @@ const VENDOR: [u8; 2] = *b"GD";
 const DEFAULT_MAX_READ: usize = 64 << 20;
 /// The longest payload taken on the asynchronous channel.
 const MAX_ASYNC_PAYLOAD: u64 = 4096;
+/// The most messages one [`HislipSession::poll_srq`] takes (a server that floods
+/// service requests cannot keep it taking them).
+const MAX_POLLED: usize = 256;
 
-/// One channel: a reader held to a deadline, and the socket to write on.
-struct Channel {
-    r: TimedReader,
-    w: TcpStream,
-}
-
-impl Channel {
-    fn connect(addr: std::net::SocketAddr, timeout: Duration) -> Result<Self> {
-        let s = TcpStream::connect_timeout(&addr, timeout)?;
-        s.set_nodelay(true)?;
-        s.set_write_timeout(Some(timeout))?;
-        let w = s.try_clone()?;
-        Ok(Self {
-            r: TimedReader::new(s, 64 * 1024),
-            w,
-        })
-    }
-
-    fn send(&mut self, k: u8, control: u8, param: u32, payload: &[u8]) -> Result<()> {
-        hislip::write_message(&mut self.w, k, control, param, payload)?;
-        Ok(())
-    }
-}
-
-/// Maps a read error: a timeout reports the bytes that came.
-fn read_error(e: ReadError, operation: &'static str, timeout: Duration, got: usize) -> Error {
-    if e.is_timeout() {
-        return Error::Timeout {
-            operation,
-            timeout,
-            transferred: got,
-        };
-    }
-    match e {
-        ReadError::Io { source, .. } => Error::Io(source),
-        e => Error::Protocol(format!("HiSLIP: {e}")),
-    }
+/// Which of the session's two channels.
+#[derive(Clone, Copy)]
+enum On {
+    Sync,
+    Async,
 }
 
 /// A HiSLIP session on one device.
+///
+/// Every call is bounded by one deadline, the session's timeout from the call's
+/// start (a lock request: and the lock's own timeout): a server that trickles its
+/// answers, takes data slowly, or sends service requests, stale answers or other
+/// messages nobody waits for cannot make a call wait longer. A call that stops part
+/// way through a message leaves the channel's framing lost: the session's later calls
+/// say so at once (connect again).
 pub struct HislipSession {
     sync: Channel,
     async_: Channel,
@@ -88,6 +68,8 @@ pub struct HislipSession {
     /// Overlapped mode: the message ids of the queries whose answers are not read,
     /// oldest first.
     asked: std::collections::VecDeque<u32>,
+    /// Why a channel's framing is lost (a call stopped part way through a message).
+    broken: Option<String>,
 }
 
 /// Service requests kept at most (older ones go).
@@ -102,28 +84,101 @@ impl std::fmt::Debug for HislipSession {
     }
 }
 
+/// Reads the next message on `ch` by `dl`; an error part way through one sets `broken`.
+fn next(
+    ch: &mut Channel,
+    dl: Deadline,
+    op: &'static str,
+    limit: Duration,
+    broken: &mut Option<String>,
+) -> Result<hislip::Message> {
+    ch.r.set_deadline(dl);
+    hislip::read_message(&mut ch.r, MAX_ASYNC_PAYLOAD).map_err(|e| {
+        if cuts_framing(&e) {
+            *broken = Some(format!("{op} stopped part way through a message ({e})"));
+        }
+        read_error(e, op, limit, 0)
+    })
+}
+
+/// The error of a message of type `h.kind` where `want` was expected (an Error or
+/// FatalError from the server says what it said).
+fn unexpected(h: &Header, payload: &[u8], want: u8) -> Error {
+    let said = String::from_utf8_lossy(payload);
+    Error::Protocol(match h.kind {
+        kind::FATAL_ERROR => format!("HiSLIP fatal error {}: {said}", h.control),
+        kind::ERROR => format!("HiSLIP error {}: {said}", h.control),
+        k => format!(
+            "HiSLIP: expected {}, got {}",
+            hislip::kind_name(want),
+            hislip::kind_name(k)
+        ),
+    })
+}
+
+/// Reads the next message on `ch` by `dl`, which must be of type `want`.
+fn expect(
+    ch: &mut Channel,
+    want: u8,
+    dl: Deadline,
+    op: &'static str,
+    limit: Duration,
+    broken: &mut Option<String>,
+) -> Result<(Header, Vec<u8>)> {
+    let m = next(ch, dl, op, limit, broken)?;
+    if m.header.kind == want {
+        return Ok((m.header, m.payload));
+    }
+    Err(unexpected(&m.header, &m.payload, want))
+}
+
 impl HislipSession {
     /// Opens a session on `sub_address` (`hislip0`) at `host`:`port`: Initialize on
     /// the synchronous channel, AsyncInitialize on the asynchronous one, then the
-    /// maximum message size. `timeout` bounds the connection and every later call.
+    /// maximum message size. `timeout` bounds the whole connection (whatever the
+    /// server sends meanwhile) and every later call.
     pub fn connect(host: &str, port: u16, sub_address: &str, timeout: Duration) -> Result<Self> {
+        const OP: &str = "HiSLIP connect";
+        let timeout = timeout.max(Duration::from_millis(1));
         let addr = (host, port)
             .to_socket_addrs()
             .map_err(|e| Error::InvalidArgument(format!("cannot resolve {host:?}: {e}")))?
             .next()
             .ok_or_else(|| Error::InvalidArgument(format!("{host:?} resolves to no address")))?;
-        let mut sync = Channel::connect(addr, timeout)?;
-        sync.send(
+        let dl = Deadline::after(Some(timeout));
+        let mut broken = None;
+        let sent = |r: std::result::Result<(), (usize, io::Error)>| {
+            r.map_err(|(_, e)| channel::io_error(e, OP, timeout, 0))
+        };
+        let mut sync = Channel::connect(addr, dl, timeout)?;
+        sent(sync.send(
             kind::INITIALIZE,
             0,
             hislip::initialize_param(hislip::VERSION, VENDOR),
             sub_address.as_bytes(),
-        )?;
-        let h = Self::expect(&mut sync, kind::INITIALIZE_RESPONSE, timeout)?.0;
+            dl,
+        ))?;
+        let h = expect(
+            &mut sync,
+            kind::INITIALIZE_RESPONSE,
+            dl,
+            OP,
+            timeout,
+            &mut broken,
+        )?
+        .0;
         let session_id = (h.param & 0xffff) as u16;
-        let mut async_ = Channel::connect(addr, timeout)?;
-        async_.send(kind::ASYNC_INITIALIZE, 0, u32::from(session_id), &[])?;
-        let a = Self::expect(&mut async_, kind::ASYNC_INITIALIZE_RESPONSE, timeout)?.0;
+        let mut async_ = Channel::connect(addr, dl, timeout)?;
+        sent(async_.send(kind::ASYNC_INITIALIZE, 0, u32::from(session_id), &[], dl))?;
+        let a = expect(
+            &mut async_,
+            kind::ASYNC_INITIALIZE_RESPONSE,
+            dl,
+            OP,
+            timeout,
+            &mut broken,
+        )?
+        .0;
         let mut s = Self {
             sync,
             async_,
@@ -140,50 +195,76 @@ impl HislipSession {
             scan: QueryScan::default(),
             answer_due: false,
             asked: std::collections::VecDeque::new(),
+            broken,
         };
-        s.set_max_message_size(hislip::DEFAULT_MAX_MESSAGE)?;
+        s.max_message_size_by(hislip::DEFAULT_MAX_MESSAGE, dl, OP)?;
         Ok(s)
     }
 
-    /// Reads the next message on `ch` within `timeout`.
-    fn next(ch: &mut Channel, timeout: Duration) -> Result<hislip::Message> {
-        ch.r.set_deadline(Deadline::after(Some(timeout)));
-        hislip::read_message(&mut ch.r, MAX_ASYNC_PAYLOAD)
-            .map_err(|e| read_error(e, "HiSLIP response", timeout, 0))
+    /// A deadline the session's timeout from now.
+    fn deadline(&self) -> Deadline {
+        Deadline::after(Some(self.timeout))
     }
 
-    /// Reads the next message on `ch`, which must be of type `want` (an Error or
-    /// FatalError from the server is an error that says what it said).
-    fn expect(ch: &mut Channel, want: u8, timeout: Duration) -> Result<(Header, Vec<u8>)> {
-        let m = Self::next(ch, timeout)?;
-        if m.header.kind == want {
-            return Ok((m.header, m.payload));
+    /// An error when a channel's framing is lost.
+    fn usable(&self) -> Result<()> {
+        match &self.broken {
+            None => Ok(()),
+            Some(why) => Err(Error::Io(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                format!("HiSLIP: {why}: the connection's framing is lost; connect again"),
+            ))),
         }
-        Err(Self::unexpected(&m.header, &m.payload, want))
     }
 
-    fn unexpected(h: &Header, payload: &[u8], want: u8) -> Error {
-        let said = String::from_utf8_lossy(payload);
-        Error::Protocol(match h.kind {
-            kind::FATAL_ERROR => format!("HiSLIP fatal error {}: {said}", h.control),
-            kind::ERROR => format!("HiSLIP error {}: {said}", h.control),
-            k => format!(
-                "HiSLIP: expected {}, got {}",
-                hislip::kind_name(want),
-                hislip::kind_name(k)
-            ),
-        })
+    /// Sends one message on `on` by `dl`. A message cut off part way loses the
+    /// channel's framing. The error of a timeout holds `done` and the payload bytes
+    /// of this message that went.
+    #[allow(clippy::too_many_arguments)]
+    fn send(
+        &mut self,
+        on: On,
+        k: u8,
+        control: u8,
+        param: u32,
+        payload: &[u8],
+        dl: Deadline,
+        op: &'static str,
+        done: usize,
+    ) -> Result<()> {
+        self.usable()?;
+        let ch = match on {
+            On::Sync => &mut self.sync,
+            On::Async => &mut self.async_,
+        };
+        ch.send(k, control, param, payload, dl)
+            .map_err(|(sent, e)| {
+                if sent > 0 {
+                    self.broken = Some(format!(
+                        "{op} stopped part way through a {} message ({e})",
+                        hislip::kind_name(k)
+                    ));
+                }
+                let data = sent.saturating_sub(hislip::HEADER_LEN);
+                channel::io_error(e, op, self.timeout, done + data)
+            })
     }
 
-    /// The next asynchronous response of type `want`; service requests that come
-    /// first are kept for [`HislipSession::wait_srq`].
-    fn async_response(&mut self, want: u8) -> Result<(Header, Vec<u8>)> {
+    /// The next asynchronous response of type `want` by `dl`; service requests that
+    /// come first are kept for [`HislipSession::wait_srq`] (they do not extend `dl`).
+    fn async_response(
+        &mut self,
+        want: u8,
+        dl: Deadline,
+        op: &'static str,
+        limit: Duration,
+    ) -> Result<(Header, Vec<u8>)> {
         loop {
-            let m = Self::next(&mut self.async_, self.timeout)?;
+            let m = next(&mut self.async_, dl, op, limit, &mut self.broken)?;
             match m.header.kind {
                 k if k == want => return Ok((m.header, m.payload)),
                 kind::ASYNC_SERVICE_REQUEST => self.keep_srq(m.header.control),
-                _ => return Err(Self::unexpected(&m.header, &m.payload, want)),
+                _ => return Err(unexpected(&m.header, &m.payload, want)),
             }
         }
     }
@@ -211,9 +292,24 @@ impl HislipSession {
 
     /// Tells the server the largest message this client takes; returns the server's.
     pub fn set_max_message_size(&mut self, size: u64) -> Result<u64> {
-        self.async_
-            .send(kind::ASYNC_MAXIMUM_MESSAGE_SIZE, 0, 0, &size.to_be_bytes())?;
-        let (_, p) = self.async_response(kind::ASYNC_MAXIMUM_MESSAGE_SIZE_RESPONSE)?;
+        let dl = self.deadline();
+        self.max_message_size_by(size, dl, "HiSLIP maximum message size")
+    }
+
+    fn max_message_size_by(&mut self, size: u64, dl: Deadline, op: &'static str) -> Result<u64> {
+        let msg = size.to_be_bytes();
+        self.send(
+            On::Async,
+            kind::ASYNC_MAXIMUM_MESSAGE_SIZE,
+            0,
+            0,
+            &msg,
+            dl,
+            op,
+            0,
+        )?;
+        let want = kind::ASYNC_MAXIMUM_MESSAGE_SIZE_RESPONSE;
+        let (_, p) = self.async_response(want, dl, op, self.timeout)?;
         let b = <[u8; 8]>::try_from(p.as_slice())
             .map_err(|_| Error::Protocol("HiSLIP: maximum message size is not 8 bytes".into()))?;
         // At least a header and a byte, whatever the server says.
@@ -229,8 +325,6 @@ impl HislipSession {
     /// The timeout of every call.
     pub fn set_timeout(&mut self, timeout: Duration) {
         self.timeout = timeout.max(Duration::from_millis(1));
-        let _ = self.sync.w.set_write_timeout(Some(self.timeout));
-        let _ = self.async_.w.set_write_timeout(Some(self.timeout));
     }
 
     fn take_id(&mut self) -> u32 {
@@ -245,9 +339,10 @@ impl HislipSession {
     }
 
     /// Sends `data` as one message (Data pieces within the server's maximum, the last
-    /// a DataEnd).
+    /// a DataEnd), all of it within the timeout; a timeout says how many bytes went.
     pub fn write(&mut self, data: &[u8]) -> Result<()> {
-        self.send_data(data, true)
+        let dl = self.deadline();
+        self.send_data(data, true, dl)
     }
 
     /// Sends `data` as part of a message (Data messages, no END): the next
@@ -256,10 +351,12 @@ impl HislipSession {
         if data.is_empty() {
             return Ok(());
         }
-        self.send_data(data, false)
+        let dl = self.deadline();
+        self.send_data(data, false, dl)
     }
 
-    fn send_data(&mut self, data: &[u8], end: bool) -> Result<()> {
+    fn send_data(&mut self, data: &[u8], end: bool, dl: Deadline) -> Result<()> {
+        self.usable()?;
         let piece = usize::try_from(self.max_message - hislip::HEADER_LEN as u64)
             .unwrap_or(usize::MAX)
             .max(1);
@@ -267,8 +364,9 @@ impl HislipSession {
         let mut chunks = data.chunks(piece).peekable();
         if chunks.peek().is_none() {
             let (c, id) = (self.rmt_control(), self.take_id());
-            self.sync.send(kind::DATA_END, c, id, &[])?;
+            self.send(On::Sync, kind::DATA_END, c, id, &[], dl, "write", 0)?;
         }
+        let mut done = 0;
         while let Some(c) = chunks.next() {
             let k = if end && chunks.peek().is_none() {
                 kind::DATA_END
@@ -276,7 +374,8 @@ impl HislipSession {
                 kind::DATA
             };
             let (ctl, id) = (self.rmt_control(), self.take_id());
-            self.sync.send(k, ctl, id, c)?;
+            self.send(On::Sync, k, ctl, id, c, dl, "write", done)?;
+            done += c.len();
         }
         if end {
             self.answer_due = self.scan.is_query();
@@ -302,10 +401,29 @@ impl HislipSession {
         self.srq.push(stb);
     }
 
-    /// Takes what has arrived on the asynchronous channel without waiting for more;
-    /// the oldest service request's status byte, if one came.
+    /// Takes what has arrived on the asynchronous channel without waiting for more
+    /// (at most a few hundred messages, within the timeout); the oldest service
+    /// request's status byte, if one came.
     pub fn poll_srq(&mut self) -> Result<Option<u8>> {
-        loop {
+        self.poll_async()?;
+        Ok((!self.srq.is_empty()).then(|| self.srq.remove(0)))
+    }
+
+    /// Takes what has arrived on the asynchronous channel, as
+    /// [`HislipSession::poll_srq`] does, and returns every service request kept.
+    pub fn take_srqs(&mut self) -> Result<Vec<u8>> {
+        self.poll_async()?;
+        Ok(std::mem::take(&mut self.srq))
+    }
+
+    fn poll_async(&mut self) -> Result<()> {
+        self.usable()?;
+        const OP: &str = "HiSLIP service request";
+        let dl = self.deadline();
+        for _ in 0..MAX_POLLED {
+            if dl.passed() {
+                break;
+            }
             self.async_
                 .r
                 .set_deadline(Deadline::after(Some(Duration::from_millis(1))));
@@ -318,9 +436,9 @@ impl HislipSession {
                 }
                 Err(_) => break,
             }
-            let m = Self::next(&mut self.async_, self.timeout)?;
+            let m = next(&mut self.async_, dl, OP, self.timeout, &mut self.broken)?;
             if m.header.kind != kind::ASYNC_SERVICE_REQUEST {
-                return Err(Self::unexpected(
+                return Err(unexpected(
                     &m.header,
                     &m.payload,
                     kind::ASYNC_SERVICE_REQUEST,
@@ -328,19 +446,38 @@ impl HislipSession {
             }
             self.keep_srq(m.header.control);
         }
-        Ok((!self.srq.is_empty()).then(|| self.srq.remove(0)))
+        Ok(())
     }
 
     /// Reads one answer, to its DataEnd. Answers to earlier messages are dropped.
     /// A timeout reports the bytes that came.
     pub fn read(&mut self) -> Result<Vec<u8>> {
         let mut out = Vec::new();
-        self.sync
-            .r
-            .set_deadline(Deadline::after(Some(self.timeout)));
+        let dl = self.deadline();
+        self.read_by(&mut out, dl)?;
+        Ok(out)
+    }
+
+    /// Reads one answer into `out` (appended), by `dl`; on an error `out` holds the
+    /// bytes of the answer that came.
+    pub(super) fn read_by(&mut self, out: &mut Vec<u8>, dl: Deadline) -> Result<()> {
+        const OP: &str = "read";
+        self.usable()?;
+        let start = out.len();
+        let timeout = self.timeout;
+        self.sync.r.set_deadline(dl);
         loop {
-            let h = hislip::read_header(&mut self.sync.r)
-                .map_err(|e| read_error(e, "read", self.timeout, out.len()))?;
+            let got = out.len() - start;
+            let h = match hislip::read_header(&mut self.sync.r) {
+                Ok(h) => h,
+                Err(e) => {
+                    if cuts_framing(&e) {
+                        self.broken =
+                            Some(format!("a read stopped part way through a header ({e})"));
+                    }
+                    return Err(read_error(e, OP, timeout, got));
+                }
+            };
             // Synchronized: the answer to the last message; overlapped: to the oldest
             // query not read (answers come in the order of the queries).
             let want = if self.overlapped {
@@ -349,20 +486,37 @@ impl HislipSession {
                 self.last_id
             };
             let mine = h.param == hislip::ANY_MESSAGE_ID || Some(h.param) == want;
+            let cut = |what: &str, e: &dyn std::fmt::Display| {
+                Some(format!(
+                    "a read stopped part way through {what} of {} bytes ({e})",
+                    h.len
+                ))
+            };
             match h.kind {
                 kind::DATA | kind::DATA_END if mine => {
-                    let room = (self.max_read - out.len().min(self.max_read)) as u64;
+                    let room = (self.max_read - got.min(self.max_read)) as u64;
                     if h.len > room {
+                        self.broken = cut("an answer", &"too long");
                         return Err(Error::Protocol(format!(
                             "HiSLIP answer longer than {} bytes",
                             self.max_read
                         )));
                     }
-                    let before = out.len();
-                    let mut piece = Vec::new();
-                    hislip::read_payload(&mut self.sync.r, &h, room, &mut piece)
-                        .map_err(|e| read_error(e, "read", self.timeout, before))?;
-                    out.extend_from_slice(&piece);
+                    // Straight into `out`: on an error it holds what came.
+                    match (&mut self.sync.r).take(h.len).read_to_end(out) {
+                        Ok(n) if n as u64 == h.len => {}
+                        Ok(n) => {
+                            self.broken = cut("an answer", &"the stream ended");
+                            return Err(Error::Protocol(format!(
+                                "HiSLIP: the stream ended {n} byte(s) into an answer of {} bytes",
+                                h.len
+                            )));
+                        }
+                        Err(e) => {
+                            self.broken = cut("an answer", &e);
+                            return Err(channel::io_error(e, OP, timeout, out.len() - start));
+                        }
+                    }
                     if h.kind == kind::DATA_END {
                         self.rmt = true;
                         if self.overlapped {
@@ -371,17 +525,25 @@ impl HislipSession {
                         } else {
                             self.answer_due = false;
                         }
-                        return Ok(out);
+                        return Ok(());
                     }
                 }
                 kind::ERROR | kind::FATAL_ERROR | kind::INTERRUPTED => {
                     let mut p = Vec::new();
-                    hislip::read_payload(&mut self.sync.r, &h, MAX_ASYNC_PAYLOAD, &mut p)
-                        .map_err(|e| read_error(e, "read", self.timeout, out.len()))?;
-                    return Err(Self::unexpected(&h, &p, kind::DATA_END));
+                    if let Err(e) =
+                        hislip::read_payload(&mut self.sync.r, &h, MAX_ASYNC_PAYLOAD, &mut p)
+                    {
+                        self.broken = cut("a message", &e);
+                        return Err(read_error(e, OP, timeout, got));
+                    }
+                    return Err(unexpected(&h, &p, kind::DATA_END));
                 }
-                _ => hislip::discard(&mut self.sync.r, h.len)
-                    .map_err(|e| read_error(e, "read", self.timeout, out.len()))?,
+                _ => {
+                    if let Err(e) = hislip::discard(&mut self.sync.r, h.len) {
+                        self.broken = cut("a message", &e);
+                        return Err(read_error(e, OP, timeout, got));
+                    }
+                }
             }
         }
     }
@@ -394,18 +556,26 @@ impl HislipSession {
 
     /// Group execute trigger (Trigger on the synchronous channel).
     pub fn trigger(&mut self) -> Result<()> {
+        let dl = self.deadline();
         self.answer_due = self.overlapped && !self.asked.is_empty();
         self.scan.reset();
         let (c, id) = (self.rmt_control(), self.take_id());
-        self.sync.send(kind::TRIGGER, c, id, &[])
+        self.send(On::Sync, kind::TRIGGER, c, id, &[], dl, "HiSLIP trigger", 0)
     }
 
     /// The device's status byte (AsyncStatusQuery).
     pub fn status_byte(&mut self) -> Result<u8> {
-        let c = self.rmt_control();
-        self.async_
-            .send(kind::ASYNC_STATUS_QUERY, c, self.next_id, &[])?;
-        Ok(self.async_response(kind::ASYNC_STATUS_RESPONSE)?.0.control)
+        let dl = self.deadline();
+        self.status_byte_by(dl)
+    }
+
+    /// The device's status byte, by `dl`.
+    pub(super) fn status_byte_by(&mut self, dl: Deadline) -> Result<u8> {
+        const OP: &str = "HiSLIP status query";
+        let (c, id) = (self.rmt_control(), self.next_id);
+        self.send(On::Async, kind::ASYNC_STATUS_QUERY, c, id, &[], dl, OP, 0)?;
+        let want = kind::ASYNC_STATUS_RESPONSE;
+        Ok(self.async_response(want, dl, OP, self.timeout)?.0.control)
     }
 
     /// Device clear: AsyncDeviceClear, then DeviceClearComplete once acknowledged.
@@ -421,25 +591,41 @@ impl HislipSession {
     }
 
     fn clear_with(&mut self, overlap: bool) -> Result<bool> {
-        self.async_.send(kind::ASYNC_DEVICE_CLEAR, 0, 0, &[])?;
-        self.async_response(kind::ASYNC_DEVICE_CLEAR_ACKNOWLEDGE)?;
-        self.sync
-            .send(kind::DEVICE_CLEAR_COMPLETE, u8::from(overlap), 0, &[])?;
+        const OP: &str = "HiSLIP device clear";
+        let (dl, timeout) = (self.deadline(), self.timeout);
+        self.send(On::Async, kind::ASYNC_DEVICE_CLEAR, 0, 0, &[], dl, OP, 0)?;
+        self.async_response(kind::ASYNC_DEVICE_CLEAR_ACKNOWLEDGE, dl, OP, timeout)?;
+        let ctl = u8::from(overlap);
+        self.send(
+            On::Sync,
+            kind::DEVICE_CLEAR_COMPLETE,
+            ctl,
+            0,
+            &[],
+            dl,
+            OP,
+            0,
+        )?;
         // Answers sent before the clear are dropped on the way to the acknowledge.
-        self.sync
-            .r
-            .set_deadline(Deadline::after(Some(self.timeout)));
+        self.sync.r.set_deadline(dl);
         loop {
-            let h = hislip::read_header(&mut self.sync.r)
-                .map_err(|e| read_error(e, "device clear", self.timeout, 0))?;
+            let h = match hislip::read_header(&mut self.sync.r) {
+                Ok(h) => h,
+                Err(e) => {
+                    if cuts_framing(&e) {
+                        self.broken = Some(format!("a device clear stopped part way ({e})"));
+                    }
+                    return Err(read_error(e, OP, timeout, 0));
+                }
+            };
+            if let Err(e) = hislip::discard(&mut self.sync.r, h.len) {
+                self.broken = Some(format!("a device clear stopped part way ({e})"));
+                return Err(read_error(e, OP, timeout, 0));
+            }
             if h.kind == kind::DEVICE_CLEAR_ACKNOWLEDGE {
                 self.overlapped = h.control & 1 != 0;
-                hislip::discard(&mut self.sync.r, h.len)
-                    .map_err(|e| read_error(e, "device clear", self.timeout, 0))?;
                 break;
             }
-            hislip::discard(&mut self.sync.r, h.len)
-                .map_err(|e| read_error(e, "device clear", self.timeout, 0))?;
         }
         self.next_id = hislip::FIRST_MESSAGE_ID;
         self.last_id = None;
@@ -451,17 +637,26 @@ impl HislipSession {
     }
 
     /// Requests the exclusive lock (`key` empty) or the shared lock `key`, waiting up
-    /// to `timeout`. True when granted.
+    /// to `timeout` for it (and the session's timeout on top). True when granted.
     pub fn lock(&mut self, key: &str, timeout: Duration) -> Result<bool> {
+        const OP: &str = "HiSLIP lock";
         let ms = u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX);
-        self.async_
-            .send(kind::ASYNC_LOCK, hislip::lock::REQUEST, ms, key.as_bytes())?;
         // The server may wait the whole lock timeout before answering.
-        let saved = self.timeout;
-        self.timeout = saved.saturating_add(timeout);
-        let r = self.async_response(kind::ASYNC_LOCK_RESPONSE);
-        self.timeout = saved;
-        match r?.0.control {
+        let limit = self.timeout.saturating_add(timeout);
+        let dl = Deadline::after(Some(limit));
+        let key = key.as_bytes();
+        self.send(
+            On::Async,
+            kind::ASYNC_LOCK,
+            hislip::lock::REQUEST,
+            ms,
+            key,
+            dl,
+            OP,
+            0,
+        )?;
+        let r = self.async_response(kind::ASYNC_LOCK_RESPONSE, dl, OP, limit)?;
+        match r.0.control {
             hislip::lock::SUCCESS => Ok(true),
             hislip::lock::FAILURE => Ok(false),
             c => Err(Error::Protocol(format!(
@@ -474,26 +669,32 @@ impl HislipSession {
     /// ([`hislip::lock::SUCCESS`], [`hislip::lock::SUCCESS_SHARED`],
     /// [`hislip::lock::ERROR`] when none was held).
     pub fn unlock(&mut self) -> Result<u8> {
-        let id = self.last_id.unwrap_or(0);
-        self.async_
-            .send(kind::ASYNC_LOCK, hislip::lock::RELEASE, id, &[])?;
-        Ok(self.async_response(kind::ASYNC_LOCK_RESPONSE)?.0.control)
+        const OP: &str = "HiSLIP unlock";
+        let (dl, id) = (self.deadline(), self.last_id.unwrap_or(0));
+        let release = hislip::lock::RELEASE;
+        self.send(On::Async, kind::ASYNC_LOCK, release, id, &[], dl, OP, 0)?;
+        let want = kind::ASYNC_LOCK_RESPONSE;
+        Ok(self.async_response(want, dl, OP, self.timeout)?.0.control)
     }
 
     /// (an exclusive lock is held, sessions holding locks) on the device.
     pub fn lock_info(&mut self) -> Result<(bool, u32)> {
-        self.async_.send(kind::ASYNC_LOCK_INFO, 0, 0, &[])?;
-        let h = self.async_response(kind::ASYNC_LOCK_INFO_RESPONSE)?.0;
+        const OP: &str = "HiSLIP lock info";
+        let dl = self.deadline();
+        self.send(On::Async, kind::ASYNC_LOCK_INFO, 0, 0, &[], dl, OP, 0)?;
+        let want = kind::ASYNC_LOCK_INFO_RESPONSE;
+        let h = self.async_response(want, dl, OP, self.timeout)?.0;
         Ok((h.control != 0, h.param))
     }
 
     /// AsyncRemoteLocalControl with `code` ([`hislip::remote_local`]).
     pub fn remote_local(&mut self, code: u8) -> Result<()> {
-        let id = self.last_id.unwrap_or(0);
-        self.async_
-            .send(kind::ASYNC_REMOTE_LOCAL_CONTROL, code, id, &[])?;
-        self.async_response(kind::ASYNC_REMOTE_LOCAL_RESPONSE)
-            .map(|_| ())
+        const OP: &str = "HiSLIP remote/local";
+        let (dl, id) = (self.deadline(), self.last_id.unwrap_or(0));
+        let k = kind::ASYNC_REMOTE_LOCAL_CONTROL;
+        self.send(On::Async, k, code, id, &[], dl, OP, 0)?;
+        let want = kind::ASYNC_REMOTE_LOCAL_RESPONSE;
+        self.async_response(want, dl, OP, self.timeout).map(|_| ())
     }
 
     /// Waits up to `timeout` for AsyncServiceRequest; its status byte, or `None`.
@@ -501,7 +702,10 @@ impl HislipSession {
         if let Some(s) = self.poll_srq()? {
             return Ok(Some(s));
         }
-        match Self::expect(&mut self.async_, kind::ASYNC_SERVICE_REQUEST, timeout) {
+        let dl = Deadline::after(Some(timeout));
+        let want = kind::ASYNC_SERVICE_REQUEST;
+        let op = "wait for SRQ";
+        match expect(&mut self.async_, want, dl, op, timeout, &mut self.broken) {
             Ok((h, _)) => Ok(Some(h.control)),
             Err(Error::Timeout { .. }) => Ok(None),
             Err(e) => Err(e),

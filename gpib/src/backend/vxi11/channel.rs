@@ -25,6 +25,9 @@ pub(crate) struct Channel {
     reply: Vec<u8>,
     /// Why the connection cannot be used any more (a reply cut off part way).
     broken: Option<String>,
+    /// The last call's reply did not come within its wait (the peer is not
+    /// answering, or is slow): closing does not wait for more replies.
+    unanswered: bool,
     pub(crate) stats: WireStats,
     what: &'static str,
 }
@@ -77,6 +80,7 @@ impl Channel {
             limits,
             reply: Vec::new(),
             broken: None,
+            unanswered: false,
             stats: WireStats::default(),
             what,
         })
@@ -145,6 +149,11 @@ impl Channel {
             deadline.passed()
         });
         self.stats.waiting += t0.elapsed();
+        self.unanswered = match &got {
+            Err(ReplyError::Expired { .. }) => true,
+            Err(ReplyError::Cut(e) | ReplyError::Record(e)) => e.is_timeout(),
+            _ => false,
+        };
         let timed_out = || Error::Timeout {
             operation: self.what,
             timeout: wait.unwrap_or_default(),
@@ -172,6 +181,31 @@ impl Channel {
             }
             Err(ReplyError::Record(e)) => Err(rpc_err(&format!("reply from the {}", self.what), e)),
             Err(ReplyError::Rpc(e)) => Err(rpc_err(&format!("reply from the {}", self.what), e)),
+        }
+    }
+
+    /// Sends `calls` (procedure, arguments) back to back, then waits up to `wait` in
+    /// all for the last one's reply (replies come in order: the earlier ones are
+    /// skipped on the way), or not at all when the peer did not answer the last call
+    /// in time. For closing: `wait` bounds the whole of it, sending included.
+    pub(crate) fn call_all_within(&mut self, calls: &[(u32, Vec<u8>)], wait: Duration) {
+        if calls.is_empty() || self.broken.is_some() {
+            return;
+        }
+        // A peer that does not read cannot hold the sending for longer either.
+        let _ = self
+            .writer
+            .get_ref()
+            .set_write_timeout(Some(wait.max(Duration::from_millis(10))));
+        let mut last = None;
+        for (i, (proc_, args)) in calls.iter().enumerate() {
+            match self.send_call(*proc_, args, i + 1 == calls.len()) {
+                Ok(xid) => last = Some(xid),
+                Err(_) => return,
+            }
+        }
+        if let (Some(xid), false) = (last, self.unanswered) {
+            let _ = self.await_reply(xid, Some(wait));
         }
     }
 

@@ -11,11 +11,13 @@
 //! `device_clear`, `device_trigger`, `device_remote`, `device_local`. Locks:
 //! [`Vxi11Board::lock`] and [`Vxi11Board::unlock`] with the lock timeout of
 //! [`Vxi11Options`]. SRQ comes on the interrupt channel: this client serves program
-//! 0x0607B1 v1, calls `create_intr_chan` (family TCP) and `device_enable_srq` on
-//! every link; the line itself is read on the gateway's `gpib0` interface link
-//! (`device_docmd` bus status), which also gives IFC and REN. Raw command bytes,
-//! raw data transfers and parallel poll are
-//! [`ErrorKind::Unsupported`].
+//! 0x0607B1 v1, calls `create_intr_chan` (family TCP) before the first link, when
+//! the timeout is known, and `device_enable_srq` on every link; the line itself is
+//! read on the gateway's `gpib0` interface link (`device_docmd` bus status), which
+//! also gives IFC and REN. Raw command bytes, raw data transfers and parallel poll
+//! are [`ErrorKind::Unsupported`]. Closing sends the `destroy_link` calls together
+//! and waits for their replies a short while in all (not at all from a gateway that
+//! did not answer the last call).
 //!
 //! [`discover`] finds instruments and gateways on a network: the portmapper GETPORT
 //! call that `lxi discover` and the VISA finders broadcast over UDP.
@@ -79,6 +81,8 @@ const MAX_READ: usize = 8 << 20;
 const MARGIN: Duration = Duration::from_secs(5);
 /// The least network latency allowed on top of an operation's own timeouts.
 const MIN_MARGIN: Duration = Duration::from_millis(50);
+/// The longest closing waits for the gateway's replies (all of them together).
+const CLOSE_WAIT: Duration = Duration::from_secs(1);
 
 /// A VXI-11 LAN/GPIB gateway.
 pub struct Vxi11Board {
@@ -95,6 +99,9 @@ pub struct Vxi11Board {
     lock_timeout: Duration,
     start: Instant,
     intr: Option<intr::IntrServer>,
+    /// The interrupt channel is still to be set up (at the first link, when the
+    /// timeout is known).
+    want_interrupts: bool,
     abort_port: u16,
     peer: SocketAddr,
 }
@@ -209,7 +216,7 @@ impl Vxi11Board {
             opts.open_timeout,
             "VXI-11 core channel",
         )?;
-        let mut b = Self {
+        let b = Self {
             core,
             max_recv_size: 1024,
             links: HashMap::new(),
@@ -220,14 +227,10 @@ impl Vxi11Board {
             lock_timeout: opts.lock_timeout,
             start: Instant::now(),
             intr: None,
+            want_interrupts: opts.interrupts,
             abort_port: 0,
             peer,
         };
-        if opts.interrupts {
-            if let Err(e) = b.open_interrupts() {
-                log::debug!("VXI-11: no interrupt channel ({e}); SRQ is polled");
-            }
-        }
         Ok(b)
     }
 
@@ -273,6 +276,17 @@ impl Vxi11Board {
     }
 
     fn create_link(&mut self, name: &str) -> Result<u32> {
+        if std::mem::take(&mut self.want_interrupts) {
+            match self.open_interrupts() {
+                Ok(()) => {}
+                // The gateway does not answer: nor would it the link asked next.
+                Err(e) if e.kind() == ErrorKind::Timeout => {
+                    self.want_interrupts = true;
+                    return Err(e);
+                }
+                Err(e) => log::debug!("VXI-11: no interrupt channel ({e}); SRQ is polled"),
+            }
+        }
         let p = proto::CreateLink {
             client_id: std::process::id() as i32,
             lock_device: false,
@@ -353,6 +367,13 @@ impl Vxi11Board {
     /// and channel set-up): the timeout and its margin, at most [`MARGIN`].
     fn short_wait(&self) -> Option<Duration> {
         Some(self.limit().map_or(MARGIN, |t| (t + margin(t)).min(MARGIN)))
+    }
+
+    /// How long closing waits for the gateway's replies, in all: the network margin
+    /// of the timeout, at most [`CLOSE_WAIT`].
+    fn close_wait(&self) -> Duration {
+        self.limit()
+            .map_or(CLOSE_WAIT, |t| margin(t).min(CLOSE_WAIT))
     }
 
     /// How long an I/O operation lets the gateway wait for another link's lock: the
@@ -539,27 +560,27 @@ impl Vxi11Board {
 }
 
 impl Drop for Vxi11Board {
+    /// Destroys the links and the interrupt channel: the calls go out together and
+    /// their replies are waited for a quarter of the timeout in all, at most 1 s (not
+    /// at all when the gateway did not answer the last call: it closes the links of a
+    /// connection that ends anyway).
     fn drop(&mut self) {
-        let lids: Vec<u32> = self
+        let mut calls: Vec<(u32, Vec<u8>)> = self
             .links
             .values()
             .copied()
             .chain(self.interface.flatten())
+            .map(|lid| {
+                let mut w = crate::rpc::XdrWriter::new();
+                w.u32(lid);
+                (procs::DESTROY_LINK, w.as_bytes().to_vec())
+            })
             .collect();
-        for lid in lids {
-            let mut w = crate::rpc::XdrWriter::new();
-            w.u32(lid);
-            let _ = self.core.call(
-                procs::DESTROY_LINK,
-                w.as_bytes(),
-                Some(Duration::from_secs(2)),
-            );
-        }
         if self.intr.is_some() {
-            let _ = self
-                .core
-                .call(procs::DESTROY_INTR_CHAN, &[], Some(Duration::from_secs(2)));
+            calls.push((procs::DESTROY_INTR_CHAN, Vec::new()));
         }
+        let wait = self.close_wait();
+        self.core.call_all_within(&calls, wait);
     }
 }
 
