@@ -344,7 +344,9 @@ fn listen(addr: SocketAddr, handler: Handler, sh: Shared) -> io::Result<Listenin
         t,
         allow,
     } = sh;
-    let l = bind(addr)?;
+    // The error names the port: a server listens on several.
+    let l =
+        bind(addr).map_err(|e| io::Error::new(e.kind(), format!("port {}: {e}", addr.port())))?;
     let local = l.local_addr()?;
     let wake = l.try_clone()?;
     let thread = std::thread::Builder::new()
@@ -499,8 +501,8 @@ impl Server {
                         listeners.push(l);
                     }
                     Err(e) => {
-                        log::warn!("no portmapper on port {pm}: {e}");
-                        portmap_error = Some(format!("port {pm}: {e}"));
+                        log::warn!("no portmapper: {e}");
+                        portmap_error = Some(e.to_string());
                     }
                 }
             }
@@ -517,8 +519,8 @@ impl Server {
                     listeners.push(l);
                 }
                 Err(e) => {
-                    log::warn!("no HiSLIP on port {port}: {e}");
-                    hislip_error = Some(format!("port {port}: {e}"));
+                    log::warn!("no HiSLIP: {e}");
+                    hislip_error = Some(e.to_string());
                 }
             }
         }
