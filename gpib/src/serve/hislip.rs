@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::locks::{deadline_after, DeviceLocks, Owner, Wait};
 use super::srq_edge::SrqEdges;
@@ -54,6 +54,9 @@ pub(crate) struct Session {
     /// The gateway's own serial poll (for AsyncServiceRequest) took the device's RQS:
     /// the session's next status query has it.
     pub(crate) rqs: bool,
+    /// When a message last came from the client, on either channel (idle is both
+    /// channels quiet).
+    pub(crate) heard: Instant,
 }
 
 #[derive(Default)]
@@ -213,6 +216,7 @@ impl Gateway {
                 answering: false,
                 overlapped: false,
                 rqs: false,
+                heard: Instant::now(),
             },
         );
         Some(id)

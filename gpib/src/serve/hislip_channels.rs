@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::hislip::{fatal, send, Gateway, Writer, IO_TIMEOUT};
 use super::Slot;
@@ -29,11 +29,43 @@ const RQS: u8 = 0x40;
 
 /// The next message's header, within the idle and message timeouts. `None`: the
 /// connection ends (closed, timed out, or a fatal error sent).
-fn next_header(r: &mut TimedReader, w: &std::net::TcpStream, slot: &Slot) -> Option<Header> {
-    r.set_deadline(Deadline::after(slot.idle));
-    if !matches!(r.wait_for_data(), Ok(true)) {
-        return None;
+///
+/// Idle means both of session `id`'s channels idle: a quiet channel waits on while the
+/// other has heard from the client within the idle timeout (a session's asynchronous
+/// channel is silent while its queries go on the synchronous one).
+fn next_header(
+    r: &mut TimedReader,
+    w: &std::net::TcpStream,
+    slot: &Slot,
+    gw: &Gateway,
+    id: u16,
+) -> Option<Header> {
+    loop {
+        // A session serving a message (a long read, a lock wait) is not idle.
+        let left = slot.idle.map(|idle| {
+            gw.session(id, |s| match s.busy {
+                true => idle,
+                false => idle.saturating_sub(s.heard.elapsed()),
+            })
+            .unwrap_or(Duration::ZERO)
+        });
+        r.set_deadline(Deadline::after(left));
+        match r.wait_for_data() {
+            Ok(true) => break,
+            Err(e) if crate::deadline::is_timeout(&e) => {
+                // Timed out: unless the other channel was heard from since.
+                let quiet = slot.idle.is_some_and(|idle| {
+                    gw.session(id, |s| !s.busy && s.heard.elapsed() >= idle)
+                        .unwrap_or(true)
+                });
+                if quiet {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
     }
+    gw.session(id, |s| s.heard = Instant::now());
     r.set_deadline(Deadline::after(Some(slot.message)));
     match hislip::read_header(r) {
         Ok(h) => Some(h),
@@ -103,7 +135,7 @@ pub(crate) fn serve_sync(
         return;
     };
     let mut scan = QueryScan::default();
-    while let Some(h) = next_header(&mut r, &raw, slot) {
+    while let Some(h) = next_header(&mut r, &raw, slot, gw, id) {
         match h.kind {
             kind::DATA | kind::DATA_END | kind::TRIGGER => {
                 let Some(p) = payload(&mut r, &sync, &h, gw.max_message) else {
@@ -331,7 +363,7 @@ pub(crate) fn serve_async(
     let Ok(raw) = r.get_ref().try_clone() else {
         return;
     };
-    while let Some(h) = next_header(&mut r, &raw, slot) {
+    while let Some(h) = next_header(&mut r, &raw, slot, gw, id) {
         let Some(p) = payload(&mut r, &ch, &h, MAX_ASYNC_PAYLOAD) else {
             return;
         };

@@ -676,4 +676,6 @@ mod tests_clients;
 #[cfg(all(test, feature = "sim"))]
 mod tests_discovery;
 #[cfg(all(test, feature = "sim"))]
+mod tests_gateway;
+#[cfg(all(test, feature = "sim"))]
 mod tests_hislip;
