@@ -171,7 +171,18 @@ pub(crate) fn serve_sync(
                 if hislip::discard(&mut r, h.len).is_err() {
                     return;
                 }
-                let r = gw.device(target).and_then(|d| d.clear());
+                let r = if gw.begin(id, target) {
+                    let r = gw.device(target).and_then(|d| d.clear());
+                    gw.end(id, target, false);
+                    r
+                } else {
+                    Err(crate::Error::Timeout {
+                        operation: "device clear (another client's exchange)",
+                        timeout: IO_TIMEOUT,
+                        transferred: 0,
+                    })
+                };
+                gw.session(id, |s| s.mid = false);
                 scan.reset();
                 // The client's feature request (bit 0: overlapped mode) is granted:
                 // answers go back in the order of the queries, each with its query's
@@ -253,6 +264,36 @@ fn message(
         );
         return "locked by another session".into();
     }
+    // The whole exchange (this message, and its answer when it asks one) is one
+    // transaction on the device: no other client's call comes in between.
+    if !gw.begin(id, target) {
+        scan.reset();
+        send(
+            sync,
+            kind::ERROR,
+            error::UNIDENTIFIED,
+            0,
+            b"the device stayed busy with another client's exchange",
+        );
+        return "busy with another client's exchange".into();
+    }
+    let reply = held_message(gw, id, sync, target, h, data, scan);
+    // Part of a message sent: the rest follows, nobody else's in between.
+    let more = gw.session(id, |s| s.mid).unwrap_or(false) && h.kind == kind::DATA;
+    gw.end(id, target, more);
+    reply
+}
+
+/// [`message`]'s calls on the device, which the session holds.
+fn held_message(
+    gw: &Gateway,
+    id: u16,
+    sync: &Writer,
+    target: super::hislip::Target,
+    h: &Header,
+    data: &[u8],
+    scan: &mut QueryScan,
+) -> String {
     let d = match gw.device(target) {
         Ok(d) => d,
         Err(e) => return e.to_string(),
@@ -261,10 +302,13 @@ fn message(
         kind::TRIGGER => d.trigger(),
         kind::DATA => {
             scan.feed(data);
+            // Bytes without END: the device holds part of a message until DataEnd.
+            gw.session(id, |s| s.mid = true);
             d.write_partial(data).map(|_| ())
         }
         _ => {
             scan.feed(data);
+            gw.session(id, |s| s.mid = true);
             d.write(data)
         }
     };
@@ -275,6 +319,7 @@ fn message(
     if h.kind != kind::DATA_END {
         return "done".into();
     }
+    gw.session(id, |s| s.mid = false);
     let query = scan.is_query();
     scan.reset();
     if !query {
@@ -334,6 +379,9 @@ fn send_answer(
         }
         let k = if last { kind::DATA_END } else { kind::DATA };
         if !send(sync, k, 0, msg_id, &buf[..n]) {
+            // The rest of the answer is left in the device: cleared when the session
+            // ends.
+            gw.session(id, |s| s.mid = s.mid || !end);
             return "the client is gone".into();
         }
         if last {
@@ -563,9 +611,15 @@ fn status_query(gw: &Gateway, id: u16, ch: &Writer, sync: &Writer, h: &Header) -
             go.then_some(s.last_id)
         });
         if let Some(Some(msg_id)) = fetch {
-            let got = match gw.device(target) {
-                Ok(d) => answer(gw, id, sync, &d, msg_id),
-                Err(e) => e.to_string(),
+            let got = if gw.begin(id, target) {
+                let got = match gw.device(target) {
+                    Ok(d) => answer(gw, id, sync, &d, msg_id),
+                    Err(e) => e.to_string(),
+                };
+                gw.end(id, target, false);
+                got
+            } else {
+                "busy with another client's exchange".to_string()
             };
             gw.session(id, |s| s.busy = false);
             gw.changed.notify_all();

@@ -48,7 +48,9 @@ mod allow;
 mod hislip;
 mod hislip_channels;
 mod hislip_conn;
+mod holds;
 mod locks;
+mod owner;
 mod portmap;
 mod portmap_udp;
 mod prologix;
@@ -459,8 +461,11 @@ impl Server {
                 let b = bus.clone();
                 let default = opts.default_address;
                 let trace = opts.trace;
-                let h: Handler =
-                    Arc::new(move |s, slot| prologix::serve(b.clone(), s, slot, default, trace));
+                let locks = device_locks.clone();
+                let h: Handler = Arc::new(move |s, slot| {
+                    let holds = prologix::Holds::new(locks.clone(), n);
+                    prologix::serve(b.clone(), s, slot, default, trace, holds)
+                });
                 let l = listen(SocketAddr::new(opts.bind, port), h, sh.clone())?;
                 prologix.push((n, l.local));
                 listeners.push(l);

@@ -49,3 +49,141 @@ fn gateway_hislip_idle_means_both_channels_idle() {
     std::thread::sleep(idle * 3);
     assert!(s.query(b"*IDN?\n").is_err(), "an idle session kept");
 }
+
+/// A Prologix client of the server's first board.
+fn prologix(srv: &Server) -> Bus {
+    let a = srv.prologix_addr().unwrap();
+    Bus::new(crate::backend::prologix::PrologixBoard::connect_tcp(&a.to_string()).unwrap())
+}
+
+/// A VXI-11 client of the server.
+fn vxi11(srv: &Server) -> Bus {
+    let a = srv.vxi11_addr().unwrap();
+    let opts = crate::backend::vxi11::Vxi11Options::default();
+    Bus::new(crate::backend::vxi11::Vxi11Board::connect(&a.to_string(), opts).unwrap())
+}
+
+fn dmm(bus: &Bus) -> crate::Device {
+    let mut d = bus.device(22).unwrap();
+    d.set_timeout(Some(T));
+    d
+}
+
+// Issue 28 item 2: a HiSLIP session that sent Data without DataEnd and went away left
+// its half message in the device; the next client's message, over any protocol, was
+// appended to it and failed.
+#[test]
+fn gateway_hislip_a_session_gone_mid_message_leaves_the_device_clean() {
+    let srv = served(ServeOptions::ephemeral());
+    type Next = fn(&Server) -> Vec<u8>;
+    let next: [(&str, Next); 3] = [
+        ("hislip", |srv| session(srv).query(b"*IDN?\n").unwrap()),
+        ("vxi11", |srv| {
+            let mut a = dmm(&vxi11(srv)).query("*IDN?").unwrap().into_bytes();
+            a.push(b'\n');
+            a
+        }),
+        ("prologix", |srv| {
+            let mut a = dmm(&prologix(srv)).query("*IDN?").unwrap().into_bytes();
+            a.push(b'\n');
+            a
+        }),
+    ];
+    for (name, query) in next {
+        let mut gone = session(&srv);
+        gone.write_partial(b"*RST;DATA #15").unwrap();
+        drop(gone);
+        assert_eq!(query(&srv), IDN, "{name} after a half message");
+    }
+}
+
+/// A query whose answer names it: the device stores `token` and answers it back, in
+/// one message (`DATA <block>;DATA?`), so an answer to another client's query shows.
+fn token_query(token: &str) -> String {
+    format!("DATA #1{}{token};DATA?", token.len())
+}
+
+/// The answer [`token_query`] expects, without its NL.
+fn token_answer(token: &str) -> String {
+    format!("#1{}{token}", token.len())
+}
+
+/// What the stress test's clients got.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Counts {
+    answered: u32,
+    crossed: u32,
+    failed: u32,
+}
+
+// Issue 28 item 3: two HiSLIP sessions on one device without a lock got each other's
+// answers (5 of 40 queries crossed), the query's write and its read being two bus
+// operations with another client's between them. Several HiSLIP, VXI-11 and Prologix
+// clients on one device, each query's answer naming the query: none crossed, every
+// one answered.
+#[test]
+fn gateway_clients_of_every_protocol_never_get_each_others_answers() {
+    const PER_PROTOCOL: usize = 3;
+    const QUERIES: usize = 30;
+    let srv = std::sync::Arc::new(served(ServeOptions::ephemeral()));
+    // Each client: its protocol, and a query function.
+    type Ask = Box<dyn FnMut(&str) -> crate::Result<String> + Send>;
+    let mut clients: Vec<(String, Ask)> = Vec::new();
+    for i in 0..PER_PROTOCOL {
+        let mut h = session(&srv);
+        clients.push((
+            format!("H{i}"),
+            Box::new(move |q: &str| {
+                let a = h.query(format!("{q}\n").as_bytes())?;
+                Ok(String::from_utf8_lossy(&a).trim_end().to_string())
+            }),
+        ));
+        let v = vxi11(&srv);
+        clients.push((format!("V{i}"), Box::new(move |q: &str| dmm(&v).query(q))));
+        let p = prologix(&srv);
+        clients.push((format!("P{i}"), Box::new(move |q: &str| dmm(&p).query(q))));
+    }
+    let start = std::sync::Arc::new(std::sync::Barrier::new(clients.len()));
+    let threads: Vec<_> = clients
+        .into_iter()
+        .map(|(name, mut ask)| {
+            let start = start.clone();
+            std::thread::spawn(move || {
+                let mut c = Counts::default();
+                start.wait();
+                for q in 0..QUERIES {
+                    let token = format!("{name}Q{q:03}");
+                    match ask(&token_query(&token)) {
+                        Ok(a) if a == token_answer(&token) => c.answered += 1,
+                        Ok(a) => {
+                            eprintln!("{token}: crossed, got {a:?}");
+                            c.crossed += 1;
+                        }
+                        Err(e) => {
+                            eprintln!("{token}: {e}");
+                            c.failed += 1;
+                        }
+                    }
+                }
+                c
+            })
+        })
+        .collect();
+    let mut all = Counts::default();
+    for t in threads {
+        let c = t.join().unwrap();
+        all.answered += c.answered;
+        all.crossed += c.crossed;
+        all.failed += c.failed;
+    }
+    eprintln!("stress: {all:?} of {} queries", 3 * PER_PROTOCOL * QUERIES);
+    let total = (3 * PER_PROTOCOL * QUERIES) as u32;
+    assert_eq!(
+        all,
+        Counts {
+            answered: total,
+            crossed: 0,
+            failed: 0
+        }
+    );
+}
