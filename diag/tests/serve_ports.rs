@@ -89,7 +89,13 @@ fn a_port_given_that_is_taken_is_an_error() {
         }
         v
     };
-    for flag in ["--hislip-port", "--portmap-port", "--port", "--vxi11-port"] {
+    for flag in [
+        "--hislip-port",
+        "--portmap-port",
+        "--port",
+        "--vxi11-port",
+        "--abort-port",
+    ] {
         let args = with(flag);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         refused(&args, &[&format!("port {port}")]);
