@@ -632,11 +632,12 @@ pub struct ServeArgs {
     /// VXI-11 abort channel port (0: any free port).
     #[arg(long, default_value_t = 0)]
     pub abort_port: u16,
-    /// Portmapper port, TCP and UDP (111 is the standard one, where discovery
-    /// broadcasts; binding it needs root). When it cannot be bound the server runs
-    /// without it: give clients the core port.
-    #[arg(long, default_value_t = 111)]
-    pub portmap_port: u16,
+    /// Portmapper port, TCP and UDP (default 111, the standard one, where discovery
+    /// broadcasts; binding it needs root). When the default cannot be bound the server
+    /// runs without it, and says so (give clients the core port); a port given that
+    /// cannot be bound is an error.
+    #[arg(long, value_name = "PORT")]
+    pub portmap_port: Option<u16>,
     /// No portmapper at all.
     #[arg(long)]
     pub no_portmap: bool,
@@ -646,11 +647,12 @@ pub struct ServeArgs {
     /// No VXI-11 service.
     #[arg(long)]
     pub no_vxi11: bool,
-    /// HiSLIP port (4880 is the standard one; 0: any free port). Clients open
+    /// HiSLIP port (default 4880, the standard one; 0: any free port). Clients open
     /// TCPIP::HOST::hislip0::INSTR (the default device), or
-    /// TCPIP::HOST::hislip0,PORT::INSTR on another port.
-    #[arg(long, default_value_t = gpib::hislip::PORT)]
-    pub hislip_port: u16,
+    /// TCPIP::HOST::hislip0,PORT::INSTR on another port. When the default is taken the
+    /// server runs without HiSLIP, and says so; a port given that is taken is an error.
+    #[arg(long, value_name = "PORT")]
+    pub hislip_port: Option<u16>,
     /// No HiSLIP service.
     #[arg(long)]
     pub no_hislip: bool,

@@ -22,8 +22,11 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         prologix_port: (!a.no_prologix).then_some(a.port),
         vxi11_port: (!a.no_vxi11).then_some(a.vxi11_port),
         abort_port: a.abort_port,
-        hislip_port: (!a.no_hislip).then_some(a.hislip_port),
-        portmap_port: (!a.no_portmap && !a.no_vxi11).then_some(a.portmap_port),
+        hislip_port: (!a.no_hislip).then_some(a.hislip_port.unwrap_or(gpib::hislip::PORT)),
+        portmap_port: (!a.no_portmap && !a.no_vxi11).then_some(
+            a.portmap_port
+                .unwrap_or(gpib::backend::vxi11::proto::portmap::PORT),
+        ),
         max_connections: a.max_connections as usize,
         idle_timeout: a
             .idle_timeout
@@ -41,6 +44,18 @@ pub fn run(a: &ServeArgs) -> Result<()> {
         .map_err(|e| DiagError::Usage(format!("cannot catch Ctrl-C: {e}")))?;
     let server = Server::start_boards(boards.buses.clone(), opts)
         .map_err(|e| DiagError::Usage(format!("cannot listen on {}: {e}", a.bind)))?;
+    // A port asked for that cannot be bound is an error; a default one is skipped.
+    let refused = [
+        ("--portmap-port", a.portmap_port, server.portmap_error()),
+        ("--hislip-port", a.hislip_port, server.hislip_error()),
+    ];
+    if let Some((flag, Some(_), Some(why))) =
+        refused.iter().find(|r| r.1.is_some() && r.2.is_some())
+    {
+        let msg = format!("{flag}: cannot listen on {}, {why}", a.bind);
+        server.stop();
+        return Err(DiagError::Usage(msg));
+    }
     if let Some(why) = server.portmap_error() {
         eprintln!(
             "gpib-diag serve: no portmapper ({why}); VXI-11 clients must be given the core port, e.g. TCPIP::{}::gpib0,N::INSTR",

@@ -61,16 +61,18 @@ pub fn open(a: &ServeArgs) -> Result<Boards> {
         let mut out = Boards::empty();
         let mut rm = ResourceManager::new();
         for r in resources(a)? {
+            let label = match a.backend {
+                BackendKind::LinuxGpib => format!("linux-gpib {r}"),
+                _ => r.clone(),
+            };
+            // Before it is opened: a board opened twice may fail for another reason.
+            once(&out, &label)?;
             let bus = rm.open_interface(&r).map_err(|e| match e.kind() {
                 gpib::ErrorKind::InvalidArgument if a.backend == BackendKind::LinuxGpib => {
                     no_linux_gpib(e)
                 }
                 _ => DiagError::from(e),
             })?;
-            let label = match a.backend {
-                BackendKind::LinuxGpib => format!("linux-gpib {r}"),
-                _ => r,
-            };
             push(&mut out, bus, label)?;
         }
         out
@@ -91,7 +93,21 @@ fn no_linux_gpib(e: gpib::Error) -> DiagError {
     }
 }
 
+/// Refuses board `label` when it is served already.
+fn once(out: &Boards, label: &str) -> Result<()> {
+    match out.labels.iter().position(|l| l == label) {
+        Some(i) => Err(DiagError::Usage(format!(
+            "--board: {label} is given twice (gpib{i} and gpib{}): serve each board once",
+            out.labels.len()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Adds board `label` as the next `gpib<n>`. A board given twice is refused: under two
+/// names, a lock taken through one would not hold clients of the other off.
 fn push(out: &mut Boards, bus: Bus, label: String) -> Result<()> {
+    once(out, &label)?;
     let n =
         u16::try_from(out.buses.len()).map_err(|_| DiagError::Usage("too many boards".into()))?;
     out.buses.insert(n, bus);

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::net::{Shutdown, TcpStream};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::locks::{deadline_after, DeviceLocks, Owner, Wait};
 use super::srq_edge::SrqEdges;
@@ -54,6 +54,14 @@ pub(crate) struct Session {
     /// The gateway's own serial poll (for AsyncServiceRequest) took the device's RQS:
     /// the session's next status query has it.
     pub(crate) rqs: bool,
+    /// When a message last came from the client, on either channel (idle is both
+    /// channels quiet).
+    pub(crate) heard: Instant,
+    /// The device holds part of a message from this session (Data without DataEnd
+    /// yet) or part of an answer it did not take: cleared when the session goes.
+    pub(crate) mid: bool,
+    /// The asynchronous channel has gone: the synchronous one ends the session.
+    pub(crate) closing: bool,
 }
 
 #[derive(Default)]
@@ -141,13 +149,35 @@ impl Gateway {
         self.state().sessions.get(&id).map(|s| s.target)
     }
 
+    /// Whether session `id` is gone or going: its waits end.
+    fn gone(&self, id: u16) -> bool {
+        self.state().sessions.get(&id).is_none_or(|s| s.closing)
+    }
+
+    /// Holds session `id`'s device for one exchange (a message, or a query and its
+    /// answer): waits, up to [`IO_TIMEOUT`], for another client's exchange to end.
+    /// False when it did not end in time.
+    pub(crate) fn begin(&self, id: u16, t: Target) -> bool {
+        self.locks
+            .holds
+            .begin(t, Owner::Session(id), deadline_after(IO_TIMEOUT), &|| {
+                self.gone(id)
+            })
+    }
+
+    /// Ends session `id`'s call on its device; with `more` (part of a message sent)
+    /// it keeps the device for the rest.
+    pub(crate) fn end(&self, id: u16, t: Target, more: bool) {
+        self.locks.holds.end(t, Owner::Session(id), more);
+    }
+
     /// Waits until session `id` may use its device (no other client's lock, VXI-11's
     /// included), up to `wait`. False when it may not.
     pub(crate) fn wait_access(&self, id: u16, wait: Duration) -> bool {
         let Some(t) = self.target(id) else {
             return false;
         };
-        let gone = || self.target(id).is_none();
+        let gone = || self.gone(id);
         self.locks
             .wait_access(t, Owner::Session(id), deadline_after(wait), &gone)
             == Wait::Done
@@ -159,7 +189,7 @@ impl Gateway {
         let Some(t) = self.target(id) else {
             return hislip::lock::ERROR;
         };
-        let gone = || self.target(id).is_none();
+        let gone = || self.gone(id);
         match self
             .locks
             .lock(t, Owner::Session(id), key, deadline_after(wait), &gone)
@@ -213,20 +243,46 @@ impl Gateway {
                 answering: false,
                 overlapped: false,
                 rqs: false,
+                heard: Instant::now(),
+                mid: false,
+                closing: false,
             },
         );
         Some(id)
     }
 
-    /// Ends session `id`: its locks go, its other channel is shut down.
+    /// Ends session `id`: a device it left in the middle of a message or of an answer
+    /// is cleared, then its locks go (a client waiting for them gets the device
+    /// clean), and its other channel is shut down. Called by the synchronous channel:
+    /// the one that uses the device.
     pub(crate) fn close(&self, id: u16) {
         let Some(s) = self.state().sessions.remove(&id) else {
             return;
         };
+        if s.mid {
+            let cleared = self.device(s.target).and_then(|d| d.clear());
+            if let Err(e) = cleared {
+                log::info!("HiSLIP session {id}: clearing the device it left: {e}");
+            }
+        }
         self.locks.release_all(Owner::Session(id));
         self.changed.notify_all();
         for w in std::iter::once(&s.sync).chain(s.async_.as_ref()) {
             let _ = lock_writer(w).shutdown(Shutdown::Both);
+        }
+    }
+
+    /// The asynchronous channel of session `id` has gone: the synchronous one is shut
+    /// down, and ends the session (see [`Gateway::close`]) once its call is over.
+    pub(crate) fn close_async(&self, id: u16) {
+        let sync = self.session(id, |s| {
+            s.closing = true;
+            s.sync.clone()
+        });
+        self.changed.notify_all();
+        self.locks.notify();
+        if let Some(w) = sync {
+            let _ = lock_writer(&w).shutdown(Shutdown::Both);
         }
     }
 

@@ -4,7 +4,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::hislip::{fatal, send, Gateway, Writer, IO_TIMEOUT};
 use super::Slot;
@@ -29,11 +29,43 @@ const RQS: u8 = 0x40;
 
 /// The next message's header, within the idle and message timeouts. `None`: the
 /// connection ends (closed, timed out, or a fatal error sent).
-fn next_header(r: &mut TimedReader, w: &std::net::TcpStream, slot: &Slot) -> Option<Header> {
-    r.set_deadline(Deadline::after(slot.idle));
-    if !matches!(r.wait_for_data(), Ok(true)) {
-        return None;
+///
+/// Idle means both of session `id`'s channels idle: a quiet channel waits on while the
+/// other has heard from the client within the idle timeout (a session's asynchronous
+/// channel is silent while its queries go on the synchronous one).
+fn next_header(
+    r: &mut TimedReader,
+    w: &std::net::TcpStream,
+    slot: &Slot,
+    gw: &Gateway,
+    id: u16,
+) -> Option<Header> {
+    loop {
+        // A session serving a message (a long read, a lock wait) is not idle.
+        let left = slot.idle.map(|idle| {
+            gw.session(id, |s| match s.busy {
+                true => idle,
+                false => idle.saturating_sub(s.heard.elapsed()),
+            })
+            .unwrap_or(Duration::ZERO)
+        });
+        r.set_deadline(Deadline::after(left));
+        match r.wait_for_data() {
+            Ok(true) => break,
+            Err(e) if crate::deadline::is_timeout(&e) => {
+                // Timed out: unless the other channel was heard from since.
+                let quiet = slot.idle.is_some_and(|idle| {
+                    gw.session(id, |s| !s.busy && s.heard.elapsed() >= idle)
+                        .unwrap_or(true)
+                });
+                if quiet {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
     }
+    gw.session(id, |s| s.heard = Instant::now());
     r.set_deadline(Deadline::after(Some(slot.message)));
     match hislip::read_header(r) {
         Ok(h) => Some(h),
@@ -106,7 +138,7 @@ pub(crate) fn serve_sync(
         return;
     };
     let mut scan = QueryScan::default();
-    while let Some(h) = next_header(&mut r, &raw, slot) {
+    while let Some(h) = next_header(&mut r, &raw, slot, gw, id) {
         match h.kind {
             kind::DATA | kind::DATA_END | kind::TRIGGER => {
                 let Some(p) = payload(&mut r, &sync, &h, gw.max_message) else {
@@ -142,7 +174,18 @@ pub(crate) fn serve_sync(
                 if hislip::discard(&mut r, h.len).is_err() {
                     return;
                 }
-                let r = gw.device(target).and_then(|d| d.clear());
+                let r = if gw.begin(id, target) {
+                    let r = gw.device(target).and_then(|d| d.clear());
+                    gw.end(id, target, false);
+                    r
+                } else {
+                    Err(crate::Error::Timeout {
+                        operation: "device clear (another client's exchange)",
+                        timeout: IO_TIMEOUT,
+                        transferred: 0,
+                    })
+                };
+                gw.session(id, |s| s.mid = false);
                 scan.reset();
                 // The client's feature request (bit 0: overlapped mode) is granted:
                 // answers go back in the order of the queries, each with its query's
@@ -224,6 +267,36 @@ fn message(
         );
         return "locked by another session".into();
     }
+    // The whole exchange (this message, and its answer when it asks one) is one
+    // transaction on the device: no other client's call comes in between.
+    if !gw.begin(id, target) {
+        scan.reset();
+        send(
+            sync,
+            kind::ERROR,
+            error::UNIDENTIFIED,
+            0,
+            b"the device stayed busy with another client's exchange",
+        );
+        return "busy with another client's exchange".into();
+    }
+    let reply = held_message(gw, id, sync, target, h, data, scan);
+    // Part of a message sent: the rest follows, nobody else's in between.
+    let more = gw.session(id, |s| s.mid).unwrap_or(false) && h.kind == kind::DATA;
+    gw.end(id, target, more);
+    reply
+}
+
+/// [`message`]'s calls on the device, which the session holds.
+fn held_message(
+    gw: &Gateway,
+    id: u16,
+    sync: &Writer,
+    target: super::hislip::Target,
+    h: &Header,
+    data: &[u8],
+    scan: &mut QueryScan,
+) -> String {
     let d = match gw.device(target) {
         Ok(d) => d,
         Err(e) => return e.to_string(),
@@ -232,10 +305,13 @@ fn message(
         kind::TRIGGER => d.trigger(),
         kind::DATA => {
             scan.feed(data);
+            // Bytes without END: the device holds part of a message until DataEnd.
+            gw.session(id, |s| s.mid = true);
             d.write_partial(data).map(|_| ())
         }
         _ => {
             scan.feed(data);
+            gw.session(id, |s| s.mid = true);
             d.write(data)
         }
     };
@@ -246,6 +322,7 @@ fn message(
     if h.kind != kind::DATA_END {
         return "done".into();
     }
+    gw.session(id, |s| s.mid = false);
     let query = scan.is_query();
     scan.reset();
     if !query {
@@ -305,6 +382,9 @@ fn send_answer(
         }
         let k = if last { kind::DATA_END } else { kind::DATA };
         if !send(sync, k, 0, msg_id, &buf[..n]) {
+            // The rest of the answer is left in the device: cleared when the session
+            // ends.
+            gw.session(id, |s| s.mid = s.mid || !end);
             return "the client is gone".into();
         }
         if last {
@@ -334,7 +414,7 @@ pub(crate) fn serve_async(
     let Ok(raw) = r.get_ref().try_clone() else {
         return;
     };
-    while let Some(h) = next_header(&mut r, &raw, slot) {
+    while let Some(h) = next_header(&mut r, &raw, slot, gw, id) {
         let Some(p) = payload(&mut r, &ch, &h, MAX_ASYNC_PAYLOAD) else {
             return;
         };
@@ -534,9 +614,15 @@ fn status_query(gw: &Gateway, id: u16, ch: &Writer, sync: &Writer, h: &Header) -
             go.then_some(s.last_id)
         });
         if let Some(Some(msg_id)) = fetch {
-            let got = match gw.device(target) {
-                Ok(d) => answer(gw, id, sync, &d, msg_id),
-                Err(e) => e.to_string(),
+            let got = if gw.begin(id, target) {
+                let got = match gw.device(target) {
+                    Ok(d) => answer(gw, id, sync, &d, msg_id),
+                    Err(e) => e.to_string(),
+                };
+                gw.end(id, target, false);
+                got
+            } else {
+                "busy with another client's exchange".to_string()
             };
             gw.session(id, |s| s.busy = false);
             gw.changed.notify_all();

@@ -109,7 +109,7 @@ pub(crate) fn serve(gw: &Arc<Gateway>, s: TcpStream, slot: Slot) {
             if ok {
                 hislip_channels::serve_async(gw, r, peer, id, &slot);
             }
-            gw.close(id);
+            gw.close_async(id);
         }
         k => fatal(
             &w,

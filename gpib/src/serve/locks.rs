@@ -7,19 +7,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::address::Address;
+use super::holds::DeviceHolds;
 
-/// A device on a served board.
-pub(crate) type Device = (u16, Address);
-
-/// Who holds a lock: a VXI-11 link or a HiSLIP session.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub(crate) enum Owner {
-    /// A VXI-11 link id.
-    Link(u32),
-    /// A HiSLIP session id.
-    Session(u16),
-}
+pub(crate) use super::owner::{Device, Owner};
 
 /// The locks of one device.
 #[derive(Debug, Default)]
@@ -106,6 +96,8 @@ const SLICE: Duration = Duration::from_millis(50);
 pub(crate) struct DeviceLocks {
     table: Mutex<HashMap<Device, Lock>>,
     changed: Condvar,
+    /// Who has each device between the calls of one exchange (a query and its answer).
+    pub(crate) holds: DeviceHolds,
 }
 
 impl DeviceLocks {
@@ -182,8 +174,9 @@ impl DeviceLocks {
         r
     }
 
-    /// Releases every lock of `o` (its link or session is gone).
+    /// Releases every lock and hold of `o` (its link or session is gone).
     pub(crate) fn release_all(&self, o: Owner) {
+        self.holds.release_all(o);
         let mut t = self.table();
         for l in t.values_mut() {
             l.release(o);
@@ -220,6 +213,7 @@ pub(crate) fn deadline_after(wait: Duration) -> Instant {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::address::Address;
 
     fn dev() -> Device {
         (0, Address::new(22, None).unwrap())

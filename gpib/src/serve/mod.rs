@@ -48,7 +48,9 @@ mod allow;
 mod hislip;
 mod hislip_channels;
 mod hislip_conn;
+mod holds;
 mod locks;
+mod owner;
 mod portmap;
 mod portmap_udp;
 mod prologix;
@@ -344,7 +346,9 @@ fn listen(addr: SocketAddr, handler: Handler, sh: Shared) -> io::Result<Listenin
         t,
         allow,
     } = sh;
-    let l = bind(addr)?;
+    // The error names the port: a server listens on several.
+    let l =
+        bind(addr).map_err(|e| io::Error::new(e.kind(), format!("port {}: {e}", addr.port())))?;
     let local = l.local_addr()?;
     let wake = l.try_clone()?;
     let thread = std::thread::Builder::new()
@@ -457,8 +461,11 @@ impl Server {
                 let b = bus.clone();
                 let default = opts.default_address;
                 let trace = opts.trace;
-                let h: Handler =
-                    Arc::new(move |s, slot| prologix::serve(b.clone(), s, slot, default, trace));
+                let locks = device_locks.clone();
+                let h: Handler = Arc::new(move |s, slot| {
+                    let holds = prologix::Holds::new(locks.clone(), n);
+                    prologix::serve(b.clone(), s, slot, default, trace, holds)
+                });
                 let l = listen(SocketAddr::new(opts.bind, port), h, sh.clone())?;
                 prologix.push((n, l.local));
                 listeners.push(l);
@@ -499,8 +506,8 @@ impl Server {
                         listeners.push(l);
                     }
                     Err(e) => {
-                        log::warn!("no portmapper on port {pm}: {e}");
-                        portmap_error = Some(format!("port {pm}: {e}"));
+                        log::warn!("no portmapper: {e}");
+                        portmap_error = Some(e.to_string());
                     }
                 }
             }
@@ -517,8 +524,8 @@ impl Server {
                     listeners.push(l);
                 }
                 Err(e) => {
-                    log::warn!("no HiSLIP on port {port}: {e}");
-                    hislip_error = Some(format!("port {port}: {e}"));
+                    log::warn!("no HiSLIP: {e}");
+                    hislip_error = Some(e.to_string());
                 }
             }
         }
@@ -673,5 +680,7 @@ mod tests_boards;
 mod tests_clients;
 #[cfg(all(test, feature = "sim"))]
 mod tests_discovery;
+#[cfg(all(test, feature = "sim"))]
+mod tests_gateway;
 #[cfg(all(test, feature = "sim"))]
 mod tests_hislip;

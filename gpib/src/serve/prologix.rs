@@ -4,14 +4,18 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use super::locks::{DeviceLocks, Owner};
 use super::Slot;
 use crate::address::{Address, PrimaryAddress, SecondaryAddress};
 use crate::backend::prologix::{ESC, MAX_ADAPTER_TIMEOUT_MS};
 use crate::backend::{Eos, ReadEnd};
 use crate::bus::Bus;
 use crate::deadline::{Deadline, TimedReader};
+use crate::hislip::QueryScan;
 
 /// What `++ver` answers.
 pub(crate) const VERSION: &str =
@@ -22,6 +26,31 @@ const CHUNK: usize = 64 * 1024;
 const MAX_COMMAND: usize = 256;
 /// Bytes read from the device per bus call while answering `++read`.
 const READ_PIECE: usize = 16 * 1024;
+
+/// How long a call waits for another client's exchange with the device to end.
+const HOLD_WAIT: Duration = Duration::from_secs(10);
+
+/// Numbers the connections, as the holds name them.
+static NEXT_CONN: AtomicU64 = AtomicU64::new(1);
+
+/// The served devices' holds (shared with VXI-11 and HiSLIP), and who this
+/// connection is in them.
+pub(crate) struct Holds {
+    locks: Arc<DeviceLocks>,
+    board: u16,
+    owner: Owner,
+}
+
+impl Holds {
+    /// A new connection's, on board `board`.
+    pub(crate) fn new(locks: Arc<DeviceLocks>, board: u16) -> Self {
+        Self {
+            locks,
+            board,
+            owner: Owner::Prologix(NEXT_CONN.fetch_add(1, Ordering::Relaxed)),
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Line {
@@ -49,12 +78,32 @@ struct Conn<W: Write> {
     data: Vec<u8>,
     cmd: Vec<u8>,
     cmd_too_long: bool,
+    /// The devices' holds: a query and its `++read` are one exchange with the device.
+    holds: Option<Holds>,
+    /// The message sent so far (whether it asks a query).
+    scan: QueryScan,
 }
 
-pub(crate) fn serve(bus: Bus, s: TcpStream, slot: Slot, default: Option<Address>, trace: bool) {
+pub(crate) fn serve(
+    bus: Bus,
+    s: TcpStream,
+    slot: Slot,
+    default: Option<Address>,
+    trace: bool,
+    holds: Holds,
+) {
     let Ok(out) = s.try_clone() else { return };
     let peer = trace.then(|| s.peer_addr().map_or("?".to_string(), |p| p.to_string()));
     let mut c = Conn::new(bus, out, peer, default);
+    let owner = holds.owner;
+    let locks = holds.locks.clone();
+    c.holds = Some(holds);
+    serve_conn(&mut c, s, &slot);
+    locks.release_all(owner);
+}
+
+/// [`serve`]'s loop, until the connection ends.
+fn serve_conn(c: &mut Conn<TcpStream>, s: TcpStream, slot: &Slot) {
     // Reads of `buf`'s size bypass the reader's small buffer.
     let mut input = TimedReader::new(s, 4096);
     let mut buf = vec![0u8; 64 * 1024];
@@ -110,6 +159,31 @@ impl<W: Write> Conn<W> {
             data: Vec::new(),
             cmd: Vec::new(),
             cmd_too_long: false,
+            holds: None,
+            scan: QueryScan::default(),
+        }
+    }
+
+    /// Holds the addressed device for this connection's call: another client's
+    /// exchange with it ends first (up to [`HOLD_WAIT`]; past it the call goes on).
+    fn begin(&self) {
+        if let Some(h) = &self.holds {
+            let until = Instant::now() + HOLD_WAIT;
+            if !h
+                .locks
+                .holds
+                .begin((h.board, self.addr), h.owner, until, &|| false)
+            {
+                log::info!("prologix: {} stayed busy with another client", self.addr);
+            }
+        }
+    }
+
+    /// Ends the call on the addressed device; with `more` (a query's answer to read,
+    /// part of a message sent) the connection keeps it for its next call.
+    fn end(&self, more: bool) {
+        if let Some(h) = &self.holds {
+            h.locks.holds.end((h.board, self.addr), h.owner, more);
         }
     }
 
@@ -173,9 +247,12 @@ impl<W: Write> Conn<W> {
             // bytes stay for the write that carries END.
             let dev = self.bus.device(self.addr);
             if let Ok(d) = dev {
+                self.begin();
                 if let Err(e) = d.write_partial(&self.data[..CHUNK]) {
                     log::info!("prologix: write to {}: {e}", self.addr);
                 }
+                self.scan.feed(&self.data[..CHUNK]);
+                self.end(true);
             }
             self.data.drain(..CHUNK);
         }
@@ -224,6 +301,7 @@ impl<W: Write> Conn<W> {
                 let data = std::mem::take(&mut self.data);
                 if let Ok(mut d) = self.bus.device(self.addr) {
                     d.set_write_terminator(None);
+                    self.begin();
                     let r = if self.eoi {
                         d.write(&data)
                     } else {
@@ -232,6 +310,14 @@ impl<W: Write> Conn<W> {
                     if let Err(e) = r {
                         log::info!("prologix: write to {}: {e}", self.addr);
                     }
+                    // A query's answer, or the rest of the message, is this
+                    // connection's next call.
+                    self.scan.feed(&data);
+                    let more = !self.eoi || self.scan.is_query();
+                    if self.eoi {
+                        self.scan.reset();
+                    }
+                    self.end(more);
                 }
                 self.data = data;
                 self.data.clear();
@@ -274,6 +360,9 @@ impl<W: Write> Conn<W> {
                     _ => None,
                 };
                 if let (Some(primary), Some(secondary)) = (pad, sad) {
+                    // Another device: the one held is let go.
+                    self.end(false);
+                    self.scan.reset();
                     self.addr = Address { primary, secondary };
                 }
                 Ok(())
@@ -345,7 +434,10 @@ impl<W: Write> Conn<W> {
             }
             "clr" => {
                 if let Some(d) = self.device() {
+                    self.begin();
                     let _ = d.clear();
+                    self.scan.reset();
+                    self.end(false);
                 }
                 Ok(())
             }
@@ -425,12 +517,14 @@ impl<W: Write> Conn<W> {
             byte,
             eight_bit: true,
         }));
+        self.begin();
         let r = self.stream(&d);
         if r.is_err() {
             // The client went away in the middle of the answer: nobody is left to
             // read the rest (a `BLOCK?` ramp, say), so its memory goes.
             let _ = d.clear();
         }
+        self.end(false);
         r
     }
 

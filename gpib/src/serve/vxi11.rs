@@ -18,6 +18,7 @@ use crate::backend::vxi11::proto::{self, err, flags, procs, reason, DeviceName};
 use crate::backend::{BackendExt, Eos, ReadEnd};
 use crate::bus::Bus;
 use crate::error::{Error, ErrorKind};
+use crate::hislip::QueryScan;
 use crate::rpc::msg::{self, CallHeader};
 use crate::rpc::record::{self, Limits};
 use crate::rpc::{XdrReader, XdrWriter};
@@ -39,6 +40,9 @@ struct LinkInfo {
     mid_read: bool,
     /// The last `device_write` ended without END: the device holds part of a message.
     mid_write: bool,
+    /// The message written so far: whether it asks a query (its answer is this
+    /// link's to read, nobody else's call in between).
+    scan: QueryScan,
 }
 
 #[derive(Default)]
@@ -239,6 +243,39 @@ impl Gateway {
         }
     }
 
+    /// Holds device `t` for `lid`'s call: another client's exchange (a query and
+    /// its answer) ends first, within the call's I/O timeout. An interface link
+    /// (`gpib0`) holds nothing.
+    fn begin(&self, lid: u32, t: Target, io_timeout: u32) -> Result<(), u32> {
+        let Target::Device(b, a) = t else {
+            return Ok(());
+        };
+        let until = Instant::now() + ms(io_timeout.max(1));
+        if self
+            .device_locks
+            .holds
+            .begin((b, a), Owner::Link(lid), until, &|| self.is_aborted(lid))
+        {
+            return Ok(());
+        }
+        let mut st = self.state();
+        match st.links.get_mut(&lid) {
+            Some(l) if l.aborted => {
+                l.aborted = false;
+                Err(err::ABORT)
+            }
+            _ => Err(err::IO_TIMEOUT),
+        }
+    }
+
+    /// Ends `lid`'s call on `t`; with `more` (a query's answer to read, a message or
+    /// an answer half through) the link keeps the device for its next call.
+    fn end(&self, lid: u32, t: Target, more: bool) {
+        if let Target::Device(b, a) = t {
+            self.device_locks.holds.end((b, a), Owner::Link(lid), more);
+        }
+    }
+
     /// Whether a call in flight on `lid` has been aborted (`device_abort`).
     fn is_aborted(&self, lid: u32) -> bool {
         self.state().links.get(&lid).is_some_and(|l| l.aborted)
@@ -429,15 +466,17 @@ impl Gateway {
                 };
                 let r = self
                     .access(conn, p.lid, p.flags, p.lock_timeout)
-                    .and_then(|t| self.device(t, p.io_timeout))
-                    .and_then(|d| {
-                        match proc_ {
+                    .and_then(|t| {
+                        let d = self.device(t, p.io_timeout)?;
+                        self.begin(p.lid, t, p.io_timeout)?;
+                        let r = match proc_ {
                             procs::DEVICE_TRIGGER => d.trigger(),
                             procs::DEVICE_CLEAR => d.clear(),
                             procs::DEVICE_REMOTE => d.remote(),
                             _ => d.go_to_local(),
-                        }
-                        .map_err(|e| error_code(&e))
+                        };
+                        self.end(p.lid, t, false);
+                        r.map_err(|e| error_code(&e))
                     });
                 only_error(r.err().unwrap_or(err::NONE))
             }
@@ -557,6 +596,7 @@ impl Gateway {
                 aborted: false,
                 mid_read: false,
                 mid_write: false,
+                scan: QueryScan::default(),
             },
         );
         drop(st);
@@ -652,28 +692,41 @@ impl Gateway {
         let end = p.flags & flags::END != 0;
         let r = self
             .access(conn, p.lid, p.flags, p.lock_timeout)
-            .and_then(|t| self.device(t, p.io_timeout))
-            .map(|d| {
+            .and_then(|t| {
+                let d = self.device(t, p.io_timeout)?;
+                self.begin(p.lid, t, p.io_timeout)?;
                 let res = if end {
                     d.write(p.data).map(|()| p.data.len())
                 } else {
                     d.write_partial(p.data)
                 };
-                match res {
-                    Ok(n) => (err::NONE, n),
-                    Err(e) => (error_code(&e), e.transferred().unwrap_or(0)),
-                }
+                Ok((
+                    t,
+                    match res {
+                        Ok(n) => (err::NONE, n),
+                        Err(e) => (error_code(&e), e.transferred().unwrap_or(0)),
+                    },
+                ))
             });
-        // Bytes that reached the device without END leave it holding part of a message.
-        if let Ok((code, n)) = r {
+        // Bytes that reached the device without END leave it holding part of a message;
+        // a whole message that asks a query leaves its answer to read. Either way the
+        // link keeps the device for its next call.
+        let r = r.map(|(t, (code, n))| {
+            let mut more = false;
             if let Some(l) = self.state().links.get_mut(&p.lid) {
+                l.scan.feed(&p.data[..n.min(p.data.len())]);
                 if end && code == err::NONE {
                     l.mid_write = false;
+                    more = l.scan.is_query();
+                    l.scan.reset();
                 } else if n > 0 {
                     l.mid_write = true;
+                    more = true;
                 }
             }
-        }
+            self.end(p.lid, t, more);
+            (code, n)
+        });
         Outcome::Reply(match r {
             Ok((code, n)) => proto::encode_error_value(code, n as u32),
             Err(c) => proto::encode_error_value(c, 0),
@@ -684,10 +737,13 @@ impl Gateway {
         let Ok(p) = proto::Read::decode(args) else {
             return Outcome::Garbage;
         };
-        let mut dev = match self
+        let (t, mut dev) = match self
             .access(conn, p.lid, p.flags, p.lock_timeout)
-            .and_then(|t| self.device(t, p.io_timeout))
-        {
+            .and_then(|t| {
+                let d = self.device(t, p.io_timeout)?;
+                self.begin(p.lid, t, p.io_timeout)?;
+                Ok((t, d))
+            }) {
             Ok(d) => d,
             Err(c) => return Outcome::Reply(proto::encode_read_resp(c, 0, &[])),
         };
@@ -733,6 +789,8 @@ impl Gateway {
         if let Some(l) = self.state().links.get_mut(&p.lid) {
             l.mid_read = mid_read;
         }
+        // The rest of the answer is this link's too.
+        self.end(p.lid, t, mid_read);
         Outcome::Reply(proto::encode_read_resp(code, why, &data))
     }
 
