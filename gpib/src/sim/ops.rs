@@ -497,8 +497,14 @@ impl World {
                 cut_by_fault = true;
             }
         }
-        let (fit, cut_by_time) =
-            timing::bytes_within_ns(tim_ns, Direction::Read, per, limit.min(avail), wait, timeout);
+        let (fit, cut_by_time) = timing::bytes_within_ns(
+            tim_ns,
+            Direction::Read,
+            per,
+            limit.min(avail),
+            wait,
+            timeout,
+        );
         if cut_by_time {
             limit = fit;
         }

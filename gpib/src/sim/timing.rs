@@ -319,7 +319,14 @@ pub fn bytes_within(
     wait: Duration,
     timeout: Duration,
 ) -> (usize, bool) {
-    bytes_within_ns(&BoardNanos::of(board), dir, per, bytes, nanos(wait), timeout)
+    bytes_within_ns(
+        &BoardNanos::of(board),
+        dir,
+        per,
+        bytes,
+        nanos(wait),
+        timeout,
+    )
 }
 
 /// [`bytes_within`] with the wait in nanoseconds. Exact: the timeout cuts a transfer
@@ -420,7 +427,10 @@ mod tests {
         let per = byte_cost(&b, Direction::Read, 1000, 0, 0);
         // One overhead: both ways pay it.
         for dir in [Direction::Read, Direction::Write] {
-            assert_eq!(call_cost(&b, dir, per, 10).elapsed, Duration::from_micros(30));
+            assert_eq!(
+                call_cost(&b, dir, per, 10).elapsed,
+                Duration::from_micros(30)
+            );
         }
         b.read_call_overhead = Some(Duration::from_micros(340));
         b.write_call_overhead = Some(Duration::from_micros(442));
@@ -428,10 +438,19 @@ mod tests {
         let write = call_cost(&b, Direction::Write, per, 10);
         assert_eq!(read.elapsed, Duration::from_micros(350));
         assert_eq!(write.elapsed, Duration::from_micros(452));
-        assert_eq!(b.data_call_overhead(Direction::Read), Duration::from_micros(340));
+        assert_eq!(
+            b.data_call_overhead(Direction::Read),
+            Duration::from_micros(340)
+        );
         // A timeout cuts each at its own overhead: 400 us leaves 60 bytes read, none written.
         let t = Duration::from_micros(400);
-        assert_eq!(bytes_within(&b, Direction::Read, per, 100, Duration::ZERO, t), (60, true));
-        assert_eq!(bytes_within(&b, Direction::Write, per, 100, Duration::ZERO, t), (0, true));
+        assert_eq!(
+            bytes_within(&b, Direction::Read, per, 100, Duration::ZERO, t),
+            (60, true)
+        );
+        assert_eq!(
+            bytes_within(&b, Direction::Write, per, 100, Duration::ZERO, t),
+            (0, true)
+        );
     }
 }

@@ -417,11 +417,11 @@ fn reads_and_writes_take_their_own_call_overheads_and_old_files_one() {
     let build = |text: &str| Config::parse(text).and_then(|c| c.build()).unwrap();
     let board = "name='x'\n[[board]]\nname='b'\ncall_overhead_us = 20\n";
     let t = build(board).board_timing(0).unwrap();
-    assert_eq!(
-        (t.read_call_overhead, t.write_call_overhead),
-        (None, None)
-    );
-    for dir in [crate::sim::timing::Direction::Read, crate::sim::timing::Direction::Write] {
+    assert_eq!((t.read_call_overhead, t.write_call_overhead), (None, None));
+    for dir in [
+        crate::sim::timing::Direction::Read,
+        crate::sim::timing::Direction::Write,
+    ] {
         assert_eq!(t.data_call_overhead(dir), Duration::from_micros(20));
     }
     let t = build(&format!(
