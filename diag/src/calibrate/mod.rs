@@ -255,9 +255,9 @@ pub fn calibrate(
 
 /// The model's overheads: a read call's, a write call's, and commands' as writes'.
 fn set_overheads(m: &mut BoardModel, o: Overheads) {
-    m.read_call_overhead_us = o.read_us;
-    m.write_call_overhead_us = o.write_us;
-    m.call_overhead_us = o.write_us;
+    m.read_call_overhead_us = model::us(o.read);
+    m.write_call_overhead_us = model::us(o.write);
+    m.call_overhead_us = m.write_call_overhead_us;
 }
 
 /// A session on the configuration `config` (virtual time) for transfers up to `largest`.

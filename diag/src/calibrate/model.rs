@@ -9,7 +9,7 @@
 //! each way gives: the board's mode from the share of each byte the CPU wanted, and the
 //! per-byte work (PIO) or the device's settling and acceptance times (DMA) from `b`.
 //! The call overheads start at the intercepts `a`; a timed transfer may be several
-//! calls on the model, so [`super::overheads`] then solves them on the model itself.
+//! calls on the model, so calibrate then solves them on the model itself.
 
 use gpib::ieee488::{HS488_MIN_BYTE_NS, IEEE488_MIN_BYTE_NS, MIN_T1_NS};
 use serde::Serialize;
@@ -146,7 +146,7 @@ pub fn us(seconds: f64) -> f64 {
 /// The board and device parameters that reproduce `devices`' costs (the first device
 /// decides the board's mode and call overheads: the model has one of each a board).
 /// The overheads are the measured intercepts, each the cost of one call; where a timed
-/// transfer is several calls on the model, [`super::overheads::solve`] corrects them.
+/// transfer is several calls on the model, calibrate solves them on the model instead.
 pub fn derive(board: BoardSettings, devices: &[DeviceCosts]) -> Option<BoardModel> {
     let first = devices.first()?;
     let hs488 = board.hs488.unwrap_or(false);

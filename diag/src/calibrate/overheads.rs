@@ -21,19 +21,19 @@ pub struct Intercepts {
     pub write: f64,
 }
 
-/// A board's call overheads in µs: a read call's, and a write call's (which commands
-/// and polls pay too: the board talks).
+/// A board's call overheads in seconds: a read call's, and a write call's (which
+/// commands and polls pay too: the board talks).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Overheads {
-    /// A read call's, µs.
-    pub read_us: f64,
-    /// A write call's, µs.
-    pub write_us: f64,
+    /// A read call's, s.
+    pub read: f64,
+    /// A write call's, s.
+    pub write: f64,
 }
 
-/// The overhead the replays try, µs: large beside a model's own per-call times, small
+/// The overhead the replays try, s: large beside a model's own per-call times, small
 /// beside the configuration's 1 s limit.
-const PROBE_US: f64 = 1000.0;
+const PROBE: f64 = 1e-3;
 
 /// A timed transfer pays at least one overhead of its own direction; fewer than this
 /// means the replays did not see the overhead at all.
@@ -49,18 +49,18 @@ pub fn solve(
     mut replay: impl FnMut(Overheads) -> Result<Intercepts>,
 ) -> Result<Option<Overheads>> {
     let zero = replay(Overheads {
-        read_us: 0.0,
-        write_us: 0.0,
+        read: 0.0,
+        write: 0.0,
     })?;
     let reads = replay(Overheads {
-        read_us: PROBE_US,
-        write_us: 0.0,
+        read: PROBE,
+        write: 0.0,
     })?;
     let writes = replay(Overheads {
-        read_us: 0.0,
-        write_us: PROBE_US,
+        read: 0.0,
+        write: PROBE,
     })?;
-    let probe = PROBE_US * 1e-6;
+    let probe = PROBE;
     // Overheads of each kind a timed read and a timed write pay.
     let read_in_read = (reads.read - zero.read) / probe;
     let write_in_read = (writes.read - zero.read) / probe;
@@ -95,8 +95,8 @@ pub fn solve(
         read = dr / read_in_read;
     }
     Ok(Some(Overheads {
-        read_us: super::model::us(read),
-        write_us: super::model::us(write),
+        read: read.max(0.0),
+        write: write.max(0.0),
     }))
 }
 
@@ -115,10 +115,16 @@ mod tests {
     ) -> impl FnMut(Overheads) -> Result<Intercepts> {
         move |o| {
             Ok(Intercepts {
-                read: rest_r + 1e-6 * (reads * o.read_us + commands * o.write_us),
-                write: rest_w + 1e-6 * writes * o.write_us,
+                read: rest_r + reads * o.read + commands * o.write,
+                write: rest_w + writes * o.write,
             })
         }
+    }
+
+    /// The overheads in µs to the nanosecond, as the configuration has them.
+    fn in_us(o: Overheads) -> (f64, f64) {
+        let us = |s: f64| (s * 1e9).round() / 1e3;
+        (us(o.read), us(o.write))
     }
 
     #[test]
@@ -132,13 +138,7 @@ mod tests {
         let o = solve(measured, model(3.0, 0.0, 4.0, 180e-6, 310e-6))
             .unwrap()
             .unwrap();
-        assert_eq!(
-            o,
-            Overheads {
-                read_us: 20.0,
-                write_us: 20.0
-            }
-        );
+        assert_eq!(in_us(o), (20.0, 20.0));
         // Reads and writes measured apart stay apart; a read addressed in its window
         // pays a command's (the write's) overhead too.
         let measured = Intercepts {
@@ -148,13 +148,7 @@ mod tests {
         let o = solve(measured, model(1.0, 1.0, 1.0, 0.0, 0.0))
             .unwrap()
             .unwrap();
-        assert_eq!(
-            o,
-            Overheads {
-                read_us: 157.9,
-                write_us: 442.1
-            }
-        );
+        assert_eq!(in_us(o), (157.9, 442.1));
     }
 
     #[test]
@@ -166,13 +160,7 @@ mod tests {
         let o = solve(measured, model(2.0, 0.0, 2.0, 300e-6, 100e-6))
             .unwrap()
             .unwrap();
-        assert_eq!(
-            o,
-            Overheads {
-                read_us: 0.0,
-                write_us: 200.0
-            }
-        );
+        assert_eq!(in_us(o), (0.0, 200.0));
     }
 
     #[test]
