@@ -43,7 +43,7 @@ fn config(lib: &Library, d: &Arc<Mutex<Desc>>, opt: i32, v: i32) -> engine::Res 
 /// ceiling on board timing `t`: the transfer, or the call's CPU work (DMA set-up and
 /// interrupt) when that is longer.
 fn call_time(t: &BoardTiming, dir: Direction, n: u64) -> Duration {
-    let c = call_cost(t, byte_cost(t, dir, 1000, 0, 0), n);
+    let c = call_cost(t, dir, byte_cost(t, dir, 1000, 0, 0), n);
     c.elapsed.max(c.cpu)
 }
 

@@ -301,7 +301,7 @@ fn calibrated_within_5_percent(config: &str, sizes: &[&str]) -> Value {
 }
 
 #[test]
-fn calibrate_predicts_held_out_sizes_within_5_percent_on_three_buses() {
+fn calibrate_predicts_held_out_sizes_within_5_percent_on_five_buses() {
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     // The 1988 machine moves 7.5 kB/s: 16 B to 1 KiB, 512 B held out.
     let polled = calibrated_within_5_percent("hp9000-350", &["--large", "1K"]);
@@ -310,6 +310,20 @@ fn calibrate_predicts_held_out_sizes_within_5_percent_on_three_buses() {
     assert_eq!(pio["model"]["mode"], "pio");
     let dma = calibrated_within_5_percent("bench", &["--budget", "3"]);
     assert_eq!(dma["model"]["mode"], "dma");
+    // Issue 28 item 12: buses a slow listener limits (every byte, SCPI headers too, at
+    // 25.5 us) and a slow device limits one way (writes at 25.5 us, reads at 1 us).
+    for (name, read, write) in [
+        ("scpi_slow_listener.toml", 25.5e-6, 25.5e-6),
+        ("scpi_slow_device.toml", 1.0e-6, 25.5e-6),
+    ] {
+        let c = calibrated_within_5_percent(&config(name), &["--budget", "3"]);
+        assert_eq!(c["model"]["mode"], "dma", "{name}");
+        let costs = &c["device"]["costs"];
+        for (key, want) in [("read_byte_s", read), ("write_byte_s", write)] {
+            let got = costs[key].as_f64().unwrap();
+            assert!((got / want - 1.0).abs() < 0.05, "{name}: {key} {got}");
+        }
+    }
     // The per-byte costs are the model's: the hardware path adds only per-call time.
     let per_byte = |c: &Value| c["device"]["costs"]["read_byte_s"].as_f64().unwrap();
     assert!(

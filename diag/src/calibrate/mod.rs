@@ -1,9 +1,11 @@
 //! `gpib-diag calibrate`'s work: measure a bus on any backend (the doctor's size sweep,
 //! short queries, and sizes held out of the fit), turn the costs into the simulator's
-//! timing model ([`model`]), write that as a configuration, and check what the model
-//! predicts at the held-out sizes against what was measured there.
+//! timing model ([`model`]), solve its call overheads on the model itself
+//! ([`overheads`]), write that as a configuration, and check what the model predicts at
+//! the held-out sizes against what was measured there.
 
 pub mod model;
+pub mod overheads;
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -16,10 +18,12 @@ use crate::doctor::reference::Handshake;
 use crate::doctor::sweep::{self, DirectionFit, Pick, Sweep};
 use crate::driver::ProtocolKind;
 use crate::error::{DiagError, Result};
+use crate::linear_fit;
 use crate::measure::{Session, SessionOptions, SETTLE};
 use crate::sample::Direction;
 use crate::target::{BusSpec, Target};
 use model::{BoardModel, BoardSettings, DeviceCosts};
+use overheads::{Intercepts, Overheads};
 
 /// The share of the budget the sweep may take; the held-out sizes get the rest.
 const SWEEP_SHARE: f64 = 0.6;
@@ -223,9 +227,21 @@ pub fn calibrate(
         t1_ns: hs.t1_ns,
         hs488: hs.hs488,
     };
-    let model = model::derive(board, &[device.costs])
+    let mut model = model::derive(board, &[device.costs])
         .ok_or_else(|| DiagError::Usage("nothing was measured".into()))?;
     let board_address = target.bus.transaction(|tx| Ok(tx.board_address().get()))?;
+    let measured = Intercepts {
+        read: device.costs.read_call_s,
+        write: device.costs.write_call_s,
+    };
+    let solved = overheads::solve(measured, |o| {
+        let mut m = model.clone();
+        set_overheads(&mut m, o);
+        replay(&to_toml(target, board_address, &device, &m), &device, opts)
+    })?;
+    if let Some(o) = solved {
+        set_overheads(&mut model, o);
+    }
     let config = to_toml(target, board_address, &device, &model);
     predict(&config, &mut device, opts)?;
     Ok(Calibration {
@@ -237,17 +253,52 @@ pub fn calibrate(
     })
 }
 
-/// Runs the held-out sizes on the calibrated configuration (virtual time).
-fn predict(config: &str, device: &mut DeviceMeasurement, opts: &SessionOptions) -> Result<()> {
+/// The model's overheads: a read call's, a write call's, and commands' as writes'.
+fn set_overheads(m: &mut BoardModel, o: Overheads) {
+    m.read_call_overhead_us = model::us(o.read);
+    m.write_call_overhead_us = model::us(o.write);
+    m.call_overhead_us = m.write_call_overhead_us;
+}
+
+/// A session on the configuration `config` (virtual time) for transfers up to `largest`.
+fn on_the_model(
+    config: &str,
+    device: &DeviceMeasurement,
+    opts: &SessionOptions,
+    largest: u64,
+) -> Result<Session> {
     let parsed = Config::parse(config)?;
     let spec = BusSpec::parse("calibrated")?;
     let sim = Target::open_config(&spec, &parsed)?;
-    let largest = device.held_out.iter().map(|h| h.bytes).max().unwrap_or(16);
     let sim_opts = SessionOptions {
         device: Some(device.costs.address),
         ..*opts
     };
-    let mut session = Session::open(&sim, &sim_opts, largest)?;
+    Session::open(&sim, &sim_opts, largest)
+}
+
+/// The intercepts of the lines the model `config` gives at the swept sizes, each way.
+fn replay(config: &str, device: &DeviceMeasurement, opts: &SessionOptions) -> Result<Intercepts> {
+    let sizes = &device.sweep.sizes;
+    let largest = sizes.iter().copied().max().unwrap_or(16);
+    let mut session = on_the_model(config, device, opts, largest)?;
+    let (mut read, mut write) = (Vec::new(), Vec::new());
+    for &n in sizes {
+        read.push((n as f64, session.read(n)?.seconds));
+        write.push((n as f64, session.write(n)?.seconds));
+    }
+    let intercept =
+        |points: &[(f64, f64)]| linear_fit::fit(points).map_or(f64::NAN, |f| f.intercept);
+    Ok(Intercepts {
+        read: intercept(&read),
+        write: intercept(&write),
+    })
+}
+
+/// Runs the held-out sizes on the calibrated configuration (virtual time).
+fn predict(config: &str, device: &mut DeviceMeasurement, opts: &SessionOptions) -> Result<()> {
+    let largest = device.held_out.iter().map(|h| h.bytes).max().unwrap_or(16);
+    let mut session = on_the_model(config, device, opts, largest)?;
     for h in &mut device.held_out {
         let s = match h.direction {
             Direction::Read => session.read(h.bytes)?,
@@ -346,7 +397,16 @@ pub fn to_toml(
         m.mode.as_str(),
         100.0 * d.costs.cpu_share
     );
-    let _ = writeln!(t, "call_overhead_us = {:.3}", m.call_overhead_us);
+    let _ = writeln!(
+        t,
+        "call_overhead_us = {:.3}        # commands and polls (the board talks, as it writes)",
+        m.call_overhead_us
+    );
+    let _ = writeln!(
+        t,
+        "read_call_overhead_us = {:.3}\nwrite_call_overhead_us = {:.3}",
+        m.read_call_overhead_us, m.write_call_overhead_us
+    );
     if m.mode == model::Mode::Pio {
         let _ = writeln!(t, "pio_read_byte_ns = {}", m.pio_read_byte_ns);
         let _ = writeln!(t, "pio_write_byte_ns = {}", m.pio_write_byte_ns);

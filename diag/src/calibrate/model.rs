@@ -2,13 +2,14 @@
 //! its devices that make the model's transfers cost what was measured.
 //!
 //! The model (the simulator's `timing` module) charges a call its board's call
-//! overhead plus a per-byte time. By programmed I/O a byte takes the handshake (the
+//! overhead (a read's and a write's apart) plus a per-byte time. By programmed I/O a byte takes the handshake (the
 //! talker's T1 plus the listener's acceptance, never under the IEEE 488.1 ceiling) plus
 //! the CPU's own work, and the CPU is busy throughout; by DMA a byte takes the
 //! handshake, and the CPU only sets the transfer up. So a measured line `t = a + b·n`
-//! each way gives: the call overhead from `a`, the board's mode from the share of each
-//! byte the CPU wanted, and the per-byte work (PIO) or the device's settling and
-//! acceptance times (DMA) from `b`.
+//! each way gives: the board's mode from the share of each byte the CPU wanted, and the
+//! per-byte work (PIO) or the device's settling and acceptance times (DMA) from `b`.
+//! The call overheads start at the intercepts `a`; a timed transfer may be several
+//! calls on the model, so calibrate then solves them on the model itself.
 
 use gpib::ieee488::{HS488_MIN_BYTE_NS, IEEE488_MIN_BYTE_NS, MIN_T1_NS};
 use serde::Serialize;
@@ -91,8 +92,12 @@ pub struct DeviceModel {
 pub struct BoardModel {
     /// Transfer mode.
     pub mode: Mode,
-    /// Call overhead, µs.
+    /// Call overhead of commands and polls (the board talking, as it does to write), µs.
     pub call_overhead_us: f64,
+    /// Call overhead of a read, µs.
+    pub read_call_overhead_us: f64,
+    /// Call overhead of a write, µs.
+    pub write_call_overhead_us: f64,
     /// T1 when the board talks, ns.
     pub t1_ns: u64,
     /// Acceptance when the board listens, ns.
@@ -127,8 +132,21 @@ fn ns(seconds: f64) -> u64 {
     }
 }
 
+/// Seconds to microseconds rounded to the nanosecond, within what a configuration
+/// takes for a call overhead (0 to 1 s; not a number: 0).
+pub fn us(seconds: f64) -> f64 {
+    let us = (seconds * 1e6 * 1000.0).round() / 1000.0;
+    if us.is_nan() {
+        0.0
+    } else {
+        us.clamp(0.0, gpib::sim::config::MAX_CALL_US)
+    }
+}
+
 /// The board and device parameters that reproduce `devices`' costs (the first device
-/// decides the board's mode and call overhead: the model has one of each a board).
+/// decides the board's mode and call overheads: the model has one of each a board).
+/// The overheads are the measured intercepts, each the cost of one call; where a timed
+/// transfer is several calls on the model, calibrate solves them on the model instead.
 pub fn derive(board: BoardSettings, devices: &[DeviceCosts]) -> Option<BoardModel> {
     let first = devices.first()?;
     let hs488 = board.hs488.unwrap_or(false);
@@ -138,10 +156,11 @@ pub fn derive(board: BoardSettings, devices: &[DeviceCosts]) -> Option<BoardMode
     } else {
         Mode::Dma
     };
-    let overhead_s = ((first.read_call_s + first.write_call_s) / 2.0).max(0.0);
     let mut model = BoardModel {
         mode,
-        call_overhead_us: (overhead_s * 1e6 * 1000.0).round() / 1000.0,
+        call_overhead_us: us(first.write_call_s),
+        read_call_overhead_us: us(first.read_call_s),
+        write_call_overhead_us: us(first.write_call_s),
         t1_ns: t1,
         accept_ns: BOARD_ACCEPT_NS,
         hs488,
@@ -222,7 +241,10 @@ mod tests {
         };
         let m = derive(settings, &[costs(133.608e-6, 118.519e-6, 0.97)]).unwrap();
         assert_eq!(m.mode, Mode::Pio);
-        assert_eq!(m.call_overhead_us, 310.0);
+        // Each way its own; commands as writes (the board talks).
+        assert_eq!(m.read_call_overhead_us, 300.0);
+        assert_eq!(m.write_call_overhead_us, 320.0);
+        assert_eq!(m.call_overhead_us, 320.0);
         // 1 us of handshake, the rest the CPU's.
         assert_eq!(m.pio_read_byte_ns, 132_608);
         assert_eq!(m.pio_write_byte_ns, 117_519);
@@ -272,7 +294,19 @@ mod tests {
         let mut c = costs(1e-6, 1e-6, 0.9);
         c.read_call_s = -5.0;
         c.write_call_s = -5.0;
-        assert_eq!(derive(settings, &[c]).unwrap().call_overhead_us, 0.0);
+        let m = derive(settings, &[c]).unwrap();
+        assert_eq!(m.call_overhead_us, 0.0);
+        assert_eq!(
+            (m.read_call_overhead_us, m.write_call_overhead_us),
+            (0.0, 0.0)
+        );
+        c.read_call_s = f64::NAN;
+        c.write_call_s = f64::INFINITY;
+        let m = derive(settings, &[c]).unwrap();
+        assert_eq!(
+            (m.read_call_overhead_us, m.write_call_overhead_us),
+            (0.0, 1e6)
+        );
         assert!(derive(settings, &[]).is_none());
     }
 }

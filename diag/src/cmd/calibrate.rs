@@ -110,13 +110,14 @@ fn text(c: &Calibration, output: &str) -> String {
         d.costs.response_latency_s * 1e6
     );
     t += &format!(
-        "  model: {} board, {:.1} us a call, T1 {} ns{}; device {}: {}\n",
+        "  model: {} board, {:.1} us a read call and {:.1} us a write call, T1 {} ns{}; device {}: {}\n",
         if m.mode == calibrate::model::Mode::Pio {
             "programmed-I/O"
         } else {
             "DMA"
         },
-        m.call_overhead_us,
+        m.read_call_overhead_us,
+        m.write_call_overhead_us,
         m.t1_ns,
         if m.mode == calibrate::model::Mode::Pio {
             format!(

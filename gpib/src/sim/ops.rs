@@ -291,13 +291,19 @@ impl World {
         let wait = ready.saturating_sub(start);
         let hs = b.handshake_ns(b.timing.t1_ns, accept);
         let per = timing::byte_cost(&b.timing, Direction::Write, hs, poll_ns, recovery);
-        let (n, timed_out) = timing::bytes_within_ns(&b.nanos, per, data.len(), wait, timeout);
-        let (cost_elapsed, cost_cpu) = timing::call_cost_ns(&b.timing, &b.nanos, per, n as u64);
+        let (n, timed_out) =
+            timing::bytes_within_ns(&b.nanos, Direction::Write, per, data.len(), wait, timeout);
+        let (cost_elapsed, cost_cpu) =
+            timing::call_cost_ns(&b.timing, &b.nanos, Direction::Write, per, n as u64);
         let dma = b.timing.mode == TransferMode::Dma;
         let end_flag = eoi && !timed_out;
         let deliver_ns = start.saturating_add(wait).saturating_add(cost_elapsed);
         let deliver_at = Duration::from_nanos(deliver_ns);
-        let (talker, t1_ns, overhead) = (b.address.get(), b.timing.t1_ns, b.timing.call_overhead);
+        let (talker, t1_ns, overhead) = (
+            b.address.get(),
+            b.timing.t1_ns,
+            b.timing.data_call_overhead(Direction::Write),
+        );
         let b = &mut self.boards[board];
         b.addressing.data_transfer();
         // Listen-only devices accept the bytes (the handshake waits for them) and keep
@@ -403,7 +409,7 @@ impl World {
         let recovery = b.devices[talker].timing.holdoff_recovery_talk_ns;
         let per = timing::byte_cost(&b.timing, Direction::Read, hs, poll_ns, recovery);
         let dma = b.timing.mode == TransferMode::Dma;
-        let overhead = b.nanos.call_overhead;
+        let overhead = b.nanos.call(Direction::Read);
         let talker_addr = b.devices[talker].address.primary.get();
         self.boards[board].addressing.data_transfer();
 
@@ -415,7 +421,8 @@ impl World {
                 *first = stb.0;
             }
             let n = buf.len().min(1);
-            let (elapsed, cpu) = timing::call_cost_ns(&b.timing, &b.nanos, per, n as u64);
+            let (elapsed, cpu) =
+                timing::call_cost_ns(&b.timing, &b.nanos, Direction::Read, per, n as u64);
             let cpu = self.stretch_ns(cpu);
             let end = self.occupy_ns(board, start, elapsed, cpu, false);
             self.end_at(Duration::from_nanos(end));
@@ -490,8 +497,14 @@ impl World {
                 cut_by_fault = true;
             }
         }
-        let (fit, cut_by_time) =
-            timing::bytes_within_ns(tim_ns, per, limit.min(avail), wait, timeout);
+        let (fit, cut_by_time) = timing::bytes_within_ns(
+            tim_ns,
+            Direction::Read,
+            per,
+            limit.min(avail),
+            wait,
+            timeout,
+        );
         if cut_by_time {
             limit = fit;
         }
@@ -509,7 +522,8 @@ impl World {
         if slot.output.is_empty() {
             slot.sent_in_message = 0;
         }
-        let (cost_elapsed, cost_cpu) = timing::call_cost_ns(tim, tim_ns, per, n as u64);
+        let (cost_elapsed, cost_cpu) =
+            timing::call_cost_ns(tim, tim_ns, Direction::Read, per, n as u64);
         let (elapsed, cpu) = match end {
             Some(_) => (wait.saturating_add(cost_elapsed), cost_cpu),
             None => {

@@ -52,8 +52,15 @@ pub enum Direction {
 pub struct BoardTiming {
     /// PIO or DMA.
     pub mode: TransferMode,
-    /// Driver entry and set-up for each read or write call.
+    /// Driver entry and set-up for each call (commands, polls, and the reads and writes
+    /// that have no overhead of their own below).
     pub call_overhead: Duration,
+    /// A read call's entry and set-up, where it differs from a write's (None:
+    /// `call_overhead`).
+    pub read_call_overhead: Option<Duration>,
+    /// A write call's entry and set-up, where it differs from a read's (None:
+    /// `call_overhead`).
+    pub write_call_overhead: Option<Duration>,
     /// Time to send one command byte with ATN.
     pub command_byte: Duration,
     /// CPU time to move one byte by programmed I/O, reading.
@@ -86,6 +93,8 @@ impl Default for BoardTiming {
         Self {
             mode: TransferMode::Dma,
             call_overhead: Duration::from_micros(20),
+            read_call_overhead: None,
+            write_call_overhead: None,
             command_byte: Duration::from_micros(2),
             pio_read_byte_ns: 200,
             pio_write_byte_ns: 200,
@@ -135,6 +144,8 @@ impl Default for DeviceTiming {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct BoardNanos {
     pub(crate) call_overhead: u64,
+    pub(crate) read_call: u64,
+    pub(crate) write_call: u64,
     pub(crate) command_byte: u64,
     pub(crate) dma_setup: u64,
     pub(crate) interrupt_cpu: u64,
@@ -143,12 +154,36 @@ pub(crate) struct BoardNanos {
 impl BoardNanos {
     /// `timing`'s durations in nanoseconds.
     pub(crate) fn of(timing: &BoardTiming) -> Self {
+        let general = timing.call_overhead;
         Self {
-            call_overhead: nanos(timing.call_overhead),
+            call_overhead: nanos(general),
+            read_call: nanos(timing.read_call_overhead.unwrap_or(general)),
+            write_call: nanos(timing.write_call_overhead.unwrap_or(general)),
             command_byte: nanos(timing.command_byte),
             dma_setup: nanos(timing.dma_setup),
             interrupt_cpu: nanos(timing.interrupt_cpu),
         }
+    }
+
+    /// The overhead of a data call in direction `dir`.
+    #[inline]
+    pub(crate) fn call(&self, dir: Direction) -> u64 {
+        match dir {
+            Direction::Read => self.read_call,
+            Direction::Write => self.write_call,
+        }
+    }
+}
+
+impl BoardTiming {
+    /// The overhead of a data call in direction `dir`: its own where the board has one,
+    /// else [`BoardTiming::call_overhead`].
+    pub fn data_call_overhead(&self, dir: Direction) -> Duration {
+        match dir {
+            Direction::Read => self.read_call_overhead,
+            Direction::Write => self.write_call_overhead,
+        }
+        .unwrap_or(self.call_overhead)
     }
 }
 
@@ -234,9 +269,14 @@ pub fn byte_cost(
     }
 }
 
-/// Total cost of a call moving `bytes` bytes at `per_byte`.
-pub fn call_cost(board: &BoardTiming, per_byte: ByteCost, bytes: u64) -> TransferCost {
-    let (elapsed, cpu) = call_cost_ns(board, &BoardNanos::of(board), per_byte, bytes);
+/// Total cost of a call moving `bytes` bytes at `per_byte` in direction `dir`.
+pub fn call_cost(
+    board: &BoardTiming,
+    dir: Direction,
+    per_byte: ByteCost,
+    bytes: u64,
+) -> TransferCost {
+    let (elapsed, cpu) = call_cost_ns(board, &BoardNanos::of(board), dir, per_byte, bytes);
     TransferCost {
         elapsed: ns(elapsed),
         cpu: ns(cpu),
@@ -249,11 +289,12 @@ pub fn call_cost(board: &BoardTiming, per_byte: ByteCost, bytes: u64) -> Transfe
 pub(crate) fn call_cost_ns(
     board: &BoardTiming,
     ns: &BoardNanos,
+    dir: Direction,
     per_byte: ByteCost,
     bytes: u64,
 ) -> (u64, u64) {
     let body_ns = per_byte.elapsed_ns.saturating_mul(bytes);
-    let overhead = ns.call_overhead;
+    let overhead = ns.call(dir);
     let cpu = match board.mode {
         TransferMode::Pio => overhead.saturating_add(per_byte.cpu_ns.saturating_mul(bytes)),
         TransferMode::Dma => {
@@ -269,15 +310,23 @@ pub(crate) fn call_cost_ns(
 /// How many of `bytes` fit before `timeout` (zero: no timeout) runs out, when the
 /// transfer waits `wait` for the device first and then pays the call overhead and
 /// `per` a byte; and whether the timeout cuts the transfer short. Reads and writes
-/// both use it.
+/// both use it (`dir` says which call overhead applies).
 pub fn bytes_within(
     board: &BoardTiming,
+    dir: Direction,
     per: ByteCost,
     bytes: usize,
     wait: Duration,
     timeout: Duration,
 ) -> (usize, bool) {
-    bytes_within_ns(&BoardNanos::of(board), per, bytes, nanos(wait), timeout)
+    bytes_within_ns(
+        &BoardNanos::of(board),
+        dir,
+        per,
+        bytes,
+        nanos(wait),
+        timeout,
+    )
 }
 
 /// [`bytes_within`] with the wait in nanoseconds. Exact: the timeout cuts a transfer
@@ -285,6 +334,7 @@ pub fn bytes_within(
 #[inline]
 pub(crate) fn bytes_within_ns(
     board: &BoardNanos,
+    dir: Direction,
     per: ByteCost,
     bytes: usize,
     wait: u64,
@@ -294,7 +344,7 @@ pub(crate) fn bytes_within_ns(
         return (bytes, false);
     }
     // The whole transfer's elapsed time: wait, overhead, bytes (as `call_cost` has it).
-    let overhead = board.call_overhead;
+    let overhead = board.call(dir);
     let full = wait
         .saturating_add(overhead)
         .saturating_add(per.elapsed_ns.saturating_mul(bytes as u64));
@@ -343,7 +393,7 @@ mod tests {
         };
         let per = byte_cost(&b, Direction::Read, 1000, 0, 0);
         assert_eq!(per.elapsed_ns, 2286);
-        let c = call_cost(&b, per, 400_000);
+        let c = call_cost(&b, Direction::Read, per, 400_000);
         assert_eq!(
             c.elapsed,
             Duration::from_micros(300) + Duration::from_nanos(914_400_000)
@@ -367,7 +417,40 @@ mod tests {
             per.elapsed_ns, 1000,
             "DMA ignores polling, keeps the ceiling"
         );
-        let c = call_cost(&b, per, 8192);
+        let c = call_cost(&b, Direction::Write, per, 8192);
         assert_eq!(c.cpu, b.call_overhead + b.dma_setup + b.interrupt_cpu * 2);
+    }
+
+    #[test]
+    fn reads_and_writes_pay_their_own_overheads_where_the_board_has_them() {
+        let mut b = BoardTiming::default();
+        let per = byte_cost(&b, Direction::Read, 1000, 0, 0);
+        // One overhead: both ways pay it.
+        for dir in [Direction::Read, Direction::Write] {
+            assert_eq!(
+                call_cost(&b, dir, per, 10).elapsed,
+                Duration::from_micros(30)
+            );
+        }
+        b.read_call_overhead = Some(Duration::from_micros(340));
+        b.write_call_overhead = Some(Duration::from_micros(442));
+        let read = call_cost(&b, Direction::Read, per, 10);
+        let write = call_cost(&b, Direction::Write, per, 10);
+        assert_eq!(read.elapsed, Duration::from_micros(350));
+        assert_eq!(write.elapsed, Duration::from_micros(452));
+        assert_eq!(
+            b.data_call_overhead(Direction::Read),
+            Duration::from_micros(340)
+        );
+        // A timeout cuts each at its own overhead: 400 us leaves 60 bytes read, none written.
+        let t = Duration::from_micros(400);
+        assert_eq!(
+            bytes_within(&b, Direction::Read, per, 100, Duration::ZERO, t),
+            (60, true)
+        );
+        assert_eq!(
+            bytes_within(&b, Direction::Write, per, 100, Duration::ZERO, t),
+            (0, true)
+        );
     }
 }

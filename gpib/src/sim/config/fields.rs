@@ -4,8 +4,9 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 
-/// Longest time per call or per command byte (`call_overhead_us`, `command_byte_us`,
-/// `dma_setup_us`, `interrupt_us`, `poll_us`): 1 s, in µs.
+/// Longest time per call or per command byte (`call_overhead_us`,
+/// `read_call_overhead_us`, `write_call_overhead_us`, `command_byte_us`, `dma_setup_us`,
+/// `interrupt_us`, `poll_us`): 1 s, in µs.
 pub const MAX_CALL_US: f64 = 1e6;
 /// Longest time per byte or settling time (every `..._ns` field): 1 s, in ns.
 pub const MAX_BYTE_NS: u64 = 1_000_000_000;
@@ -32,6 +33,15 @@ pub(super) fn us_field(
             secs_text(max_us / 1e6)
         ))),
     }
+}
+
+/// A data call's own overhead (`read_call_overhead_us` when `dir` is "read",
+/// `write_call_overhead_us` for "write"), checked as `call_overhead_us` is; None when
+/// the file gives none.
+pub(super) fn own_overhead(v: Option<f64>, dir: &str, on: &str) -> Result<Option<Duration>> {
+    let field = format!("{dir}_call_overhead_us");
+    v.map(|x| us_field(Some(x), Duration::ZERO, &field, MAX_CALL_US, on))
+        .transpose()
 }
 
 /// A time in seconds from the file: finite, 0..=`max_s`.

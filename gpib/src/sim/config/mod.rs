@@ -131,8 +131,16 @@ pub struct BoardConfig {
     pub timeout_s: Option<f64>,
     /// "pio" or "dma".
     pub transfer: Option<TransferMode>,
-    /// Driver entry and set-up per read or write call, µs (at most 1 s).
+    /// Driver entry and set-up per call (reads and writes without their own below,
+    /// commands, polls), µs (at most 1 s).
     pub call_overhead_us: Option<f64>,
+    /// A read call's entry and set-up, where it differs from `call_overhead_us`, µs (at
+    /// most 1 s; `gpib-diag calibrate` writes it where reads and writes were measured
+    /// apart).
+    pub read_call_overhead_us: Option<f64>,
+    /// A write call's entry and set-up, where it differs from `call_overhead_us`, µs
+    /// (at most 1 s).
+    pub write_call_overhead_us: Option<f64>,
     /// Time per command byte (with ATN), µs (at most 1 s).
     pub command_byte_us: Option<f64>,
     /// CPU time per byte read by programmed I/O, ns (at most 1 s).
@@ -431,6 +439,8 @@ impl Config {
                     MAX_CALL_US,
                     on,
                 )?,
+                read_call_overhead: own_overhead(b.read_call_overhead_us, "read", on)?,
+                write_call_overhead: own_overhead(b.write_call_overhead_us, "write", on)?,
                 command_byte: us_field(
                     b.command_byte_us,
                     d.command_byte,
@@ -714,7 +724,7 @@ mod sources;
 #[cfg(test)]
 mod tests;
 
-use fields::{int_field, ns_field, secs_field, us_field};
+use fields::{int_field, ns_field, own_overhead, secs_field, us_field};
 pub use fields::{MAX_BYTE_NS, MAX_CALL_US, MAX_DMA_BLOCK_BYTES, MAX_RESPONSE_LATENCY_US};
 use file::in_file;
 pub use file::read_text_file;

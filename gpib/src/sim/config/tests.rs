@@ -167,6 +167,18 @@ fn numbers_out_of_range_are_refused_with_their_field_and_limit() {
         ),
         (
             board,
+            "read_call_overhead_us = -1",
+            "read_call_overhead_us",
+            "1000000 us",
+        ),
+        (
+            board,
+            "write_call_overhead_us = nan",
+            "write_call_overhead_us",
+            "1000000 us",
+        ),
+        (
+            board,
             "command_byte_us = 1e25",
             "command_byte_us",
             "1000000 us",
@@ -398,4 +410,26 @@ fn the_number_of_cpus_is_configured_and_checked() {
             .to_string();
         assert!(e.contains("cpus") && e.contains("1 to 256"), "{e}");
     }
+}
+
+#[test]
+fn reads_and_writes_take_their_own_call_overheads_and_old_files_one() {
+    let build = |text: &str| Config::parse(text).and_then(|c| c.build()).unwrap();
+    let board = "name='x'\n[[board]]\nname='b'\ncall_overhead_us = 20\n";
+    let t = build(board).board_timing(0).unwrap();
+    assert_eq!((t.read_call_overhead, t.write_call_overhead), (None, None));
+    for dir in [
+        crate::sim::timing::Direction::Read,
+        crate::sim::timing::Direction::Write,
+    ] {
+        assert_eq!(t.data_call_overhead(dir), Duration::from_micros(20));
+    }
+    let t = build(&format!(
+        "{board}read_call_overhead_us = 339.6\nwrite_call_overhead_us = 442.1\n"
+    ))
+    .board_timing(0)
+    .unwrap();
+    assert_eq!(t.call_overhead, Duration::from_micros(20));
+    assert_eq!(t.read_call_overhead, Some(Duration::from_nanos(339_600)));
+    assert_eq!(t.write_call_overhead, Some(Duration::from_nanos(442_100)));
 }
