@@ -21,3 +21,4 @@ mod srq;
 mod stress;
 mod threads;
 mod timeline;
+mod tracing;
