@@ -388,3 +388,204 @@ fn a_boxed_backend_forwards_every_method_provided_ones_included() {
         OPERATIONS
     );
 }
+
+/// A backend whose combined calls fail as told, each taking 5 us of its clock.
+struct Failing {
+    clock: std::sync::atomic::AtomicU64,
+    read_half: bool,
+}
+
+impl Failing {
+    fn spend(&self) {
+        self.clock
+            .fetch_add(5_000, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+impl Backend for Failing {
+    fn name(&self) -> &str {
+        "failing"
+    }
+    fn board_address(&self) -> PrimaryAddress {
+        PrimaryAddress::new_const(0)
+    }
+    fn write(&mut self, _: &[u8], _: bool) -> Result<usize> {
+        unreachable!("only combined calls are made")
+    }
+    fn read(&mut self, _: &mut [u8], _: Option<Eos>) -> Result<ReadStatus> {
+        unreachable!("only combined calls are made")
+    }
+    fn command_then_write(&mut self, _: &[u8], _: &[u8], _: bool) -> Result<usize> {
+        self.spend();
+        Err(crate::Error::CommandTimeout {
+            transferred: 1,
+            total: 3,
+        })
+    }
+    fn command_then_read(
+        &mut self,
+        _: &[u8],
+        buf: &mut [u8],
+        _: Option<Eos>,
+    ) -> Result<ReadStatus> {
+        self.spend();
+        buf[..2].copy_from_slice(b"ab");
+        Err(crate::Error::NoListener { transferred: 2 })
+    }
+    fn interface_clear(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn remote_enable(&mut self, _: bool) -> Result<()> {
+        Ok(())
+    }
+    fn set_timeout(&mut self, t: Duration) -> Result<Duration> {
+        Ok(t)
+    }
+    fn timeout(&self) -> Duration {
+        Duration::ZERO
+    }
+    fn now(&self) -> Duration {
+        Duration::from_nanos(self.clock.load(std::sync::atomic::Ordering::Relaxed))
+    }
+    fn device_level(&mut self) -> Option<&mut dyn DeviceLevel> {
+        Some(self)
+    }
+}
+
+impl DeviceLevel for Failing {
+    fn device_write(&mut self, _: Address, _: &[u8], _: bool) -> Result<usize> {
+        unreachable!("only combined calls are made")
+    }
+    fn device_read(&mut self, _: Address, _: &mut [u8], _: Option<Eos>) -> Result<ReadStatus> {
+        unreachable!("only combined calls are made")
+    }
+    fn device_write_read(
+        &mut self,
+        _: Address,
+        _: &[u8],
+        buf: &mut [u8],
+        _: Option<Eos>,
+    ) -> std::result::Result<ReadStatus, WriteReadError> {
+        self.spend();
+        if self.read_half {
+            buf[..2].copy_from_slice(b"ab");
+            Err(WriteReadError::Read(crate::Error::NoListener {
+                transferred: 2,
+            }))
+        } else {
+            Err(WriteReadError::Write(crate::Error::Protocol(
+                "refused".into(),
+            )))
+        }
+    }
+    fn device_clear(&mut self, _: Address) -> Result<()> {
+        Ok(())
+    }
+    fn device_trigger(&mut self, _: Address) -> Result<()> {
+        Ok(())
+    }
+    fn device_remote(&mut self, _: Address) -> Result<()> {
+        Ok(())
+    }
+    fn device_local(&mut self, _: Address) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// (op, error kind, start, duration, count, data) of each call record.
+type Shown = (
+    crate::trace::CallOp,
+    Option<crate::ErrorKind>,
+    u64,
+    u64,
+    u64,
+    Vec<u8>,
+);
+
+fn calls_of(mem: &MemorySink) -> Vec<Shown> {
+    mem.take()
+        .into_iter()
+        .filter_map(|r| match r {
+            crate::trace::Record::Call(c) => Some((
+                c.op,
+                c.error,
+                c.start_ns,
+                c.duration_ns,
+                c.count,
+                c.data.into_owned(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+// A failed combined call: the half that failed carries the error and the call's time;
+// a second half that never started is not recorded.
+#[test]
+fn a_failed_combined_call_is_recorded_in_the_half_that_failed() {
+    use crate::trace::CallOp as Op;
+    use crate::ErrorKind as K;
+    let dev = Address::primary(PrimaryAddress::new_const(5));
+    let mut buf = [0u8; 8];
+    for read_half in [false, true] {
+        let mem = MemorySink::new();
+        let inner = Failing {
+            clock: Default::default(),
+            read_half,
+        };
+        let mut t = TracedBackend::new(inner, SharedSink::new(mem.clone()), 0);
+        let d = t.device_level().unwrap();
+        assert!(d.device_write_read(dev, b"Q?", &mut buf, None).is_err());
+        let want: Vec<Shown> = if read_half {
+            vec![
+                (Op::DeviceWrite, None, 0, 0, 2, b"Q?".to_vec()),
+                (
+                    Op::DeviceRead,
+                    Some(K::NoListener),
+                    0,
+                    5_000,
+                    2,
+                    b"ab".to_vec(),
+                ),
+            ]
+        } else {
+            vec![(Op::DeviceWrite, Some(K::Protocol), 0, 5_000, 0, vec![])]
+        };
+        assert_eq!(calls_of(&mem), want, "read half failing: {read_half}");
+    }
+    let mem = MemorySink::new();
+    let inner = Failing {
+        clock: Default::default(),
+        read_half: false,
+    };
+    let mut t = TracedBackend::new(inner, SharedSink::new(mem.clone()), 0);
+    // The commands time out: no write follows them.
+    assert!(t.command_then_write(b"?5 ", b"x", true).is_err());
+    assert_eq!(
+        calls_of(&mem),
+        [(
+            Op::Command,
+            Some(K::CommandTimeout),
+            0,
+            5_000,
+            1,
+            b"?5 ".to_vec()
+        )]
+    );
+    // No listener for the read: the commands went out, the read failed.
+    assert!(t.command_then_read(b"_U ", &mut buf, None).is_err());
+    assert_eq!(
+        calls_of(&mem),
+        [
+            (Op::Command, None, 5_000, 0, 3, b"_U ".to_vec()),
+            (
+                Op::Read,
+                Some(K::NoListener),
+                5_000,
+                5_000,
+                2,
+                b"ab".to_vec()
+            ),
+        ]
+    );
+}
