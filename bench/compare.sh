@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs ours and the peers side by side for every performance target (the table of the
-# README's Performance section), and prints one line per figure:
+# Performance table of bench/README.md), and prints one line per figure:
 #   target N.k  <name>  ours <median> (<min>-<max>) <unit>  peer <median> (<min>-<max>)  ratio <r>  goal <goal>  MET|NOT MET
 #
 #   bench/compare.sh            full run (a few minutes, most of it the release build)

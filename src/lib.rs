@@ -78,6 +78,17 @@ impl Fixture {
         Self::network(Bus::new(board), host, server)
     }
 
+    /// [`Fixture::vxi11_bench`] with the VXI-11 backend traced into `sink` (as
+    /// `gpib-diag trace record` wraps its backend).
+    pub fn vxi11_bench_traced(sink: gpib::trace::SharedSink) -> Self {
+        let (host, server) = Self::served_bench();
+        let at = server.vxi11_addr().expect("vxi11 service").to_string();
+        let board = gpib::backend::vxi11::Vxi11Board::connect(&at, Default::default())
+            .expect("connect to the VXI-11 service");
+        let traced = gpib::trace::TracedBackend::new(board, sink, 0);
+        Self::network(Bus::new(traced), host, server)
+    }
+
     /// The `bench` through the HiSLIP backend: each device a session on an in-process
     /// gateway (`hislip_gpib0_<PAD>`).
     pub fn hislip_bench() -> Self {

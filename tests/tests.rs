@@ -22,3 +22,4 @@ mod srq;
 mod stress;
 mod threads;
 mod timeline;
+mod tracing;

@@ -1,4 +1,4 @@
-//! Every command and output block of README.md, compat/README.md and docs/*.md is
+//! Every command and output block of README.md, compat/README.md, bench/README.md and docs/*.md is
 //! checked here, so a figure or a command in the documentation that drifts from what
 //! the program does fails the tests.
 //!
@@ -10,7 +10,7 @@
 //! | `text` of `gpib-diag SUB ...` lines | a synopsis: the subcommand exists and takes every `--option` shown |
 //! | `sh` | each command: gpib-diag runs and succeeds; `cargo test` names a package, test target, feature and test that exist; `cargo run --example` an example that exists and is run (when built) with those arguments; scripts exist and take the targets named; the rest is run verbatim by a CI script (`.ci/run`, `compat/ci.sh`) that this test finds it in |
 //! | `toml` | a simulator configuration: loads, and `gpib-diag scan` lists its instruments |
-//! | `rust` | compiled (and, unless `no_run`, run) as gpib's doc tests (`gpib/src/lib.rs` includes README.md) |
+//! | `rust` | compiled (and, unless `no_run`, run) as gpib's doc tests (`gpib/src/lib.rs` includes README.md, docs/library.md and docs/network.md) |
 //! | marked `<!-- compat/ci.sh runs this block -->` (compat/README.md's set-up, C and Python blocks) | run as written by `compat/ci.sh` (through `compat/scripts/readme_blocks.py`), which compares what they print with what the block shows; this test checks that the script does so |
 //! | `text` of lines that each start with a path | a file layout: every path named exists |
 //! | `ini` whose first line is `[Unit]` | a systemd unit: its `ExecStart=` runs gpib-diag (a path ending in `/gpib-diag`) with a subcommand and options it takes, as a synopsis |
@@ -34,7 +34,11 @@ fn root() -> PathBuf {
 /// The documents whose blocks are checked.
 fn documents() -> Vec<PathBuf> {
     let r = root();
-    let mut docs = vec![r.join("README.md"), r.join("compat/README.md")];
+    let mut docs = vec![
+        r.join("README.md"),
+        r.join("compat/README.md"),
+        r.join("bench/README.md"),
+    ];
     let mut more: Vec<PathBuf> = std::fs::read_dir(r.join("docs"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -824,8 +828,8 @@ fn check(b: &Block, cwd: &Path) -> Result<(), String> {
         Some(Kind::Toml) => check_toml(b, cwd),
         Some(Kind::Rust) => {
             let lib = std::fs::read_to_string(root().join("gpib/src/lib.rs")).unwrap();
-            if b.file != "README.md" || !lib.contains("include_str!(\"../../README.md\")") {
-                return Err("no doc test compiles this Rust block".into());
+            if !lib.contains(&format!("include_str!(\"../../{}\")", b.file)) {
+                return Err("no doc test compiles this Rust block (gpib/src/lib.rs includes the documents whose Rust blocks are doc tests)".into());
             }
             Ok(())
         }
@@ -905,7 +909,10 @@ fn compat_readme_commands_are_checked() {
 fn docs_commands_are_what_the_program_does() {
     let cwd = scratch();
     let mut failures = Vec::new();
-    for b in all_blocks().iter().filter(|b| b.file.starts_with("docs/")) {
+    for b in all_blocks()
+        .iter()
+        .filter(|b| b.file.starts_with("docs/") || b.file == "bench/README.md")
+    {
         if let Err(e) = check(b, &cwd) {
             failures.push(format!("{}: {e}", b.at()));
         }
@@ -1043,4 +1050,91 @@ fn paths_named_in_the_documents_exist() {
         "paths that do not exist:\n{}",
         missing.join("\n")
     );
+}
+
+/// The README's Layout block is the tree's: every folder at the top of the repository
+/// is listed (build output `target*` and hidden folders aside, `.ci/` listed too),
+/// every workspace crate is, and every path listed exists ([`check_layout`]).
+#[test]
+fn the_readme_layout_lists_every_top_level_folder_and_crate() {
+    let layout = readme_layout();
+    check_layout(&layout).unwrap_or_else(|e| panic!("{}: {e}", layout.at()));
+    let listed = layout_tops(&layout);
+    let mut unlisted = Vec::new();
+    for e in std::fs::read_dir(root()).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !e.file_type().unwrap().is_dir() || name.starts_with('.') || name.starts_with("target") {
+            continue;
+        }
+        if !listed.contains(&name) {
+            unlisted.push(name);
+        }
+    }
+    assert!(
+        unlisted.is_empty(),
+        "{}: top-level folders the Layout does not list: {unlisted:?}",
+        layout.at()
+    );
+    assert!(
+        listed.contains(".ci"),
+        "{}: .ci/ is not listed",
+        layout.at()
+    );
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let members = manifest
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("members = "))
+        .expect("the workspace's members line");
+    for m in members.trim_matches(['[', ']']).split(',') {
+        let m = m.trim().trim_matches('"');
+        assert!(
+            listed.contains(m),
+            "{}: the workspace crate {m}/ is not listed",
+            layout.at()
+        );
+    }
+}
+
+/// The `text` block of the README's `## Layout` section.
+fn readme_layout() -> Block {
+    let text = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let at = text
+        .lines()
+        .position(|l| l == "## Layout")
+        .expect("README.md has a `## Layout` section")
+        + 1;
+    blocks_of(&root().join("README.md"))
+        .into_iter()
+        .find(|b| b.line > at)
+        .filter(|b| kind(b) == Some(Kind::Layout))
+        .expect("the Layout section's first block is a layout (lines that start with a path)")
+}
+
+/// The top-level folders a layout block names (the first component of each line's path).
+fn layout_tops(b: &Block) -> std::collections::HashSet<String> {
+    b.body
+        .iter()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter_map(|p| p.split('/').next())
+        .map(String::from)
+        .collect()
+}
+
+// The layout check itself: a folder missing from the tree, or a tree folder missing
+// from the list, fails.
+#[test]
+fn the_layout_check_fails_on_drift() {
+    let block = |lines: &[&str]| Block {
+        file: "README.md".into(),
+        line: 1,
+        lang: "text".into(),
+        body: lines.iter().map(|l| l.to_string()).collect(),
+        marked: false,
+        hardware: false,
+    };
+    assert!(check_layout(&block(&["gpib/src/     the library"])).is_ok());
+    assert!(check_layout(&block(&["no-such-crate/   gone"])).is_err());
+    let tops = layout_tops(&block(&["gpib/src/bus.rs   x", "diag/   y"]));
+    assert!(tops.contains("gpib") && tops.contains("diag") && !tops.contains("compat"));
 }

@@ -117,3 +117,12 @@ pub use status::{BoardStatus, BusLines, StatusByte};
 #[cfg(all(doctest, feature = "pyvisa-sim"))]
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
+
+// So are those of the library's pages in docs/.
+#[cfg(all(doctest, feature = "pyvisa-sim"))]
+#[doc = include_str!("../../docs/library.md")]
+struct LibraryDocDoctests;
+
+#[cfg(all(doctest, feature = "pyvisa-sim"))]
+#[doc = include_str!("../../docs/network.md")]
+struct NetworkDocDoctests;

@@ -75,6 +75,8 @@ pub use reader::{TraceError, TraceReader};
 pub use sink::{MemorySink, SharedSink, TraceSink};
 pub use traced::TracedBackend;
 pub use writer::TraceWriter;
+#[cfg(test)]
+mod forwarding_tests;
 #[cfg(all(test, feature = "sim"))]
 mod hostile_tests;
 #[cfg(all(test, feature = "sim"))]

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::address::{Address, PrimaryAddress};
 use crate::backend::{
     Backend, BackendExt, BoardControl, BoardId, ClockKind, DeviceLevel, Eos, ReadStatus, Turns,
-    VirtualTime, WireStats,
+    VirtualTime, WireStats, WriteReadError,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::status::{BoardStatus, BusLines, StatusByte};
@@ -80,9 +80,23 @@ impl<B: Backend> TracedBackend<B> {
         d: Details<'_>,
     ) {
         let t1 = self.inner.now();
-        let (mut st, error, message, count) = match out {
-            Ok(_) => (status::CMPL, None, Cow::Borrowed(""), d.count),
-            Err(e) => {
+        self.record(op, device, (t0, t1), out.as_ref().err(), d);
+    }
+
+    /// Records one call from `span.0` to `span.1` that failed with `error` (or
+    /// succeeded: `None`).
+    fn record(
+        &mut self,
+        op: CallOp,
+        device: Option<Address>,
+        span: (Duration, Duration),
+        error: Option<&Error>,
+        d: Details<'_>,
+    ) {
+        let (t0, t1) = span;
+        let (mut st, error, message, count) = match error {
+            None => (status::CMPL, None, Cow::Borrowed(""), d.count),
+            Some(e) => {
                 let mut st = status::ERR;
                 if matches!(e.kind(), ErrorKind::Timeout | ErrorKind::CommandTimeout) {
                     st |= status::TIMO;
@@ -111,6 +125,52 @@ impl<B: Backend> TracedBackend<B> {
     }
 }
 
+impl<B: Backend> TracedBackend<B> {
+    /// Records the first half of a combined call (`command_then_write`,
+    /// `command_then_read`), which the inner backend made as one call from `t0` to now.
+    ///
+    /// # How a combined call is recorded
+    ///
+    /// The inner backend does both halves in one call (the simulator under one lock, a
+    /// VXI-11 client with both RPCs sent before it waits), so the trace cannot see where
+    /// one half ends: it gets two records, both starting when the call began, the first
+    /// half with duration 0 and the second with the whole call's duration. When the
+    /// call fails with an error only the commands can give (command timeout, not
+    /// controller-in-charge, unsupported), the commands record carries the error and
+    /// the whole duration, and no second record follows (the second half never
+    /// started). Returns when the call ended, for the second half's record, or `None`
+    /// when there is none.
+    fn commands_half(
+        &mut self,
+        t0: Duration,
+        commands: &[u8],
+        error: Option<&Error>,
+    ) -> Option<Duration> {
+        let t1 = self.inner.now();
+        let failed = error.filter(|e| {
+            matches!(
+                e.kind(),
+                ErrorKind::CommandTimeout
+                    | ErrorKind::NotControllerInCharge
+                    | ErrorKind::Unsupported
+            )
+        });
+        let d = Details {
+            count: if failed.is_none() {
+                commands.len() as u64
+            } else {
+                0
+            },
+            requested: commands.len() as u64,
+            data: commands,
+            ..Details::default()
+        };
+        let end = if failed.is_some() { t1 } else { t0 };
+        self.record(CallOp::Command, None, (t0, end), failed, d);
+        failed.is_none().then_some(t1)
+    }
+}
+
 /// What a call's record says beyond its result.
 #[derive(Default)]
 struct Details<'a> {
@@ -126,9 +186,19 @@ fn ns(d: Duration) -> u64 {
 }
 
 fn read_details<'a>(r: &Result<ReadStatus>, buf: &'a [u8]) -> Details<'a> {
+    read_half_details(
+        r.as_ref()
+            .map(|s| *s)
+            .map_err(|e| e.transferred().unwrap_or(0)),
+        buf,
+    )
+}
+
+/// A read's details: its status, or the count it moved before it failed.
+fn read_half_details(r: std::result::Result<ReadStatus, usize>, buf: &[u8]) -> Details<'_> {
     let (n, end) = match r {
         Ok(s) => (s.count, s.is_end()),
-        Err(e) => (e.transferred().unwrap_or(0), false),
+        Err(n) => (n, false),
     };
     Details {
         count: n as u64,
@@ -189,6 +259,35 @@ impl<B: Backend> Backend for TracedBackend<B> {
         let d = read_details(&r, buf);
         self.finish(CallOp::Read, None, t0, &r, d);
         r
+    }
+
+    /// One call to the inner backend, as untraced; recorded as its two halves (see
+    /// `commands_half`).
+    fn command_then_write(&mut self, commands: &[u8], data: &[u8], eoi: bool) -> Result<usize> {
+        let t0 = self.inner.now();
+        let out = self.inner.command_then_write(commands, data, eoi);
+        if let Some(t1) = self.commands_half(t0, commands, out.as_ref().err()) {
+            let d = write_details(&out, data, eoi);
+            self.record(CallOp::Write, None, (t0, t1), out.as_ref().err(), d);
+        }
+        out
+    }
+
+    /// One call to the inner backend, as untraced; recorded as its two halves (see
+    /// `commands_half`).
+    fn command_then_read(
+        &mut self,
+        commands: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
+        let t0 = self.inner.now();
+        let out = self.inner.command_then_read(commands, buf, eos);
+        if let Some(t1) = self.commands_half(t0, commands, out.as_ref().err()) {
+            let d = read_details(&out, buf);
+            self.record(CallOp::Read, None, (t0, t1), out.as_ref().err(), d);
+        }
+        out
     }
 
     fn interface_clear(&mut self) -> Result<()> {
@@ -303,6 +402,45 @@ impl<B: Backend> DeviceLevel for TracedBackend<B> {
         let d = read_details(&r, buf);
         self.finish(CallOp::DeviceRead, Some(device), t0, &r, d);
         r
+    }
+
+    /// One call to the inner backend, as untraced; recorded as its two halves, a
+    /// `device_write` and a `device_read`, both starting when the call began: the
+    /// write with duration 0 and the read with the whole call's (the halves overlap
+    /// on the wire). A failed write half is recorded alone, with the whole duration.
+    fn device_write_read(
+        &mut self,
+        device: Address,
+        data: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> std::result::Result<ReadStatus, WriteReadError> {
+        let t0 = self.inner.now();
+        let out = match device_ops(&mut self.inner) {
+            Ok(d) => d.device_write_read(device, data, buf, eos),
+            Err(e) => Err(WriteReadError::Write(e)),
+        };
+        let t1 = self.inner.now();
+        let dev = Some(device);
+        match &out {
+            Err(WriteReadError::Write(e)) => {
+                let d = write_half_details(e.transferred().unwrap_or(0), data, true);
+                self.record(CallOp::DeviceWrite, dev, (t0, t1), Some(e), d);
+            }
+            Ok(_) | Err(WriteReadError::Read(_)) => {
+                let d = write_half_details(data.len(), data, true);
+                self.record(CallOp::DeviceWrite, dev, (t0, t0), None, d);
+                let (read, error) = match &out {
+                    Ok(st) => (Ok(*st), None),
+                    Err(WriteReadError::Read(e)) | Err(WriteReadError::Write(e)) => {
+                        (Err(e.transferred().unwrap_or(0)), Some(e))
+                    }
+                };
+                let d = read_half_details(read, buf);
+                self.record(CallOp::DeviceRead, dev, (t0, t1), error, d);
+            }
+        }
+        out
     }
 
     fn device_clear(&mut self, device: Address) -> Result<()> {
@@ -428,6 +566,11 @@ fn write_details<'a>(r: &Result<usize>, data: &'a [u8], eoi: bool) -> Details<'a
         Ok(n) => *n,
         Err(e) => e.transferred().unwrap_or(0),
     };
+    write_half_details(n, data, eoi)
+}
+
+/// A write's details, `n` bytes of `data` sent.
+fn write_half_details(n: usize, data: &[u8], eoi: bool) -> Details<'_> {
     Details {
         count: n as u64,
         requested: data.len() as u64,
