@@ -199,11 +199,13 @@ fn a_registered_backend_opens_its_resources_and_lists_them() {
     assert_eq!(dmm.query("*IDN?").unwrap(), IDN);
     assert_eq!(dmm.address().primary.get(), 22);
     // Its interface stands as GPIB7: devices on it open by their VISA names.
-    assert_eq!(
-        rm.open("GPIB7::22::INSTR").unwrap().query("*IDN?").unwrap(),
-        IDN
-    );
+    let on7 = rm.open("GPIB7::22::INSTR").unwrap();
+    assert_eq!(on7.query("*IDN?").unwrap(), IDN);
     assert_eq!(rm.boards(), [7]);
+    // Opened for a resource, the board is the manager's while a device on it is open
+    // (`dmm` too: the same simulated board, so the same bus).
+    drop((on7, dmm));
+    assert_eq!(rm.boards(), [] as [u16; 0]);
     // The built-in backends list what they find too (with the `linux-gpib`
     // feature, the boards of libgpib's configuration): the registered backend
     // adds its own to those, in order.
@@ -238,10 +240,8 @@ fn a_registered_backend_is_asked_before_the_built_in_ones() {
     // GPIB7 is no board of the simulated host, until a backend has it.
     assert!(rm.open("GPIB7::22::INSTR").is_err());
     rm.register(Box::new(ThirdParty { host: sim::bench() }));
-    assert_eq!(
-        rm.open("GPIB7::22::INSTR").unwrap().query("*IDN?").unwrap(),
-        IDN
-    );
+    let on7 = rm.open("GPIB7::22::INSTR").unwrap();
+    assert_eq!(on7.query("*IDN?").unwrap(), IDN);
     assert_eq!(rm.boards(), [0, 7]);
 }
 

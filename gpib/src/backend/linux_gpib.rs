@@ -298,29 +298,6 @@ impl LinuxGpibBoard {
         Ok(board)
     }
 
-    /// Opens the gpib.conf device section called `name`: its board (the section's
-    /// `minor`), and a [`crate::Device`] on it with the section's address, timeout and
-    /// read EOS ([`GpibConf::open_device`]). Each transfer is then one `ibwrt`/`ibrd`
-    /// on an `ibdev(minor, pad, sad, ...)` descriptor with those settings applied.
-    ///
-    /// Errors: [`ErrorKind::InvalidArgument`] when no device section has that name,
-    /// else as [`LinuxGpibBoard::open_index`].
-    pub fn open_named_device(conf: &GpibConf, name: &str) -> Result<crate::Device> {
-        if let Some(why) = conf.unusable_device(name) {
-            return Err(Error::InvalidArgument(format!(
-                "the gpib.conf's device {name:?} cannot be opened: {why}"
-            )));
-        }
-        let Some(d) = conf.device(name) else {
-            return Err(Error::InvalidArgument(format!(
-                "no device section of the gpib.conf is named {name:?} (names: {})",
-                conf.names().join(", ")
-            )));
-        };
-        let bus = crate::Bus::new(Self::open_index(i32::from(d.minor))?);
-        Ok(d.open_on(&bus))
-    }
-
     /// The board descriptor (the board index, or what `ibfind` returned).
     pub fn descriptor(&self) -> i32 {
         self.ud
