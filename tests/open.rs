@@ -258,3 +258,25 @@ fn connect_hands_out_the_backend_unshared_with_the_device_address() {
     let e = rm.connect("GPIB2::INTFC").unwrap_err();
     assert!(e.to_string().contains("no board GPIB2"), "{e}");
 }
+
+/// Two devices of linux-gpib's board 0 through `gpib::open` (libgpib serving the
+/// built-in bench, as in compat/ci.sh): one board, one set of descriptors, where a
+/// second open used to be refused as "already open in this process".
+#[cfg(feature = "linux-gpib")]
+#[test]
+fn two_devices_share_a_linux_gpib_board_through_gpib_open() {
+    if std::env::var_os("IB_CONFIG").is_some() {
+        return; // libgpib serves the example gpib.conf, not the bench
+    }
+    gpib_suite::Fixture::with_linux_gpib_board(|| {
+        let dmm = gpib::open("GPIB0::22::INSTR").unwrap();
+        let hp = gpib::open("GPIB0::11::INSTR").unwrap();
+        assert_eq!(dmm.query("*IDN?").unwrap(), IDN);
+        hp.write_str("ABRT;DISA").unwrap();
+        assert_eq!(dmm.query("*OPC?").unwrap(), "1");
+        // Released with its devices: the board opens again (here, and for the fixture).
+        drop((dmm, hp));
+        let board = gpib::LinuxGpibBoard::open_index(0).unwrap();
+        drop(board);
+    });
+}

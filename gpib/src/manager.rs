@@ -236,17 +236,17 @@ impl ResourceManager {
     }
 
     /// A manager with every board of the simulated host `config` (a built-in name or a
-    /// TOML file) attached as `GPIB0`, `GPIB1`, ...; `GPIB<n>` resources name its
-    /// boards only (not linux-gpib's), network resources open as with
-    /// [`ResourceManager::new`].
+    /// TOML file) attached as `GPIB0`, `GPIB1`, ...: the simulator's connector is
+    /// [registered](ResourceManager::register) on a [`ResourceManager::new`], so
+    /// `GPIB<n>` resources name its boards only (not linux-gpib's), network resources
+    /// open as there.
     #[cfg(feature = "sim")]
     pub fn simulated(config: &str) -> Result<Self> {
         let host = crate::sim::config::load(config)?;
         let sim = crate::sim::SimConnector::new(host);
         let interfaces = sim.list();
-        let mut connectors: Vec<Box<dyn Connector>> = vec![Box::new(sim)];
-        connectors.extend(builtin::network());
-        let mut rm = Self::with_connectors(connectors);
+        let mut rm = Self::new();
+        rm.register(Box::new(sim));
         for name in interfaces {
             rm.open_interface(&name)?;
         }
@@ -420,6 +420,8 @@ impl ResourceManager {
         let mut open: Vec<(u16, Bus)> = Vec::new();
         for name in found {
             match name.parse::<Resource>() {
+                // Listed by two backends (linux-gpib's and the simulator's): once.
+                Ok(Resource::Interface { board }) if open.iter().any(|(b, _)| *b == board) => {}
                 Ok(Resource::Interface { board }) => {
                     // A board that does not open is not listed.
                     if let Ok(bus) = self.board(board) {

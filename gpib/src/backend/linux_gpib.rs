@@ -39,7 +39,8 @@
 //! One user per descriptor: a board is opened once per process (a second
 //! [`LinuxGpibBoard::open_index`] of the same board fails until the first is dropped), every
 //! call takes `&mut self`, and [`crate::Bus`] shares the board between threads behind
-//! its lock. libgpib aborts the process when one descriptor is used from two threads
+//! its lock. [`crate::open`] opens each board once for every device named on it (the
+//! process's [`crate::ResourceManager::global`]), and releases it with its last device. libgpib aborts the process when one descriptor is used from two threads
 //! at once; this type cannot do that.
 
 use std::os::raw::c_int;
