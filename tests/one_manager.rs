@@ -158,3 +158,40 @@ fn holding_the_manager_and_opening_through_gpib_open_is_an_error_not_a_hang() {
         IDN
     );
 }
+
+/// `GPIB8::INTFC`: fails to open the first time (an adapter not yet plugged in), then opens.
+struct FailsFirst(Arc<AtomicUsize>);
+
+impl gpib::Connector for FailsFirst {
+    fn name(&self) -> &str {
+        "fails-first"
+    }
+
+    fn open_interface(
+        &self,
+        resource: &str,
+    ) -> Option<gpib::Result<(Box<dyn gpib::Backend>, u16)>> {
+        (resource == "GPIB8::INTFC").then(|| {
+            if self.0.fetch_add(1, Ordering::SeqCst) == 0 {
+                return Err(gpib::Error::InvalidArgument("not plugged in yet".into()));
+            }
+            let psu = FakeInstrument::new().answer("*IDN?", "ACME,PSU,0,1.0");
+            let board: Box<dyn gpib::Backend> = Box::new(FakeBoard::new().with(5, psu)?);
+            Ok((board, 8))
+        })
+    }
+}
+
+#[test]
+fn a_board_that_failed_to_open_is_not_kept() {
+    simulated_bench();
+    let tries = Arc::new(AtomicUsize::new(0));
+    ResourceManager::global()
+        .unwrap()
+        .register(Box::new(FailsFirst(tries.clone())));
+    let e = gpib::open("GPIB8::5::INSTR").unwrap_err();
+    assert!(e.to_string().contains("not plugged in yet"), "{e}");
+    let psu = gpib::open("GPIB8::5::INSTR").unwrap();
+    assert_eq!(psu.query("*IDN?").unwrap(), "ACME,PSU,0,1.0");
+    assert_eq!(tries.load(Ordering::SeqCst), 2);
+}
