@@ -82,6 +82,7 @@ fn two_devices_behind_a_vxi11_gateway_share_one_connection() {
     hp.write_str("ABRT;DISA").unwrap();
     assert_eq!(dmm.query("*OPC?").unwrap(), "1");
     let one = server.stats().accepted;
+    assert_eq!(one, 1, "one gateway, one core channel for both devices");
     // A third device resource on the gateway: no connection more.
     let third = gpib::open(&format!("TCPIP0::127.0.0.1,{port}::gpib0,22::INSTR")).unwrap();
     assert_eq!(third.query("*IDN?").unwrap(), IDN);
