@@ -199,11 +199,13 @@ fn a_registered_backend_opens_its_resources_and_lists_them() {
     assert_eq!(dmm.query("*IDN?").unwrap(), IDN);
     assert_eq!(dmm.address().primary.get(), 22);
     // Its interface stands as GPIB7: devices on it open by their VISA names.
-    assert_eq!(
-        rm.open("GPIB7::22::INSTR").unwrap().query("*IDN?").unwrap(),
-        IDN
-    );
+    let on7 = rm.open("GPIB7::22::INSTR").unwrap();
+    assert_eq!(on7.query("*IDN?").unwrap(), IDN);
     assert_eq!(rm.boards(), [7]);
+    // Opened for a resource, the board is the manager's while a device on it is open
+    // (`dmm` too: the same simulated board, so the same bus).
+    drop((on7, dmm));
+    assert_eq!(rm.boards(), [] as [u16; 0]);
     // The built-in backends list what they find too (with the `linux-gpib`
     // feature, the boards of libgpib's configuration): the registered backend
     // adds its own to those, in order.
@@ -238,10 +240,8 @@ fn a_registered_backend_is_asked_before_the_built_in_ones() {
     // GPIB7 is no board of the simulated host, until a backend has it.
     assert!(rm.open("GPIB7::22::INSTR").is_err());
     rm.register(Box::new(ThirdParty { host: sim::bench() }));
-    assert_eq!(
-        rm.open("GPIB7::22::INSTR").unwrap().query("*IDN?").unwrap(),
-        IDN
-    );
+    let on7 = rm.open("GPIB7::22::INSTR").unwrap();
+    assert_eq!(on7.query("*IDN?").unwrap(), IDN);
     assert_eq!(rm.boards(), [0, 7]);
 }
 
@@ -257,4 +257,26 @@ fn connect_hands_out_the_backend_unshared_with_the_device_address() {
     assert_eq!(c.address, None);
     let e = rm.connect("GPIB2::INTFC").unwrap_err();
     assert!(e.to_string().contains("no board GPIB2"), "{e}");
+}
+
+/// Two devices of linux-gpib's board 0 through `gpib::open` (libgpib serving the
+/// built-in bench, as in compat/ci.sh): one board, one set of descriptors, where a
+/// second open used to be refused as "already open in this process".
+#[cfg(feature = "linux-gpib")]
+#[test]
+fn two_devices_share_a_linux_gpib_board_through_gpib_open() {
+    if std::env::var_os("IB_CONFIG").is_some() {
+        return; // libgpib serves the example gpib.conf, not the bench
+    }
+    gpib_suite::Fixture::with_linux_gpib_board(|| {
+        let dmm = gpib::open("GPIB0::22::INSTR").unwrap();
+        let hp = gpib::open("GPIB0::11::INSTR").unwrap();
+        assert_eq!(dmm.query("*IDN?").unwrap(), IDN);
+        hp.write_str("ABRT;DISA").unwrap();
+        assert_eq!(dmm.query("*OPC?").unwrap(), "1");
+        // Released with its devices: the board opens again (here, and for the fixture).
+        drop((dmm, hp));
+        let board = gpib::LinuxGpibBoard::open_index(0).unwrap();
+        drop(board);
+    });
 }

@@ -78,6 +78,17 @@ impl std::ops::DerefMut for Locked<'_> {
 /// [`BoardId`]); entries die with their last `Bus` handle.
 static SHARED_BOARDS: Mutex<Vec<(BoardId, Weak<Shared>)>> = Mutex::new(Vec::new());
 
+/// A [`Bus`] that is not kept open by this handle ([`Bus::downgrade`]).
+#[derive(Clone)]
+pub(crate) struct WeakBus(Weak<Shared>);
+
+impl WeakBus {
+    /// The bus, while some `Bus` or device handle keeps it open.
+    pub(crate) fn upgrade(&self) -> Option<Bus> {
+        self.0.upgrade().map(|shared| Bus { shared })
+    }
+}
+
 /// While waiting for SRQ in wall time, the bus is locked for at most this long at a time.
 const SRQ_WAIT_SLICE: Duration = Duration::from_millis(5);
 
@@ -158,6 +169,12 @@ impl Bus {
                 turns,
             }),
         }
+    }
+
+    /// A handle that does not keep the bus open: the manager's record of a board it
+    /// opened, released when the last `Bus` and [`crate::Device`] on it are dropped.
+    pub(crate) fn downgrade(&self) -> WeakBus {
+        WeakBus(Arc::downgrade(&self.shared))
     }
 
     /// The backend's name.

@@ -54,6 +54,16 @@ pub trait Connector: Send + Sync {
         None
     }
 
+    /// Where the device `resource` names is, when it is on an interface of this backend
+    /// (a Prologix adapter, a VXI-11 gateway's bus): that interface's resource, opened
+    /// with [`Connector::open_interface`] and shared by every device resource on it, and
+    /// the device's address there. Asked before [`Connector::open_device`]. The
+    /// default: none (each device resource of this backend has a link of its own).
+    fn device_interface(&self, resource: &str) -> Option<Result<OnInterface>> {
+        let _ = resource;
+        None
+    }
+
     /// Opens the interface `resource` names (a board, an adapter, a gateway's bus) and
     /// the board number `GPIB<n>` it stands as. The default: this backend has none.
     fn open_interface(&self, resource: &str) -> Option<Result<(Box<dyn Backend>, u16)>> {
@@ -68,6 +78,21 @@ pub trait Connector: Send + Sync {
     fn list(&self) -> Vec<String> {
         Vec::new()
     }
+}
+
+/// A device resource as an interface and an address on it
+/// ([`Connector::device_interface`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OnInterface {
+    /// The interface's resource, in one spelling for every device on it (the manager
+    /// shares one open interface between the device resources that give the same).
+    pub interface: String,
+    /// The device's address on the interface.
+    pub address: Address,
+    /// Whether the interface then stands as board `GPIB<n>` of the manager (a Prologix
+    /// adapter does; a VXI-11 gateway opened for a device resource does not, so as not
+    /// to take the place of a board of that number).
+    pub attach: bool,
 }
 
 /// A backend opened for a resource string, before it is shared as a [`crate::Bus`]

@@ -104,10 +104,10 @@ pub use backend::{
     Backend, BoardId, ClockKind, Eos, ReadEnd, ReadStatus, Turns, WireStats, WriteReadError,
 };
 pub use bus::{Bus, Transaction};
-pub use connector::Connector;
+pub use connector::{Connector, OnInterface};
 pub use device::{BlockInfo, Device, DEFAULT_MAX_READ};
 pub use error::{Error, ErrorKind, Result};
-pub use manager::{open, ResourceManager};
+pub use manager::{open, GlobalManager, ResourceManager};
 pub use message::{addressing, codes, CommandBuf, CommandDecoder, InterfaceMessage};
 pub use resource::{NetworkResource, PrologixLink, Resource};
 pub use settings::{DeviceSettings, EosMode, Timeout};

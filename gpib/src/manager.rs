@@ -7,13 +7,19 @@
 //! | `TCPIP0::host::gpib0,22::INSTR`, `TCPIP::host,1024::gpib0,22::INSTR` | device 22 behind a VXI-11 LAN/GPIB gateway (`gpib1,5`: device 5 on its second interface) |
 //! | `TCPIP0::host::inst0::INSTR` | a VXI-11 instrument on the LAN (no GPIB address) |
 //! | `PRLGX-TCPIP::host::1234::INTFC`, `PRLGX-ASRL::/dev/ttyUSB0::INTFC` | a Prologix adapter, as pyvisa-py names it: [`ResourceManager::open_interface`] attaches it as `GPIB<n>`, then `GPIB<n>::22::INSTR` is a device on it |
-//! | `PRLGX-TCPIP::host::1234::22::INSTR`, `PRLGX-ASRL::/dev/ttyUSB0::22::INSTR` | device 22 on a Prologix adapter in one string (this crate's: the adapter is opened, or taken again when this manager opened it before, and attached as `GPIB<n>`, then its device; the TCP form always names the port) |
+//! | `PRLGX-TCPIP::host::1234::22::INSTR`, `PRLGX-ASRL::/dev/ttyUSB0::22::INSTR` | device 22 on a Prologix adapter in one string (this crate's: the adapter is opened, or shared while this manager has it open, and stands as `GPIB<n>` unless a board of that number is open; the TCP form always names the port) |
 //! | `voltmeter` | the gpib.conf device section of that name (`$IB_CONFIG` or `/etc/gpib.conf`): its board, address, timeout and EOS |
 //!
 //! Each backend says which of these strings it opens through its
 //! [`Connector`] (one in its own module, one list of the
 //! built-in ones in `manager/builtin.rs`); [`ResourceManager::register`] adds an app's
 //! own, asked first.
+//!
+//! [`crate::open`] opens through the process's one manager ([`ResourceManager::global`]):
+//! a second device on a board, adapter or gateway that is open shares it (one [`Bus`],
+//! one connection, one set of linux-gpib descriptors), and a board the manager opened
+//! is released when the last device and `Bus` on it are dropped (opened again when it
+//! is next named). A manager made with [`ResourceManager::new`] shares nothing with it.
 //!
 //! Any [`Bus`] can be attached as a board (here the core's fake board, as in an
 //! application's tests):
@@ -37,41 +43,65 @@
 //! program that opens `GPIB0::22::INSTR` runs unchanged on the simulator.
 
 mod builtin;
+mod gpib_conf;
 mod pattern;
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub use pattern::Pattern;
 
 use crate::address::Address;
-use crate::bus::Bus;
-use crate::connector::{Connection, Connector};
+use crate::bus::{Bus, WeakBus};
+use crate::connector::{Connection, Connector, OnInterface};
 use crate::device::Device;
 use crate::error::{Error, Result};
-use crate::resource::{NetworkResource, Resource};
+use crate::gpibconf::GpibConf;
+use crate::resource::Resource;
 use crate::settings::{DeviceSettings, Timeout};
 
 /// The boards a program's resource strings name, and the settings its devices open with.
 pub struct ResourceManager {
     /// Boards by their `GPIB<n>` number.
-    boards: BTreeMap<u16, Bus>,
+    boards: BTreeMap<u16, Held>,
     /// What every device opens with, unless its resource says otherwise.
     settings: DeviceSettings,
     /// The gpib.conf device names are looked up in (`None`: read the default file when
     /// a name is opened).
-    gpib_conf: Option<crate::gpibconf::GpibConf>,
+    gpib_conf: Option<GpibConf>,
     /// The backends resource strings are opened by, asked in this order: those
     /// [registered](ResourceManager::register) (the latest first), then the built-in ones.
     connectors: Vec<Box<dyn Connector>>,
-    /// Prologix adapters opened for one-string device resources, by their interface
-    /// resource: a second device on one adapter shares its connection.
-    prologix: BTreeMap<String, Bus>,
+    /// Interfaces opened for device resources ([`Connector::device_interface`]), by
+    /// their interface resource: a second device on one adapter or gateway shares its
+    /// connection while a device on it is open.
+    interfaces: BTreeMap<String, WeakBus>,
+}
+
+/// A board of the manager.
+enum Held {
+    /// Attached by the application ([`ResourceManager::attach`], an interface it
+    /// opened): kept open by the manager.
+    Attached(Bus),
+    /// Opened by the manager for a resource: open while a device or `Bus` on it is,
+    /// then opened again when named again (a board whose link broke is not kept).
+    Opened(WeakBus),
+}
+
+impl Held {
+    fn bus(&self) -> Option<Bus> {
+        match self {
+            Held::Attached(bus) => Some(bus.clone()),
+            Held::Opened(weak) => weak.upgrade(),
+        }
+    }
 }
 
 impl std::fmt::Debug for ResourceManager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResourceManager")
-            .field("boards", &self.boards.keys().collect::<Vec<_>>())
+            .field("boards", &self.boards())
             .field("settings", &self.settings)
             .field(
                 "connectors",
@@ -87,13 +117,95 @@ impl Default for ResourceManager {
     }
 }
 
-/// Opens `resource` with a [`ResourceManager::from_env`]: see the [module](crate::manager)
-/// for the strings it takes.
+/// Opens `resource` with the process's manager ([`ResourceManager::global`]): see the
+/// [module](crate::manager) for the strings it takes. A second device on a board (or
+/// adapter, or gateway) that is open shares it: one [`Bus`], one connection.
 pub fn open(resource: &str) -> Result<Device> {
-    ResourceManager::from_env()?.open(resource)
+    ResourceManager::global()?.open(resource)
+}
+
+/// The process's manager ([`ResourceManager::global`]), made on first use.
+static GLOBAL: Mutex<Option<ResourceManager>> = Mutex::new(None);
+
+thread_local! {
+    /// Whether this thread holds [`GLOBAL`] (a second lock by it would never return).
+    static HOLDING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The process's manager, locked: other threads' [`crate::open`] wait until it is
+/// dropped ([`ResourceManager::global`]).
+pub struct GlobalManager {
+    guard: MutexGuard<'static, Option<ResourceManager>>,
+}
+
+impl std::ops::Deref for GlobalManager {
+    type Target = ResourceManager;
+    fn deref(&self) -> &ResourceManager {
+        self.guard
+            .as_ref()
+            .expect("made before the guard is handed out")
+    }
+}
+
+impl std::ops::DerefMut for GlobalManager {
+    fn deref_mut(&mut self) -> &mut ResourceManager {
+        self.guard
+            .as_mut()
+            .expect("made before the guard is handed out")
+    }
+}
+
+impl Drop for GlobalManager {
+    fn drop(&mut self) {
+        HOLDING.with(|h| h.set(false));
+    }
+}
+
+impl std::fmt::Debug for GlobalManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
 }
 
 impl ResourceManager {
+    /// The process's one manager, the one [`crate::open`] and `gpib::aio::open`
+    /// (feature `tokio`) use, as PyVISA keeps one per library: made by
+    /// [`ResourceManager::from_env`] on first use. A device opened through it on a board (an adapter, a gateway) that is open
+    /// shares that board, whoever opened the first; a board is released when the last
+    /// device and [`Bus`] on it are dropped. What is [registered](ResourceManager::register)
+    /// or attached on it is seen by every later [`crate::open`]:
+    ///
+    /// ```
+    /// use gpib::backend::fake::{FakeBoard, FakeInstrument};
+    /// let board = FakeBoard::new().with(9, FakeInstrument::new().answer("*IDN?", "ACME,PSU,0,1"))?;
+    /// gpib::ResourceManager::global()?.attach(7, gpib::Bus::new(board));
+    /// assert_eq!(gpib::open("GPIB7::9::INSTR")?.query("*IDN?")?, "ACME,PSU,0,1");
+    /// # Ok::<(), gpib::Error>(())
+    /// ```
+    ///
+    /// An application that wants a manager of its own makes one
+    /// ([`ResourceManager::new`]): it shares nothing with this one.
+    ///
+    /// The manager is locked while the handle lives. Errors: those of
+    /// [`ResourceManager::from_env`] (it is made again on the next call), and
+    /// [`Error::InvalidArgument`] when this thread holds the handle already (opening
+    /// through [`crate::open`] meanwhile would wait for ever).
+    pub fn global() -> Result<GlobalManager> {
+        if HOLDING.with(Cell::get) {
+            return Err(Error::InvalidArgument(
+                "this thread holds the process's resource manager (ResourceManager::global) \
+                 already: open through that handle, or drop it first"
+                    .into(),
+            ));
+        }
+        let mut guard = GLOBAL.lock().unwrap_or_else(PoisonError::into_inner);
+        if guard.is_none() {
+            *guard = Some(Self::from_env()?);
+        }
+        HOLDING.with(|h| h.set(true));
+        Ok(GlobalManager { guard })
+    }
+
     /// A manager with no board attached and every built-in backend: `GPIB<n>` resources
     /// go to linux-gpib's boards (feature `linux-gpib`), network resources to their
     /// adapters.
@@ -107,7 +219,7 @@ impl ResourceManager {
             settings: DeviceSettings::default(),
             gpib_conf: None,
             connectors,
-            prologix: BTreeMap::new(),
+            interfaces: BTreeMap::new(),
         }
     }
 
@@ -124,17 +236,17 @@ impl ResourceManager {
     }
 
     /// A manager with every board of the simulated host `config` (a built-in name or a
-    /// TOML file) attached as `GPIB0`, `GPIB1`, ...; `GPIB<n>` resources name its
-    /// boards only (not linux-gpib's), network resources open as with
-    /// [`ResourceManager::new`].
+    /// TOML file) attached as `GPIB0`, `GPIB1`, ...: the simulator's connector is
+    /// [registered](ResourceManager::register) on a [`ResourceManager::new`], so
+    /// `GPIB<n>` resources name its boards only (not linux-gpib's), network resources
+    /// open as there.
     #[cfg(feature = "sim")]
     pub fn simulated(config: &str) -> Result<Self> {
         let host = crate::sim::config::load(config)?;
         let sim = crate::sim::SimConnector::new(host);
         let interfaces = sim.list();
-        let mut connectors: Vec<Box<dyn Connector>> = vec![Box::new(sim)];
-        connectors.extend(builtin::network());
-        let mut rm = Self::with_connectors(connectors);
+        let mut rm = Self::new();
+        rm.register(Box::new(sim));
         for name in interfaces {
             rm.open_interface(&name)?;
         }
@@ -148,14 +260,20 @@ impl ResourceManager {
         self.connectors.insert(0, connector);
     }
 
-    /// Makes `bus` board `GPIB<board>` of this manager (replacing one attached before).
+    /// Makes `bus` board `GPIB<board>` of this manager (replacing one attached before),
+    /// kept open as long as the manager is.
     pub fn attach(&mut self, board: u16, bus: Bus) {
-        self.boards.insert(board, bus);
+        self.boards.insert(board, Held::Attached(bus));
     }
 
-    /// The attached boards' numbers.
+    /// The numbers of the boards attached, and of those opened for a resource that are
+    /// still open.
     pub fn boards(&self) -> Vec<u16> {
-        self.boards.keys().copied().collect()
+        self.boards
+            .iter()
+            .filter(|(_, held)| held.bus().is_some())
+            .map(|(n, _)| *n)
+            .collect()
     }
 
     /// Sets what every device opens with ([`DeviceSettings`]; a gpib.conf section's own
@@ -166,7 +284,7 @@ impl ResourceManager {
 
     /// Looks gpib.conf device names up in `conf` instead of the default file
     /// (`$IB_CONFIG` or `/etc/gpib.conf`).
-    pub fn set_gpib_conf(&mut self, conf: crate::gpibconf::GpibConf) {
+    pub fn set_gpib_conf(&mut self, conf: GpibConf) {
         self.gpib_conf = Some(conf);
     }
 
@@ -194,8 +312,14 @@ impl ResourceManager {
             }
             Err(_) => {}
         }
-        if let Some((interface, device)) = prologix_device(text) {
-            return self.open_prologix_device(text, &interface, &device);
+        if let Some(on) = self
+            .connectors
+            .iter()
+            .find_map(|c| c.device_interface(text))
+        {
+            let on = on?;
+            let bus = self.interface(&on)?;
+            return self.device_on(&bus, on.address, DeviceSettings::default());
         }
         if let Some(opened) = self.connectors.iter().find_map(|c| c.open_device(text)) {
             let (backend, address) = opened?;
@@ -214,7 +338,9 @@ impl ResourceManager {
     pub fn open_interface(&mut self, resource: &str) -> Result<Bus> {
         let text = resource.trim();
         if let Ok(Resource::Interface { board }) = text.parse::<Resource>() {
-            return self.board(board);
+            let bus = self.board(board)?;
+            self.attach(board, bus.clone());
+            return Ok(bus);
         }
         match self.connectors.iter().find_map(|c| c.open_interface(text)) {
             Some(opened) => {
@@ -254,6 +380,17 @@ impl ResourceManager {
         }
         if gpib.is_none() {
             for c in &self.connectors {
+                if let Some(on) = c.device_interface(text) {
+                    let on = on?;
+                    let Some(opened) = c.open_interface(&on.interface) else {
+                        continue;
+                    };
+                    return Ok(Connection {
+                        backend: opened?.0,
+                        address: Some(on.address),
+                        connector: c.name().to_string(),
+                    });
+                }
                 if let Some(opened) = c.open_device(text) {
                     let (backend, address) = opened?;
                     return Ok(Connection {
@@ -279,23 +416,31 @@ impl ResourceManager {
         let pattern = Pattern::parse(pattern).map_err(Error::InvalidArgument)?;
         let found: Vec<String> = self.connectors.iter().flat_map(|c| c.list()).collect();
         let mut others = Vec::new();
+        // The boards listed, open while they are looked at.
+        let mut open: Vec<(u16, Bus)> = Vec::new();
         for name in found {
             match name.parse::<Resource>() {
+                // Listed by two backends (linux-gpib's and the simulator's): once.
+                Ok(Resource::Interface { board }) if open.iter().any(|(b, _)| *b == board) => {}
                 Ok(Resource::Interface { board }) => {
-                    if !self.boards.contains_key(&board) {
-                        // A board that does not open is not listed.
-                        if let Some(Ok((backend, _))) =
-                            self.connectors.iter().find_map(|c| c.open_interface(&name))
-                        {
-                            self.attach(board, Bus::from_box(backend));
-                        }
+                    // A board that does not open is not listed.
+                    if let Ok(bus) = self.board(board) {
+                        open.push((board, bus));
                     }
                 }
                 _ => others.push(name),
             }
         }
+        for (board, held) in &self.boards {
+            if let Some(bus) = held.bus() {
+                if !open.iter().any(|(b, _)| b == board) {
+                    open.push((*board, bus));
+                }
+            }
+        }
+        open.sort_by_key(|(board, _)| *board);
         let mut out = Vec::new();
-        for (board, bus) in &self.boards {
+        for (board, bus) in &open {
             out.push(interface_of(*board));
             // A device-level backend (a gateway, an adapter) cannot look for listeners.
             if let Ok(listeners) = bus.find_listeners() {
@@ -319,59 +464,46 @@ impl ResourceManager {
         Ok(out)
     }
 
-    /// Device `device` (`GPIB<n>::<address>::INSTR`) on the Prologix adapter
-    /// `interface` (`PRLGX-...::INTFC`), the parts of the one string `text`: the adapter
-    /// is opened and attached as `GPIB<n>` unless this manager has it open already.
-    fn open_prologix_device(
-        &mut self,
-        text: &str,
-        interface: &str,
-        device: &str,
-    ) -> Result<Device> {
-        let in_text = |e: Error| match e {
-            Error::InvalidResource { reason, .. } => Error::InvalidResource {
-                text: text.to_string(),
-                reason,
-            },
-            e => e,
-        };
-        let key = interface
-            .parse::<NetworkResource>()
-            .map_err(in_text)?
-            .to_string();
-        let (board, address) = match device.parse::<Resource>().map_err(in_text)? {
-            Resource::Instrument { board, address } => (board, address),
-            Resource::Interface { .. } => {
-                return Err(Error::InvalidArgument(format!("{text} names no device")))
-            }
-        };
-        let bus = match self.prologix.get(&key) {
-            Some(bus) => {
-                let bus = bus.clone();
-                self.attach(board, bus.clone());
-                bus
-            }
-            None => {
-                let bus = self.open_interface(interface)?;
-                self.prologix.insert(key, bus.clone());
-                bus
-            }
-        };
-        self.device_on(&bus, address, DeviceSettings::default())
+    /// The interface a device resource is on ([`Connector::device_interface`]): the one
+    /// this manager has open for the same interface resource, else opened (and, when
+    /// the connector says so and no open board has that number, made board `GPIB<n>`).
+    fn interface(&mut self, on: &OnInterface) -> Result<Bus> {
+        if let Some(bus) = self
+            .interfaces
+            .get(&on.interface)
+            .and_then(WeakBus::upgrade)
+        {
+            return Ok(bus);
+        }
+        let opened = self
+            .connectors
+            .iter()
+            .find_map(|c| c.open_interface(&on.interface))
+            .ok_or_else(|| not_a_resource(&on.interface))?;
+        let (backend, board) = opened?;
+        let bus = Bus::from_box(backend);
+        self.interfaces.retain(|_, weak| weak.upgrade().is_some());
+        self.interfaces
+            .insert(on.interface.clone(), bus.downgrade());
+        // A board of that number that is open keeps its place.
+        if on.attach && self.boards.get(&board).and_then(Held::bus).is_none() {
+            self.boards.insert(board, Held::Opened(bus.downgrade()));
+        }
+        Ok(bus)
     }
 
-    /// Board `GPIB<board>`: attached, else opened by the first backend that has it
-    /// (and attached).
+    /// Board `GPIB<board>`: attached or open, else opened by the first backend that has
+    /// it (and kept while a device on it is open).
     fn board(&mut self, board: u16) -> Result<Bus> {
-        if let Some(b) = self.boards.get(&board) {
-            return Ok(b.clone());
+        if let Some(bus) = self.boards.get(&board).and_then(Held::bus) {
+            return Ok(bus);
         }
         let name = interface_of(board);
         match self.connectors.iter().find_map(|c| c.open_interface(&name)) {
             Some(opened) => {
                 let (backend, _) = opened?;
                 let bus = Bus::from_box(backend);
-                self.attach(board, bus.clone());
+                self.boards.insert(board, Held::Opened(bus.downgrade()));
                 Ok(bus)
             }
             None => Err(self.no_board(board)),
@@ -397,37 +529,59 @@ impl ResourceManager {
         Ok(d)
     }
 
+    /// The one gpib.conf opener: the device section `name` of the manager's gpib.conf
+    /// ([`ResourceManager::set_gpib_conf`], else the default file) on its board, with
+    /// the section's settings (timeout, EOS when it ends reads, ...) over the manager's.
     fn open_named(&mut self, name: &str) -> Result<Device> {
         let conf = match self.gpib_conf.take() {
             Some(c) => c,
-            None => crate::gpibconf::GpibConf::read_default()?,
+            None => GpibConf::read_default()?,
         };
         let opened = self.open_in(&conf, name);
         self.gpib_conf = Some(conf);
         opened
     }
 
-    fn open_in(&mut self, conf: &crate::gpibconf::GpibConf, name: &str) -> Result<Device> {
-        if let Some(why) = conf.unusable_device(name) {
-            return Err(Error::InvalidArgument(format!(
-                "the gpib.conf's device {name:?} cannot be opened: {why}"
-            )));
-        }
-        let entry = conf.device(name).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "{name:?} is no resource and no device section of {} (names: {})",
-                crate::gpibconf::default_path().display(),
-                conf.names().join(", ")
-            ))
-        })?;
+    fn open_in(&mut self, conf: &GpibConf, name: &str) -> Result<Device> {
+        let entry = gpib_conf::section(conf, name)?;
         let bus = self.board(u16::from(entry.minor))?;
-        let own = DeviceSettings {
-            timeout: entry.settings.device.timeout,
-            // Only an EOS that ends reads: a section's byte alone leaves the manager's.
-            eos: entry.settings.device.eos.filter(|m| m.reos),
-            ..DeviceSettings::default()
-        };
-        self.device_on(&bus, entry.settings.address(), own)
+        self.device_on(&bus, entry.settings.address(), gpib_conf::settings(entry))
+    }
+}
+
+impl GpibConf {
+    /// A handle to the device section called `name` on `bus` (the bus of board
+    /// `minor` of that section), with the section's address and settings, as
+    /// [`ResourceManager::open`] opens a gpib.conf name.
+    ///
+    /// The handle always ends writes with EOI and appends its write terminator (NL) to
+    /// text: `set-eot = no` and `set-xeos` are linux-gpib descriptor settings that a
+    /// [`Device`] does not have. Errors: [`Error::InvalidArgument`] when no device
+    /// section has that name, or when that section's board has no interface section
+    /// (the message says where).
+    pub fn open_device(&self, bus: &Bus, name: &str) -> Result<Device> {
+        let entry = gpib_conf::section(self, name)?;
+        let mut rm = ResourceManager::with_connectors(Vec::new());
+        rm.attach(u16::from(entry.minor), bus.clone());
+        rm.open_in(self, name)
+    }
+}
+
+#[cfg(feature = "linux-gpib")]
+impl crate::backend::linux_gpib::LinuxGpibBoard {
+    /// Opens the gpib.conf device section called `name`: its board (the section's
+    /// `minor`), and a [`Device`] on it with the section's address and settings, as
+    /// [`ResourceManager::open`] opens a gpib.conf name. Each transfer is then one
+    /// `ibwrt`/`ibrd` on an `ibdev(minor, pad, sad, ...)` descriptor with those
+    /// settings applied.
+    ///
+    /// Errors: [`Error::InvalidArgument`] when no device section has that name, else as
+    /// [`crate::LinuxGpibBoard::open_index`].
+    pub fn open_named_device(conf: &GpibConf, name: &str) -> Result<Device> {
+        let mut rm = ResourceManager::with_connectors(vec![Box::new(
+            crate::backend::linux_gpib::connector::LinuxGpibConnector,
+        )]);
+        rm.open_in(conf, name)
     }
 }
 
@@ -445,74 +599,9 @@ fn not_a_resource(text: &str) -> Error {
     ))
 }
 
-/// A one-string Prologix device resource, `PRLGX-TCPIP<n>::<host>::<port>::<pad>[::<sad>]::INSTR`
-/// or `PRLGX-ASRL<n>::<path>::<pad>[::<sad>]::INSTR`, as the adapter's interface resource
-/// (`...::INTFC`) and the device's `GPIB<n>::<pad>[::<sad>]::INSTR`; `None` for any other
-/// string. The parts are checked when each is parsed.
-fn prologix_device(text: &str) -> Option<(String, String)> {
-    let parts: Vec<&str> = text.split("::").collect();
-    let first = parts.first()?.to_ascii_uppercase();
-    if !parts.last()?.eq_ignore_ascii_case("INSTR") {
-        return None;
-    }
-    let (prefix, link_fields) = if first.starts_with("PRLGX-TCPIP") {
-        ("PRLGX-TCPIP", 2) // host, port
-    } else if first.starts_with("PRLGX-ASRL") {
-        ("PRLGX-ASRL", 1) // path
-    } else {
-        return None;
-    };
-    let board = &parts[0][prefix.len()..];
-    let fields = &parts[1..parts.len() - 1];
-    if fields.len() <= link_fields || fields.len() > link_fields + 2 {
-        return None;
-    }
-    let (link, address) = fields.split_at(link_fields);
-    Some((
-        format!("{}::{}::INTFC", parts[0], link.join("::")),
-        format!("GPIB{board}::{}::INSTR", address.join("::")),
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn prologix_device_strings_split_into_the_adapter_and_the_device() {
-        let split = prologix_device;
-        assert_eq!(
-            split("PRLGX-TCPIP::10.0.0.6::1234::22::INSTR"),
-            Some((
-                "PRLGX-TCPIP::10.0.0.6::1234::INTFC".into(),
-                "GPIB::22::INSTR".into()
-            ))
-        );
-        assert_eq!(
-            split("prlgx-tcpip1::host::1234::5::3::instr"),
-            Some((
-                "prlgx-tcpip1::host::1234::INTFC".into(),
-                "GPIB1::5::3::INSTR".into()
-            ))
-        );
-        assert_eq!(
-            split("PRLGX-ASRL2::/dev/ttyUSB0::9::INSTR"),
-            Some((
-                "PRLGX-ASRL2::/dev/ttyUSB0::INTFC".into(),
-                "GPIB2::9::INSTR".into()
-            ))
-        );
-        for not_one in [
-            "PRLGX-TCPIP::host::1234::INTFC",
-            "PRLGX-TCPIP::host::22::INSTR", // the port is not optional here
-            "PRLGX-TCPIP::host::1234::22::3::4::INSTR",
-            "PRLGX-ASRL::/dev/ttyUSB0::INSTR",
-            "TCPIP0::host::gpib0,22::INSTR",
-            "GPIB0::22::INSTR",
-        ] {
-            assert_eq!(split(not_one), None, "{not_one}");
-        }
-    }
 
     #[test]
     fn bad_parts_of_a_prologix_device_string_say_what_is_wrong() {

@@ -7,6 +7,7 @@ use crate::address::{Address, PrimaryAddress, SecondaryAddress};
 use crate::error::Error;
 
 mod network;
+pub(crate) use network::host_port;
 pub use network::{NetworkResource, PrologixLink};
 
 /// A parsed GPIB resource string.

@@ -39,7 +39,8 @@
 //! One user per descriptor: a board is opened once per process (a second
 //! [`LinuxGpibBoard::open_index`] of the same board fails until the first is dropped), every
 //! call takes `&mut self`, and [`crate::Bus`] shares the board between threads behind
-//! its lock. libgpib aborts the process when one descriptor is used from two threads
+//! its lock. [`crate::open`] opens each board once for every device named on it (the
+//! process's [`crate::ResourceManager::global`]), and releases it with its last device. libgpib aborts the process when one descriptor is used from two threads
 //! at once; this type cannot do that.
 
 use std::os::raw::c_int;
@@ -296,29 +297,6 @@ impl LinuxGpibBoard {
         let mut board = Self::open_index(i32::from(i.minor))?;
         board.set_timeout(i.settings.timeout())?;
         Ok(board)
-    }
-
-    /// Opens the gpib.conf device section called `name`: its board (the section's
-    /// `minor`), and a [`crate::Device`] on it with the section's address, timeout and
-    /// read EOS ([`GpibConf::open_device`]). Each transfer is then one `ibwrt`/`ibrd`
-    /// on an `ibdev(minor, pad, sad, ...)` descriptor with those settings applied.
-    ///
-    /// Errors: [`ErrorKind::InvalidArgument`] when no device section has that name,
-    /// else as [`LinuxGpibBoard::open_index`].
-    pub fn open_named_device(conf: &GpibConf, name: &str) -> Result<crate::Device> {
-        if let Some(why) = conf.unusable_device(name) {
-            return Err(Error::InvalidArgument(format!(
-                "the gpib.conf's device {name:?} cannot be opened: {why}"
-            )));
-        }
-        let Some(d) = conf.device(name) else {
-            return Err(Error::InvalidArgument(format!(
-                "no device section of the gpib.conf is named {name:?} (names: {})",
-                conf.names().join(", ")
-            )));
-        };
-        let bus = crate::Bus::new(Self::open_index(i32::from(d.minor))?);
-        Ok(d.open_on(&bus))
     }
 
     /// The board descriptor (the board index, or what `ibfind` returned).

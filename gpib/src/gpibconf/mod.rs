@@ -29,8 +29,8 @@
 //! what was wrong; see [`parse`](fn@parse) for where this parser is stricter than
 //! linux-gpib's.
 //!
-//! [`GpibConf::open_device`] opens a device section on any [`crate::Bus`] with
-//! its address, timeout and EOS settings; the simulator builds hosts from a gpib.conf
+//! [`crate::ResourceManager`] opens a device section by its name with its address,
+//! timeout and EOS settings ([`crate::ResourceManager::set_gpib_conf`]); the simulator builds hosts from a gpib.conf
 //! (`gpib::sim::Config`'s `gpib_conf`), and the compatibility library honours
 //! `IB_CONFIG`.
 
@@ -49,7 +49,6 @@ pub use model::{
 };
 pub use parse::{MAX_BOARDS, MAX_INIT_STRING_BYTES, MAX_NAME_BYTES, MAX_PATH_BYTES, MAX_SECTIONS};
 
-use crate::bus::Bus;
 use crate::error::{Error, Result};
 
 /// The largest gpib.conf read (1 MiB); a bigger one is refused unread.
@@ -77,7 +76,7 @@ pub const ENV_VAR: &str = "IB_CONFIG";
 ///
 /// As linux-gpib: a device whose `minor` has no interface section leaves the rest of
 /// the file usable; that device alone cannot be opened ([`GpibConf::unusable`],
-/// [`GpibConf::open_device`] says why). Names may be empty (`name = ""`) and strings
+/// [`crate::ResourceManager::open`] says why). Names may be empty (`name = ""`) and strings
 /// may span lines; a comment still open at the end of the file runs to the end (one
 /// that leaves a section unclosed is an error that names the comment).
 pub fn parse(text: &str) -> Result<GpibConf, ParseError> {
@@ -125,40 +124,6 @@ impl GpibConf {
     /// `/etc/gpib.conf`).
     pub fn read_default() -> Result<Self, ParseError> {
         Self::read(default_path())
-    }
-
-    /// A handle to the device section called `name` on `bus` (the bus of board
-    /// `minor` of that section), with the section's address, timeout and read EOS
-    /// (`set-reos`, `eos`, `set-bin`).
-    ///
-    /// The handle always ends writes with EOI and appends its write terminator (NL) to
-    /// text: `set-eot = no` and `set-xeos` are linux-gpib descriptor settings that a
-    /// [`crate::Device`] does not have. Errors: [`ErrorKind::InvalidArgument`](crate::ErrorKind)
-    /// when no device section has that name, or when that section's board has no
-    /// interface section (the message says where).
-    pub fn open_device(&self, bus: &Bus, name: &str) -> Result<crate::Device> {
-        if let Some(why) = self.unusable_device(name) {
-            return Err(Error::InvalidArgument(format!(
-                "the gpib.conf's device {name:?} cannot be opened: {why}"
-            )));
-        }
-        let entry = self.device(name).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "no device section of the gpib.conf is named {name:?} (names: {})",
-                self.names().join(", ")
-            ))
-        })?;
-        Ok(entry.open_on(bus))
-    }
-}
-
-impl Device {
-    /// A handle to this device on `bus` with its address, timeout and read EOS (see
-    /// [`GpibConf::open_device`]).
-    pub fn open_on(&self, bus: &Bus) -> crate::Device {
-        let mut d = crate::Device::new(bus.clone(), self.settings.address());
-        d.apply(&self.settings.device);
-        d
     }
 }
 

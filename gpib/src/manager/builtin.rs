@@ -6,22 +6,14 @@ use crate::backend::prologix::connector::PrologixConnector;
 use crate::backend::vxi11::connector::Vxi11Connector;
 use crate::connector::Connector;
 
-/// Every built-in backend of this build.
+/// Every built-in backend of this build (the simulator's is registered on top of
+/// these by `ResourceManager::simulated`).
 pub(super) fn connectors() -> Vec<Box<dyn Connector>> {
-    #[allow(unused_mut)] // Only with linux-gpib is there more.
-    let mut all = network();
-    #[cfg(feature = "linux-gpib")]
-    all.push(Box::new(
-        crate::backend::linux_gpib::connector::LinuxGpibConnector,
-    ));
-    all
-}
-
-/// The network backends (what a simulated host's manager opens besides its boards).
-pub(super) fn network() -> Vec<Box<dyn Connector>> {
     vec![
         Box::new(Vxi11Connector),
         Box::new(HislipConnector),
         Box::new(PrologixConnector),
+        #[cfg(feature = "linux-gpib")]
+        Box::new(crate::backend::linux_gpib::connector::LinuxGpibConnector),
     ]
 }

@@ -3,13 +3,14 @@
 //! `TCPIP::host::gpib0,22::INSTR` (`host,port` for a fixed core port), and HiSLIP's
 //! `TCPIP::host::hislip0::INSTR` (`hislip0,port` for another port than 4880;
 //! `hislip_gpib0_22` for device 22 of a `gpib-diag serve` gateway).
+//!
+//! Parsing only: each backend's [`crate::Connector`] opens its own.
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::address::Address;
 use crate::backend::vxi11::proto::{self, DeviceName};
-use crate::backend::Backend;
 use crate::error::{Error, Result};
 
 /// How a Prologix adapter is reached.
@@ -232,64 +233,10 @@ impl NetworkResource {
             Self::Prologix { .. } => 0,
         }
     }
-
-    /// Opens the backend it names.
-    pub fn open(&self) -> Result<Box<dyn Backend>> {
-        match self {
-            Self::Prologix {
-                link: PrologixLink::Tcp { host, port },
-                ..
-            } => Ok(Box::new(
-                crate::backend::prologix::PrologixBoard::connect_tcp(&host_port(host, *port))?,
-            )),
-            #[cfg(feature = "prologix-serial")]
-            Self::Prologix {
-                link: PrologixLink::Serial { path },
-                ..
-            } => Ok(Box::new(
-                crate::backend::prologix::PrologixBoard::open_serial(path)?,
-            )),
-            #[cfg(not(feature = "prologix-serial"))]
-            Self::Prologix {
-                link: PrologixLink::Serial { .. },
-                ..
-            } => Err(Error::BackendUnavailable {
-                backend: "prologix (serial)".into(),
-                hint: "not in this build: rebuild with the gpib crate's `prologix-serial` feature"
-                    .into(),
-            }),
-            Self::Vxi11 { host, port, .. } => {
-                let opts = crate::backend::vxi11::Vxi11Options {
-                    port: *port,
-                    ..Default::default()
-                };
-                let mut gateway = crate::backend::vxi11::Vxi11Board::connect(host, opts)?;
-                gateway.use_interface(self.interface());
-                Ok(Box::new(gateway))
-            }
-            Self::Hislip { .. } => Ok(Box::new(self.open_hislip()?)),
-        }
-    }
-
-    /// A HiSLIP resource's server as a board: `hislip_gpibB_N` is device N of it,
-    /// another sub-address (`hislip0`) is named for address 0.
-    fn open_hislip(&self) -> Result<crate::backend::hislip::HislipBoard> {
-        let Self::Hislip {
-            host, port, device, ..
-        } = self
-        else {
-            return Err(Error::InvalidArgument(format!("{self} is not HiSLIP")));
-        };
-        let at = host_port(host, port.unwrap_or(crate::hislip::PORT));
-        let mut b = crate::backend::hislip::HislipBoard::connect(&at, self.interface())?;
-        if self.address().is_none() {
-            b.name_session(Address::try_from(0u8).expect("0 is an address"), device);
-        }
-        Ok(b)
-    }
 }
 
-fn host_port(host: &str, port: u16) -> String {
+/// `host:port`, an IPv6 address in brackets.
+pub(crate) fn host_port(host: &str, port: u16) -> String {
     if host.contains(':') && !host.starts_with('[') {
         format!("[{host}]:{port}")
     } else {

@@ -5,8 +5,10 @@
 use crate::address::Address;
 use crate::backend::Backend;
 use crate::connector::Connector;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::resource::NetworkResource;
+
+use super::HislipBoard;
 
 /// Opens HiSLIP resources.
 pub(crate) struct HislipConnector;
@@ -24,7 +26,24 @@ impl Connector for HislipConnector {
         // `hislip0` (an instrument) is opened for address 0.
         Some(Address::try_from(0u8).and_then(|zero| {
             let address = r.address().unwrap_or(zero);
-            r.open().map(|b| (b, address))
+            open(&r).map(|b| (Box::new(b) as Box<dyn Backend>, address))
         }))
     }
+}
+
+/// A HiSLIP resource's server as a board: `hislip_gpibB_N` is device N of it,
+/// another sub-address (`hislip0`) is named for address 0.
+fn open(r: &NetworkResource) -> Result<HislipBoard> {
+    let NetworkResource::Hislip {
+        host, port, device, ..
+    } = r
+    else {
+        return Err(Error::InvalidArgument(format!("{r} is not HiSLIP")));
+    };
+    let at = crate::resource::host_port(host, port.unwrap_or(crate::hislip::PORT));
+    let mut b = HislipBoard::connect(&at, r.interface())?;
+    if r.address().is_none() {
+        b.name_session(Address::try_from(0u8).expect("0 is an address"), device);
+    }
+    Ok(b)
 }
