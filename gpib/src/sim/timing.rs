@@ -266,7 +266,7 @@ pub(crate) fn call_cost_ns(
     (overhead.saturating_add(body_ns), cpu)
 }
 
-/// How many of `bytes` fit before `timeout` (zero: no timeout) runs out, when the
+/// How many of `bytes` fit before `timeout` runs out, when the
 /// transfer waits `wait` for the device first and then pays the call overhead and
 /// `per` a byte; and whether the timeout cuts the transfer short. Reads and writes
 /// both use it.
@@ -275,7 +275,7 @@ pub fn bytes_within(
     per: ByteCost,
     bytes: usize,
     wait: Duration,
-    timeout: Duration,
+    timeout: crate::Timeout,
 ) -> (usize, bool) {
     bytes_within_ns(&BoardNanos::of(board), per, bytes, nanos(wait), timeout)
 }
@@ -288,11 +288,11 @@ pub(crate) fn bytes_within_ns(
     per: ByteCost,
     bytes: usize,
     wait: u64,
-    timeout: Duration,
+    timeout: crate::Timeout,
 ) -> (usize, bool) {
-    if timeout.is_zero() {
+    let crate::Timeout::After(timeout) = timeout else {
         return (bytes, false);
-    }
+    };
     // The whole transfer's elapsed time: wait, overhead, bytes (as `call_cost` has it).
     let overhead = board.call_overhead;
     let full = wait
