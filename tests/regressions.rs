@@ -391,6 +391,35 @@ fn no_timeout_failures_do_not_claim_a_zero_timeout() {
     assert!(text.contains("no timeout"), "{text}");
 }
 
+// Issue 31 item 3: a device's zero timeout is "do not wait", not "no timeout" (it was
+// the same `Some(Duration::ZERO)`), on the bus and on linux-gpib's steps alike.
+#[test]
+fn a_zero_device_timeout_gives_up_at_once() {
+    let fx = Fixture::sim_bench();
+    let mut dmm = fx.bus.device(SCPI).unwrap();
+    dmm.set_timeout(Some(Timeout::After(Duration::ZERO)));
+    let t0 = fx.bus.now();
+    let e = dmm.read_to_end().unwrap_err();
+    assert!(
+        matches!(e, gpib::Error::Timeout { timeout: Timeout::After(d), .. } if d.is_zero()),
+        "{e:?}"
+    );
+    assert!(!e.to_string().contains("forever"), "{e}");
+    assert!(
+        fx.bus.now() - t0 < Duration::from_secs(1),
+        "{:?}",
+        fx.bus.now() - t0
+    );
+    assert_eq!(
+        Timeout::After(Duration::ZERO).linux_gpib_code(),
+        1,
+        "T10us, not TNONE"
+    );
+    dmm.set_timeout(Some(Timeout::Never));
+    let e = dmm.read_to_end().unwrap_err();
+    assert!(e.to_string().contains("would wait forever"), "{e}");
+}
+
 // Item 18: in real-time mode a failed operation takes its modelled time too (it
 // returned at once although the virtual clock moved by the timeout).
 #[test]

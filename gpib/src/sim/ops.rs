@@ -31,6 +31,12 @@ fn spent(timeout: Timeout) -> Duration {
     timeout.duration().unwrap_or(Duration::ZERO)
 }
 
+/// Whether waiting `wait_ns` for a device runs out `timeout`: only a wait there is
+/// (with nothing to wait for, even a zero timeout lets the operation start).
+fn waits_out(timeout: Timeout, wait_ns: u64) -> bool {
+    wait_ns > 0 && timeout.is_over(Duration::from_nanos(wait_ns))
+}
+
 /// How a wait for SRQ ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SrqWait {
@@ -150,7 +156,7 @@ impl World {
             .nrfd_released_at()
             .saturating_sub(start.saturating_add(call_overhead));
         let (limit, timeout) = (b.timeout, spent(b.timeout));
-        if b.index.nrfd_held_by_fault() || limit.is_over(Duration::from_nanos(held)) {
+        if b.index.nrfd_held_by_fault() || waits_out(limit, held) {
             let end = self.occupy(board, Duration::from_nanos(start), timeout, timeout, false);
             self.end_at(end);
             self.trace_command(board, t, Duration::from_nanos(start), 0, end, bytes);
@@ -482,7 +488,7 @@ impl World {
                 return Err(self.failed(t, board, e));
             }
         }
-        if silent || tmo.is_over(Duration::from_nanos(wait)) {
+        if silent || waits_out(tmo, wait) {
             self.end_at(Duration::from_nanos(start).saturating_add(timeout));
             return Err(self.failed(t, board, timeout_error("read", tmo, 0)));
         }

@@ -64,7 +64,7 @@ pub(super) fn timeout_field(
 ) -> Result<Timeout> {
     match v {
         None => Ok(default),
-        Some(x) if x == 0.0 => Ok(Timeout::Never),
+        Some(0.0) => Ok(Timeout::Never),
         v => secs_field(v, Duration::ZERO, field, max_s, on).map(Timeout::After),
     }
 }
