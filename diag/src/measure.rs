@@ -115,6 +115,8 @@ impl Session {
         check_size(max_size, protocol, model)?;
         let mut device = target.bus.device(address)?;
         match timeout {
+            // The option's 0 is "none".
+            Some(0.0) => device.set_timeout(Some(gpib::Timeout::Never)),
             Some(t) => device.set_timeout(Some(
                 Duration::try_from_secs_f64(t)
                     .map_err(|_| {
