@@ -106,7 +106,7 @@ fn run() -> Result<(), gpib::Error> {
         "gpib0",
         PrimaryAddress::try_from(0u8)?,
         BoardTiming::default(),
-        std::time::Duration::from_secs(3),
+        std::time::Duration::from_secs(3).into(),
     );
     let timing = DeviceTiming {
         response_latency: std::time::Duration::from_millis(2),

@@ -31,7 +31,7 @@ fn run() -> Result<(), gpib::Error> {
     let started = bus.now();
 
     let (who, status) = bus
-        .wait_for_service(&[meter.address()], Duration::from_secs(10))
+        .wait_for_service(&[meter.address()], Duration::from_secs(10).into())
         .inspect_err(|e| {
             if e.kind() == gpib::ErrorKind::Timeout && bus.clock_kind() == ClockKind::Wall {
                 // A simulator behind a network or libgpib in virtual time moves its

@@ -41,7 +41,7 @@ fn run() -> Result<(), gpib::Error> {
     dmm.write_str("*CLS;*SRE 16")?; // SRQ when MAV (a message is available)
     for round in 1..=3 {
         dmm.trigger()?; // GET: take a reading
-        let (who, status) = bus.wait_for_service(&everyone, Duration::from_secs(5))?;
+        let (who, status) = bus.wait_for_service(&everyone, Duration::from_secs(5).into())?;
         let value = bus.device(who)?.read_string()?;
         println!("round {round}: device {who} asked for service (status {status}): {value}");
     }

@@ -100,7 +100,7 @@ impl Fixture {
     }
 
     fn network(bus: Bus, host: SimHost, server: gpib::serve::Server) -> Self {
-        bus.set_timeout(std::time::Duration::from_secs(2))
+        bus.set_timeout(std::time::Duration::from_secs(2).into())
             .expect("timeout");
         Self {
             bus,
@@ -126,7 +126,7 @@ impl Fixture {
         let bus = Bus::new(board);
         bus.interface_clear().expect("IFC");
         bus.remote_enable(false).expect("REN off");
-        bus.set_timeout(std::time::Duration::from_secs(10))
+        bus.set_timeout(std::time::Duration::from_secs(10).into())
             .expect("timeout");
         bus.device_clear_all().expect("DCL");
         bus.device(SCPI)

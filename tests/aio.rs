@@ -47,7 +47,7 @@ fn instruments(host: &SimHost) -> Vec<AsyncDevice> {
             format!("gpib{b}"),
             zero,
             BoardTiming::default(),
-            Duration::from_secs(3),
+            Duration::from_secs(3).into(),
         );
         for a in 1..=PER_BOARD {
             let address = Address::try_from(a).unwrap();
@@ -362,12 +362,12 @@ fn sim_bench() -> SimHost {
 fn calls_time_out_by_the_device_timeout() {
     current_thread().block_on(async {
         let (mut dev, _gate) = gated_echo();
-        dev.set_timeout(Some(Duration::from_millis(250)));
+        dev.set_timeout(Some(Duration::from_millis(250).into()));
         let e = dev.read_string().await.unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Timeout);
         match e {
             gpib::Error::Timeout { timeout, .. } => {
-                assert_eq!(timeout, Duration::from_millis(250))
+                assert_eq!(timeout, gpib::Timeout::After(Duration::from_millis(250)))
             }
             other => panic!("expected a timeout, got {other:?}"),
         }
@@ -409,9 +409,9 @@ fn wait_srq_sees_a_service_request() {
         let mut rm = gpib::ResourceManager::simulated("bench").unwrap();
         let dmm = AsyncDevice::new(rm.open("GPIB0::22::INSTR").unwrap());
         dmm.write_str("*CLS;*SRE 16").await.unwrap();
-        assert!(!dmm.wait_srq(Duration::from_secs(1)).await.unwrap());
+        assert!(!dmm.wait_srq(Duration::from_secs(1).into()).await.unwrap());
         dmm.write_str("*IDN?").await.unwrap();
-        assert!(dmm.wait_srq(Duration::from_secs(5)).await.unwrap());
+        assert!(dmm.wait_srq(Duration::from_secs(5).into()).await.unwrap());
         assert!(dmm.serial_poll().await.unwrap().rqs());
         assert_eq!(dmm.read_string().await.unwrap(), "SIMULATED,SCPI-DMM,0,1.0");
     });

@@ -56,7 +56,7 @@ static ALLOCATOR: Counting = Counting;
 fn a_declared_block_is_read_into_one_allocation_of_its_length() {
     let bus = gpib::Bus::new(gpib::sim::bench().board(0).unwrap());
     let mut dmm = bus.device(22).unwrap();
-    dmm.set_timeout(Some(std::time::Duration::from_secs(60)));
+    dmm.set_timeout(Some(std::time::Duration::from_secs(60).into()));
     const N: usize = 10_000_000;
     let ask = format!("BLOCK? {N}");
     // A first query warms the instrument's answer path (its buffers are its own).

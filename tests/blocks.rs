@@ -21,7 +21,7 @@ on_every_backend! {
     fn definite_blocks_round_trip(fx: Fixture) {
         let mut dmm = fx.bus.device(SCPI).unwrap();
         // 10 MB at the 1 MB/s handshake ceiling takes 10 s of virtual time.
-        dmm.set_timeout(Some(std::time::Duration::from_secs(60)));
+        dmm.set_timeout(Some(std::time::Duration::from_secs(60).into()));
         // EOS on NL must not cut a block body short.
         dmm.set_eos(Some(Eos::NEWLINE));
         for n in [0usize, 1, 2, 10, 4096, 10_000_000] {
@@ -72,7 +72,7 @@ on_every_backend! {
 
     fn hp3565_binary_blocks(fx: Fixture) {
         let mut hp = fx.bus.device(HP3565).unwrap();
-        hp.set_timeout(Some(std::time::Duration::from_secs(60)));
+        hp.set_timeout(Some(std::time::Duration::from_secs(60).into()));
         hp.write_str("ABRT;DISA;").unwrap();
         let id: usize = hp.query("NEW 5000000;NEW?").unwrap().parse().unwrap();
         // #I: binary until END, 10 MB with 0x0A inside.

@@ -82,7 +82,7 @@ fn stuck_srq() {
         .bus
         .wait_for_service(
             &[Fixture::addr(HP3565), Fixture::addr(SCPI)],
-            std::time::Duration::from_secs(1),
+            std::time::Duration::from_secs(1).into(),
         )
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::SrqStuck);
@@ -135,7 +135,7 @@ fn no_device_at_all_means_no_listener_for_commands() {
         "gpib0",
         gpib::PrimaryAddress::try_from(0u8).unwrap(),
         Default::default(),
-        std::time::Duration::from_secs(1),
+        std::time::Duration::from_secs(1).into(),
     );
     let bus = gpib::Bus::new(host.board(0).unwrap());
     let e = bus.device(5).unwrap().write_str("X").unwrap_err();
@@ -171,7 +171,7 @@ fn every_fault_times_every_operation() {
             fx.bus
                 .wait_for_service(
                     &[Fixture::addr(HP3565), Fixture::addr(SCPI)],
-                    Duration::from_millis(100),
+                    Duration::from_millis(100).into(),
                 )
                 .map(drop)
         }),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use gpib::gpibconf::{Entry, GpibConf};
-use gpib::{Bus, Eos, ReadEnd};
+use gpib::{Bus, Eos, ReadEnd, Timeout};
 
 fn configs() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("gpib/configs")
@@ -23,7 +23,11 @@ fn the_example_opens_the_simulators_board_and_devices_by_name() {
         bus.transaction(|tx| Ok(tx.board_address().get())).unwrap(),
         0
     );
-    assert_eq!(bus.timeout(), Duration::from_secs(3), "the interface's T3s");
+    assert_eq!(
+        bus.timeout(),
+        Timeout::After(Duration::from_secs(3)),
+        "the interface's T3s"
+    );
     let voltmeter = conf.open_device(&bus, "voltmeter").unwrap();
     assert_eq!(voltmeter.address().to_string(), "7");
     assert_eq!(voltmeter.query("*IDN?").unwrap(), "ACME,DMM-7,1001,1.0");
@@ -91,7 +95,10 @@ fn linux_gpib_opens_devices_by_their_gpib_conf_name() {
         );
         drop(dmm);
         let board = LinuxGpibBoard::open_named_interface(&conf, "bench0").unwrap();
-        assert_eq!(gpib::Backend::timeout(&board), Duration::from_secs(1));
+        assert_eq!(
+            gpib::Backend::timeout(&board),
+            Timeout::After(Duration::from_secs(1))
+        );
         drop(board);
         let e = LinuxGpibBoard::open_named_device(&conf, "bench0").unwrap_err();
         assert!(e.to_string().contains("no device section"), "{e}");
@@ -122,6 +129,9 @@ fn linux_gpib_opens_the_example_by_name() {
         assert!(by_ibfind.descriptor() >= 16, "an ibfind descriptor");
         drop(by_ibfind);
         let board = LinuxGpibBoard::open_named_interface(&conf, "violet").unwrap();
-        assert_eq!(gpib::Backend::timeout(&board), Duration::from_secs(3));
+        assert_eq!(
+            gpib::Backend::timeout(&board),
+            Timeout::After(Duration::from_secs(3))
+        );
     });
 }

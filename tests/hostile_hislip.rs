@@ -209,7 +209,7 @@ fn within<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'st
 /// Opens `hislip0` on the server `at` through its resource string, with [`TIMEOUT`].
 fn device(at: SocketAddr) -> gpib::Device {
     let mut d = gpib::open(&format!("TCPIP::127.0.0.1::hislip0,{}::INSTR", at.port())).unwrap();
-    d.set_timeout(Some(TIMEOUT));
+    d.set_timeout(Some(TIMEOUT.into()));
     d
 }
 

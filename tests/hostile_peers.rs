@@ -178,7 +178,7 @@ fn vxi11_device(at: SocketAddr, timeout: Duration) -> gpib::Device {
     };
     let board = Vxi11Board::connect(&at.to_string(), opts).unwrap();
     let mut dev = Bus::new(board).device(5).unwrap();
-    dev.set_timeout(Some(timeout));
+    dev.set_timeout(Some(timeout.into()));
     dev
 }
 
@@ -286,7 +286,7 @@ fn prologix_an_endless_answer_is_bounded() {
         let opts = PrologixOptions::for_link(true);
         let board = PrologixBoard::connect_tcp_with(&at.to_string(), opts).unwrap();
         let mut dev = Bus::new(board).device(5).unwrap();
-        dev.set_timeout(Some(Duration::from_secs(1)));
+        dev.set_timeout(Some(Duration::from_secs(1).into()));
         let t0 = Instant::now();
         let e = dev.query("*IDN?").unwrap_err();
         (e, t0.elapsed())
@@ -435,7 +435,7 @@ fn server_memory_is_given_back_after_an_attack() {
 fn a_64_mib_block_is_the_ramp_and_holds_no_memory_of_its_size() {
     let host = gpib::sim::bench();
     let mut dev = Bus::new(host.board(0).unwrap()).device(22).unwrap();
-    dev.set_timeout(Some(Duration::from_secs(300)));
+    dev.set_timeout(Some(Duration::from_secs(300).into()));
     let base = scpi_held(&host);
     const N: usize = 64 << 20;
     dev.write_str(&format!("BLOCK? {N}")).unwrap();
@@ -479,7 +479,7 @@ fn vxi11_query_and_close(how: ReadAnswer) -> (gpib::Result<String>, Duration, Du
         let t0 = Instant::now();
         let board = Vxi11Board::connect(&at.to_string(), Vxi11Options::default()).unwrap();
         let mut dev = Bus::new(board).device(5).unwrap();
-        dev.set_timeout(Some(Duration::from_secs(1)));
+        dev.set_timeout(Some(Duration::from_secs(1).into()));
         let r = dev.query("*IDN?");
         let query = t0.elapsed();
         let t1 = Instant::now();

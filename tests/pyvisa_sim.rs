@@ -92,7 +92,7 @@ fn device_clear_drops_the_answer_and_trigger_runs_trg() {
     gen.write_str("?IDN").unwrap();
     gen.clear().unwrap();
     assert!(!gen.serial_poll().unwrap().mav());
-    gen.set_timeout(Some(Duration::from_millis(100)));
+    gen.set_timeout(Some(Duration::from_millis(100).into()));
     assert_eq!(gen.read_to_end().unwrap_err().kind(), ErrorKind::Timeout);
     gen.trigger().unwrap();
     assert!(gen.serial_poll().unwrap().mav());

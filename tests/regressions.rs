@@ -10,7 +10,7 @@ use gpib::block::BlockFormat;
 use gpib::sim::instruments::Hp3565;
 use gpib::sim::timing::{BoardTiming, DeviceTiming};
 use gpib::sim::{DeviceIo, Instrument, SimHost};
-use gpib::{Address, Bus, ErrorKind, PrimaryAddress};
+use gpib::{Address, Bus, ErrorKind, PrimaryAddress, Timeout};
 use gpib_suite::{on_every_backend, Fixture, HP3565, SCPI};
 
 /// Runs `f` on a thread and fails (instead of hanging the run) if it takes longer than
@@ -144,7 +144,7 @@ fn scripted_host(answer: Vec<u8>, end: bool) -> (SimHost, Bus) {
         "gpib0",
         PrimaryAddress::try_from(0u8).unwrap(),
         BoardTiming::default(),
-        Duration::from_secs(100),
+        Duration::from_secs(100).into(),
     );
     let at = Address::try_from(5u8).unwrap();
     host.attach(
@@ -193,7 +193,7 @@ fn short_indefinite_block_without_end_is_malformed() {
     for answer in [&b"#0ab"[..], b"#0", b"#0abcdefghijklmn", b"#Ixy"] {
         let (_h, bus) = scripted_host(answer.to_vec(), false);
         let mut dev = bus.device(5).unwrap();
-        dev.set_timeout(Some(Duration::from_millis(50)));
+        dev.set_timeout(Some(Duration::from_millis(50).into()));
         let e = dev.query_block("SEND").unwrap_err();
         assert_eq!(e.kind(), ErrorKind::MalformedBlock, "{answer:?}: {e}");
         assert_eq!(e.transferred(), Some(answer.len()), "{answer:?}: {e}");
@@ -207,7 +207,7 @@ fn short_definite_block_with_nl_and_no_end() {
     for answer in [&b"#15hello\n"[..], b"#10\n", b"#11x\n", b"#14abcd\n"] {
         let (_h, bus) = scripted_host(answer.to_vec(), false);
         let mut dev = bus.device(5).unwrap();
-        dev.set_timeout(Some(Duration::from_millis(50)));
+        dev.set_timeout(Some(Duration::from_millis(50).into()));
         let body = dev
             .query_block("SEND")
             .unwrap_or_else(|e| panic!("{answer:?}: {e}"));
@@ -297,7 +297,7 @@ fn waiting_for_srq_does_not_hold_the_bus() {
         t0.elapsed()
     });
     let (who, stb) = bus
-        .wait_for_service(&[Fixture::addr(SCPI)], Duration::from_secs(3))
+        .wait_for_service(&[Fixture::addr(SCPI)], Duration::from_secs(3).into())
         .expect("the SRQ raised 100 ms in is seen");
     let sent_after = helper.join().unwrap();
     assert_eq!(who, Fixture::addr(SCPI));
@@ -329,7 +329,7 @@ fn non_ascii_resource_strings_are_errors() {
 fn huge_durations_saturate_virtual_time() {
     let fx = Fixture::sim_bench();
     let mut dmm = fx.bus.device(SCPI).unwrap();
-    dmm.set_timeout(Some(Duration::MAX));
+    dmm.set_timeout(Some(Duration::MAX.into()));
     dmm.write_str("*IDN?").unwrap();
     dmm.read_to_end().unwrap();
     // A silent device with a timeout of Duration::MAX: the read times out at the end
@@ -382,13 +382,42 @@ fn hp3565_input_is_bounded() {
 fn no_timeout_failures_do_not_claim_a_zero_timeout() {
     let host = gpib::sim::builtin("hp9000-350").unwrap();
     let bus = Bus::new(host.board_named("hpib7").unwrap());
-    assert_eq!(bus.timeout(), Duration::ZERO);
+    assert_eq!(bus.timeout(), Timeout::Never);
     let hp = bus.device(11).unwrap();
     let e = hp.read_to_end().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout);
     let text = e.to_string();
     assert!(!text.contains("after 0ns"), "{text}");
     assert!(text.contains("no timeout"), "{text}");
+}
+
+// Issue 31 item 3: a device's zero timeout is "do not wait", not "no timeout" (it was
+// the same `Some(Duration::ZERO)`), on the bus and on linux-gpib's steps alike.
+#[test]
+fn a_zero_device_timeout_gives_up_at_once() {
+    let fx = Fixture::sim_bench();
+    let mut dmm = fx.bus.device(SCPI).unwrap();
+    dmm.set_timeout(Some(Timeout::After(Duration::ZERO)));
+    let t0 = fx.bus.now();
+    let e = dmm.read_to_end().unwrap_err();
+    assert!(
+        matches!(e, gpib::Error::Timeout { timeout: Timeout::After(d), .. } if d.is_zero()),
+        "{e:?}"
+    );
+    assert!(!e.to_string().contains("forever"), "{e}");
+    assert!(
+        fx.bus.now() - t0 < Duration::from_secs(1),
+        "{:?}",
+        fx.bus.now() - t0
+    );
+    assert_eq!(
+        Timeout::After(Duration::ZERO).linux_gpib_code(),
+        1,
+        "T10us, not TNONE"
+    );
+    dmm.set_timeout(Some(Timeout::Never));
+    let e = dmm.read_to_end().unwrap_err();
+    assert!(e.to_string().contains("would wait forever"), "{e}");
 }
 
 // Item 18: in real-time mode a failed operation takes its modelled time too (it
@@ -398,7 +427,7 @@ fn realtime_failures_take_their_modelled_time() {
     let fx = Fixture::sim_bench();
     fx.host.as_ref().unwrap().set_realtime(true);
     let mut dmm = fx.bus.device(SCPI).unwrap();
-    dmm.set_timeout(Some(Duration::from_millis(200)));
+    dmm.set_timeout(Some(Duration::from_millis(200).into()));
     let (v0, w0) = (fx.bus.now(), Instant::now());
     let e = dmm.read_to_end().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout);
@@ -447,7 +476,7 @@ fn streaming_host_with(head: &[u8], pieces: usize, end: bool) -> (SimHost, Bus) 
         "gpib0",
         PrimaryAddress::try_from(0u8).unwrap(),
         BoardTiming::default(),
-        Duration::from_secs(1000),
+        Duration::from_secs(1000).into(),
     );
     let mib: Arc<[u8]> = (0..1usize << 20).map(|i| (i % 251) as u8).collect();
     let device = Streaming {
@@ -470,7 +499,7 @@ fn streaming_host_with(head: &[u8], pieces: usize, end: bool) -> (SimHost, Bus) 
 fn endless_answers_stop_at_the_maximum_read_length() {
     let (_h, bus) = streaming_host(80, false);
     let mut dev = bus.device(5).unwrap();
-    dev.set_timeout(Some(Duration::ZERO)); // no timeout: only the length bounds it
+    dev.set_timeout(Some(Timeout::Never)); // no timeout: only the length bounds it
     let e = within(Duration::from_secs(120), move || {
         dev.query("SEND").unwrap_err()
     });
@@ -509,7 +538,7 @@ fn endless_answers_stop_at_the_maximum_read_length() {
 fn the_timeout_bounds_a_whole_read() {
     let (_h, bus) = streaming_host(30, true);
     let mut dev = bus.device(5).unwrap();
-    dev.set_timeout(Some(Duration::from_secs(1)));
+    dev.set_timeout(Some(Duration::from_secs(1).into()));
     let t0 = bus.now();
     dev.write_str("SEND").unwrap();
     let mut v = Vec::new();
@@ -552,7 +581,7 @@ fn bytes_after_a_blocks_nl_are_malformed() {
         for end in [true, false] {
             let (_h, bus) = scripted_host(good.clone(), end);
             let mut dev = bus.device(5).unwrap();
-            dev.set_timeout(Some(Duration::from_millis(50)));
+            dev.set_timeout(Some(Duration::from_millis(50).into()));
             assert_eq!(dev.query_block("SEND").unwrap().len(), size, "{size} {end}");
         }
     }
@@ -566,7 +595,7 @@ fn endless_blocks_stop_at_the_maximum_read_length() {
     for head in [&b"#0"[..], b"#9999999999"] {
         let (_h, bus) = streaming_host_with(head, 80, false);
         let mut dev = bus.device(5).unwrap();
-        dev.set_timeout(Some(Duration::ZERO)); // no timeout: only the length bounds it
+        dev.set_timeout(Some(Timeout::Never)); // no timeout: only the length bounds it
         let e = within(Duration::from_secs(120), move || {
             dev.query_block("SEND").unwrap_err()
         });
@@ -585,7 +614,7 @@ fn endless_blocks_stop_at_the_maximum_read_length() {
 fn the_timeout_bounds_a_whole_block_read() {
     let (_h, bus) = streaming_host_with(b"#831457280", 30, true);
     let mut dev = bus.device(5).unwrap();
-    dev.set_timeout(Some(Duration::from_secs(3)));
+    dev.set_timeout(Some(Duration::from_secs(3).into()));
     let t0 = bus.now();
     let e = match dev.query_block("SEND") {
         Ok(body) => panic!("read all {} bytes", body.len()),

@@ -75,7 +75,7 @@ fn instruments_survive_garbage_and_the_bus_stays_usable() {
         .collect();
     for address in [SCPI, HP3565] {
         let mut dev = fx.bus.device(address).unwrap();
-        dev.set_timeout(Some(std::time::Duration::from_millis(100)));
+        dev.set_timeout(Some(std::time::Duration::from_millis(100).into()));
         dev.set_eos(Some(Eos::NEWLINE));
         for _ in 0..3_000 {
             let junk = rng.bytes(60, &alphabet);

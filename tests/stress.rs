@@ -82,7 +82,7 @@ fn many_instruments(n: usize) -> SimHost {
         "gpib0",
         PrimaryAddress::try_from(0u8).unwrap(),
         BoardTiming::default(),
-        Duration::from_secs(10),
+        Duration::from_secs(10).into(),
     );
     for pad in 1..=n {
         let at = Address::try_from(pad as u8).unwrap();

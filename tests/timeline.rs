@@ -22,7 +22,7 @@ fn host_with(cpus: usize, boards: usize, timing: BoardTiming) -> SimHost {
             format!("gpib{i}"),
             PrimaryAddress::try_from(0u8).unwrap(),
             timing.clone(),
-            Duration::from_secs(100),
+            Duration::from_secs(100).into(),
         );
         host.attach(
             b,
@@ -153,7 +153,7 @@ fn terminals(lines: usize) -> SimHost {
             format!("tty{i}"),
             PrimaryAddress::try_from(0u8).unwrap(),
             timing.clone(),
-            Duration::from_secs(100),
+            Duration::from_secs(100).into(),
         );
         host.attach(b, addr(1), Box::new(Terminal), device.clone())
             .unwrap();
@@ -248,7 +248,7 @@ fn a_measurement_ends_on_the_instrument_s_own_time() {
     assert!(!fx.bus.srq().unwrap(), "not before the measurement ends");
     let (who, stb) = fx
         .bus
-        .wait_for_service(&[Fixture::addr(SCPI)], Duration::from_secs(10))
+        .wait_for_service(&[Fixture::addr(SCPI)], Duration::from_secs(10).into())
         .unwrap();
     let waited = fx.bus.now() - t0;
     assert_eq!(who, Fixture::addr(SCPI));
@@ -353,7 +353,7 @@ fn an_instrument_acts_on_its_own_time() {
         "gpib0",
         PrimaryAddress::try_from(0u8).unwrap(),
         BoardTiming::default(),
-        Duration::from_secs(1),
+        Duration::from_secs(1).into(),
     );
     host.attach(
         b,

@@ -94,11 +94,11 @@ impl<B: Backend> Backend for Counting<B> {
         self.log("remote_enable");
         self.0.remote_enable(on)
     }
-    fn set_timeout(&mut self, t: Duration) -> gpib::Result<Duration> {
+    fn set_timeout(&mut self, t: gpib::Timeout) -> gpib::Result<gpib::Timeout> {
         self.log("set_timeout");
         self.0.set_timeout(t)
     }
-    fn timeout(&self) -> Duration {
+    fn timeout(&self) -> gpib::Timeout {
         self.0.timeout()
     }
     fn now(&self) -> Duration {
@@ -112,7 +112,7 @@ impl<B: Backend> Backend for Counting<B> {
         self.log("srq");
         self.0.srq()
     }
-    fn wait_srq(&mut self, t: Duration) -> gpib::Result<bool> {
+    fn wait_srq(&mut self, t: gpib::Timeout) -> gpib::Result<bool> {
         self.log("wait_srq");
         self.0.wait_srq(t)
     }

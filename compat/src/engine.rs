@@ -248,7 +248,7 @@ impl BoardBus {
         }
     }
 
-    fn use_timeout(&mut self, d: Duration) -> Res<()> {
+    fn use_timeout(&mut self, d: Timeout) -> Res<()> {
         if self.bus.timeout() != d {
             self.bus
                 .set_timeout(d)
@@ -353,7 +353,7 @@ impl BoardBus {
 
     /// Waits up to `timeout` for SRQ on the simulator's clock.
     fn wait_srq(&mut self, timeout: Duration) -> bool {
-        self.bus.wait_srq(timeout).unwrap_or(false)
+        self.bus.wait_srq(Timeout::After(timeout)).unwrap_or(false)
     }
 
     fn delay(&mut self, d: Duration) {
@@ -544,7 +544,7 @@ impl Library {
                 pad: b.address,
                 dma: b.transfer.unwrap_or(defaults.mode) == TransferMode::Dma,
                 defaults: DeviceSettings {
-                    timeout: Some(Timeout::from_zero_never(sim.timeout())),
+                    timeout: Some(sim.timeout()),
                     ..b.descriptor()
                 },
                 bus: Mutex::new(BoardBus::new(sim)),
@@ -724,6 +724,11 @@ pub fn decode_list(list: &[u16]) -> Res<Vec<Address>> {
         .collect()
 }
 
+/// The timeout of code `code`, checked by [`check_timeout_code`] when it was set.
+fn code_timeout(code: i32) -> Timeout {
+    Timeout::from_linux_gpib_code(code).unwrap_or(Timeout::Never)
+}
+
 /// `v` when it is one of linux-gpib's timeout codes (0 `TNONE` to 17 `T1000s`).
 fn check_timeout_code(v: i32) -> Res<i32> {
     Timeout::from_linux_gpib_code(v)
@@ -814,7 +819,7 @@ pub fn onl(lib: &Library, ud: i32, d: &mut Desc, v: i32) -> Res {
 // ---------------------------------------------------------------------------------
 
 fn io_timeout(bus: &mut BoardBus, d: &Desc) -> Res<()> {
-    bus.use_timeout(d.s.timeout().as_zero_never())
+    bus.use_timeout(d.s.timeout())
 }
 
 fn unaddress(bus: &mut BoardBus, d: &Desc) -> Res<()> {
@@ -1033,7 +1038,7 @@ pub fn ppc(lib: &Library, d: &mut Desc, v: i32) -> Res {
 pub fn rpp(lib: &Library, d: &mut Desc) -> Res<u8> {
     let board = lib.board(d.board);
     let mut bus = board.lock();
-    bus.use_timeout(timeout_of(d.s.ppoll_tmo))?;
+    bus.use_timeout(code_timeout(d.s.ppoll_tmo))?;
     bus.parallel_poll()
 }
 
@@ -1045,7 +1050,7 @@ pub fn rsp(lib: &Library, d: &mut Desc) -> Res<u8> {
     if let Some(b) = bus.spoll.get_mut(&a).and_then(VecDeque::pop_front) {
         return Ok(b);
     }
-    bus.use_timeout(timeout_of(d.s.spoll_tmo))?;
+    bus.use_timeout(code_timeout(d.s.spoll_tmo))?;
     bus.serial_poll(a)
 }
 
@@ -1138,7 +1143,7 @@ fn autopoll(lib: &Library, d: &Desc) {
     if !bus.autopolls() || !bus.srq() || bus.spoll.get(&a).is_some_and(|q| !q.is_empty()) {
         return;
     }
-    if bus.use_timeout(timeout_of(d.s.spoll_tmo)).is_err() {
+    if bus.use_timeout(code_timeout(d.s.spoll_tmo)).is_err() {
         return;
     }
     if let Ok(stb) = bus.serial_poll(a) {
@@ -1641,7 +1646,7 @@ pub fn read_status_byte(lib: &Library, d: &mut Desc, a: Address) -> Res<u8> {
     if let Some(b) = bus.spoll.get_mut(&a).and_then(VecDeque::pop_front) {
         return Ok(b);
     }
-    bus.use_timeout(timeout_of(d.s.spoll_tmo))?;
+    bus.use_timeout(code_timeout(d.s.spoll_tmo))?;
     bus.serial_poll(a)
 }
 
@@ -1729,7 +1734,7 @@ mod tests {
         use gpib_sim::Error as E;
         let t = E::Timeout {
             operation: "read",
-            timeout: Duration::from_secs(1),
+            timeout: Timeout::After(Duration::from_secs(1)),
             transferred: 4,
         };
         assert_eq!(

@@ -115,18 +115,22 @@ impl Session {
         check_size(max_size, protocol, model)?;
         let mut device = target.bus.device(address)?;
         match timeout {
-            Some(t) => device.set_timeout(Some(Duration::try_from_secs_f64(t).map_err(|_| {
-                DiagError::Usage(format!("--timeout {t} is not a number of seconds"))
-            })?)),
+            // The option's 0 is "none".
+            Some(0.0) => device.set_timeout(Some(gpib::Timeout::Never)),
+            Some(t) => device.set_timeout(Some(
+                Duration::try_from_secs_f64(t)
+                    .map_err(|_| {
+                        DiagError::Usage(format!("--timeout {t} is not a number of seconds"))
+                    })?
+                    .into(),
+            )),
             None => {
                 // A board with a timeout gets one long enough for the largest transfer
                 // at 10 kB/s; a board with none keeps none (HP-UX's raw HP-IB).
-                if let gpib::Timeout::After(board) =
-                    gpib::Timeout::from_zero_never(target.bus.timeout())
-                {
+                if let gpib::Timeout::After(board) = target.bus.timeout() {
                     let needed =
                         Duration::from_secs(10) + Duration::from_secs_f64(max_size as f64 / 10e3);
-                    device.set_timeout(Some(board.max(needed)));
+                    device.set_timeout(Some(board.max(needed).into()));
                 }
             }
         }
@@ -324,7 +328,7 @@ const PROBE_MAX_ANSWER: usize = 4096;
 /// one that does not is taken for the 1988 measurement's HP3565 (cleared after the probe).
 fn probe_protocol(bus: &Bus, address: Address) -> Result<ProtocolKind> {
     let mut dev = bus.device(address)?;
-    dev.set_timeout(Some(Duration::from_secs(1)));
+    dev.set_timeout(Some(Duration::from_secs(1).into()));
     // An identification is a line: a talker that goes on past this is not answering.
     dev.set_max_read(PROBE_MAX_ANSWER);
     match dev.query("*IDN?") {

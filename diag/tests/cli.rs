@@ -262,6 +262,23 @@ fn large_transfers_get_a_long_enough_timeout() {
     assert!((9_990_000..=10_010_000).contains(&got), "{err}");
 }
 
+// Issue 31 item 3: `--timeout 0` is "none", as the option says, not "do not wait".
+#[test]
+fn a_zero_io_test_timeout_is_none() {
+    let out = ok(&[
+        "io-test",
+        "--bus",
+        "bench",
+        "--device",
+        "22",
+        "--timeout",
+        "0",
+        "64K",
+    ]);
+    let (_, _, size, _, _) = io_test_figures(&out);
+    assert_eq!(size, 64 << 10);
+}
+
 #[test]
 fn scan_finds_the_bench() {
     let out = ok(&["scan", "--bus", "bench"]);

@@ -123,7 +123,7 @@ fn connect(at: SocketAddr) -> gpib::Result<Vxi11Board> {
             ..Vxi11Options::default()
         },
     )?;
-    g.set_timeout(Duration::from_secs(10))?;
+    g.set_timeout(Duration::from_secs(10).into())?;
     Ok(g)
 }
 

@@ -216,7 +216,7 @@ fuzz_target!(|data: &[u8]| {
         mode: if pio { TransferMode::Pio } else { TransferMode::Dma },
         ..BoardTiming::default()
     };
-    let board = host.add_board("gpib0", PrimaryAddress::try_from(0u8).unwrap(), timing, Duration::from_millis(100));
+    let board = host.add_board("gpib0", PrimaryAddress::try_from(0u8).unwrap(), timing, Duration::from_millis(100).into());
     let address = Address::try_from(5u8).unwrap();
     let script = Arc::new(Mutex::new(Script::default()));
     let queued = Arc::new(AtomicUsize::new(0));
@@ -225,7 +225,7 @@ fuzz_target!(|data: &[u8]| {
     host.attach(board, address, Box::new(talker), device_timing).unwrap();
     let bus = Bus::new(host.board(board).unwrap());
     let mut dev = bus.device(address).unwrap();
-    dev.set_timeout(Some(Duration::from_millis(50)));
+    dev.set_timeout(Some(Duration::from_millis(50).into()));
 
     for step in steps(data).iter() {
         let bytes: Vec<u8> = step.response.iter().flat_map(|p| p.bytes.iter().copied()).collect();

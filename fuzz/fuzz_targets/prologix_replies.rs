@@ -67,7 +67,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(mut dev) = bus.device(22u8) else {
         return;
     };
-    dev.set_timeout(Some(Duration::from_millis(100)));
+    dev.set_timeout(Some(Duration::from_millis(100).into()));
     let check = |what: &str, e: &gpib::Error| {
         assert!(e.transferred().unwrap_or(0) <= sent, "{what}: {e}");
     };

@@ -41,7 +41,7 @@ pub fn single(instrument: Box<dyn Instrument>) -> (SimHost, Bus, Device) {
         "gpib0",
         PrimaryAddress::try_from(0u8).unwrap(),
         BoardTiming::default(),
-        Duration::from_millis(200),
+        Duration::from_millis(200).into(),
     );
     let address = Address::try_from(9u8).unwrap();
     let dt = DeviceTiming {

@@ -114,7 +114,8 @@ fn record_prologix_query(server: SocketAddr, device: u8) -> (Vec<u8>, Vec<u8>) {
         pump(upstream, client, down2);
     });
     let bus = Bus::new(PrologixBoard::connect_tcp(&proxy.to_string()).expect("Prologix connect"));
-    bus.set_timeout(Duration::from_secs(10)).expect("timeout");
+    bus.set_timeout(Duration::from_secs(10).into())
+        .expect("timeout");
     let dev = bus.device(device).expect("address");
     let mut idn = [0u8; 256];
     for _ in 0..3 {
@@ -162,7 +163,8 @@ fn main() {
     if let Some(p) = arg("--prologix") {
         let a = loopback("--prologix", &p);
         let bus = Bus::new(PrologixBoard::connect_tcp(&a.to_string()).expect("Prologix connect"));
-        bus.set_timeout(Duration::from_secs(10)).expect("timeout");
+        bus.set_timeout(Duration::from_secs(10).into())
+            .expect("timeout");
         let dev = bus.device(device).expect("address");
         let (q, b) = measure(&dev, budget, block);
         fields.push(format!(
@@ -186,7 +188,8 @@ fn main() {
             ..Vxi11Options::default()
         };
         let bus = Bus::new(Vxi11Board::connect(&a.ip().to_string(), opts).expect("VXI-11 connect"));
-        bus.set_timeout(Duration::from_secs(10)).expect("timeout");
+        bus.set_timeout(Duration::from_secs(10).into())
+            .expect("timeout");
         let dev = bus.device(device).expect("address");
         let (q, b) = measure(&dev, budget, block);
         fields.push(format!(

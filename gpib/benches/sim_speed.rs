@@ -59,7 +59,8 @@ fn main() {
     // Short queries: *IDN? on the bench's SCPI instrument, into a reused buffer.
     let bus = Bus::new(sim::bench().board(0).expect("bench board"));
     // 64 MiB at the 1 MB/s handshake ceiling is 67 s of virtual time.
-    bus.set_timeout(Duration::from_secs(300)).expect("timeout");
+    bus.set_timeout(Duration::from_secs(300).into())
+        .expect("timeout");
     let dmm = bus.device(22).expect("address");
     let mut answer = [0u8; 64];
     // `--profile-queries N`: exactly N queries and nothing else, for

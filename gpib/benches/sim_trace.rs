@@ -40,7 +40,8 @@ fn workload(queries: usize, trace: Option<&std::path::Path>) -> Duration {
         host.trace_to(TraceWriter::new(BufWriter::new(file), &header).expect("header"));
     }
     let bus = Bus::new(host.board(0).expect("board"));
-    bus.set_timeout(Duration::from_secs(60)).expect("timeout");
+    bus.set_timeout(Duration::from_secs(60).into())
+        .expect("timeout");
     let dev = bus.device(22).expect("address");
     let mut answer = [0u8; 64];
     let mut block = vec![0u8; 65536];

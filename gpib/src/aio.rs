@@ -90,7 +90,6 @@
 //! ```
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::{Mutex, OwnedMutexGuard};
 
@@ -166,8 +165,8 @@ impl AsyncDevice {
     }
 
     /// Sets this handle's I/O timeout, which bounds each of its calls (`None`: the bus
-    /// default); see [`Device::set_timeout`].
-    pub fn set_timeout(&mut self, timeout: Option<Duration>) {
+    /// default; [`crate::Timeout::Never`]: no timeout); see [`Device::set_timeout`].
+    pub fn set_timeout(&mut self, timeout: Option<crate::Timeout>) {
         self.device.get_mut().set_timeout(timeout);
     }
 
@@ -399,8 +398,8 @@ impl AsyncDevice {
     /// The wait runs on the blocking pool without the device's turn, so this device's
     /// other calls (a serial poll, the measurement that will request service) go on
     /// meanwhile. A dropped wait goes on until SRQ or `timeout`, taking nothing but
-    /// its blocking-pool thread.
-    pub async fn wait_srq(&self, timeout: Duration) -> Result<bool> {
+    /// its blocking-pool thread (with [`crate::Timeout::Never`], until SRQ).
+    pub async fn wait_srq(&self, timeout: crate::Timeout) -> Result<bool> {
         let bus = self.device.bus().clone();
         match tokio::task::spawn_blocking(move || bus.wait_srq(timeout)).await {
             Ok(r) => r,

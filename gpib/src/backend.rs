@@ -37,6 +37,7 @@ pub use crate::clock::ClockKind;
 use crate::error::{Error, Result};
 use crate::message::{addressing, InterfaceMessage};
 use crate::status::StatusByte;
+use crate::timeout::Timeout;
 
 mod board_control;
 pub(crate) mod device_level;
@@ -207,11 +208,12 @@ pub trait Backend: Send {
     fn remote_enable(&mut self, on: bool) -> Result<()>;
 
     /// Sets the I/O timeout; returns the timeout actually applied (a backend may round
-    /// up to the next step it supports, never down). `Duration::ZERO` means none.
-    fn set_timeout(&mut self, timeout: Duration) -> Result<Duration>;
+    /// up to the next step it supports, never down; only [`Timeout::Never`] is not
+    /// shorter than [`Timeout::Never`]).
+    fn set_timeout(&mut self, timeout: Timeout) -> Result<Timeout>;
 
     /// The I/O timeout in force.
-    fn timeout(&self) -> Duration;
+    fn timeout(&self) -> Timeout;
 
     /// Time since the backend was opened, on its clock (see [`BackendExt::clock_kind`]).
     /// Measurements read time from here, never from the system clock.
@@ -228,15 +230,16 @@ pub trait Backend: Send {
         Err(Error::unsupported("reading the SRQ line", self.name()))
     }
 
-    /// Waits up to `timeout` for SRQ; returns whether it was asserted. The default polls
+    /// Waits up to `timeout` for SRQ; returns whether it was asserted. A zero timeout
+    /// checks once; [`Timeout::Never`] waits as long as it takes. The default polls
     /// [`Backend::srq`] once per millisecond of the backend's clock.
-    fn wait_srq(&mut self, timeout: Duration) -> Result<bool> {
+    fn wait_srq(&mut self, timeout: Timeout) -> Result<bool> {
         let start = self.now();
         loop {
             if self.srq()? {
                 return Ok(true);
             }
-            if self.now().saturating_sub(start) >= timeout {
+            if timeout.is_over(self.now().saturating_sub(start)) {
                 return Ok(false);
             }
             self.delay(Duration::from_millis(1));
@@ -347,10 +350,10 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     fn remote_enable(&mut self, on: bool) -> Result<()> {
         (**self).remote_enable(on)
     }
-    fn set_timeout(&mut self, timeout: Duration) -> Result<Duration> {
+    fn set_timeout(&mut self, timeout: Timeout) -> Result<Timeout> {
         (**self).set_timeout(timeout)
     }
-    fn timeout(&self) -> Duration {
+    fn timeout(&self) -> Timeout {
         (**self).timeout()
     }
     fn now(&self) -> Duration {
@@ -362,7 +365,7 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
     fn srq(&mut self) -> Result<bool> {
         (**self).srq()
     }
-    fn wait_srq(&mut self, timeout: Duration) -> Result<bool> {
+    fn wait_srq(&mut self, timeout: Timeout) -> Result<bool> {
         (**self).wait_srq(timeout)
     }
     fn device_level(&mut self) -> Option<&mut dyn DeviceLevel> {

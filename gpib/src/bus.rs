@@ -14,6 +14,7 @@ use crate::backend::{Backend, BackendExt, BoardId, ClockKind, Eos, ReadStatus, T
 use crate::error::{Error, Result};
 use crate::message::{addressing, InterfaceMessage};
 use crate::status::{BusLines, StatusByte};
+use crate::timeout::Timeout;
 
 /// Which way the last addressing pointed, so it need not be sent again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,9 +31,9 @@ pub(crate) struct BusState {
     pub(crate) backend: Box<dyn Backend>,
     addressed: Addressed,
     /// The timeout last applied to the backend.
-    applied_timeout: Duration,
+    applied_timeout: Timeout,
     /// The timeout devices get unless they set their own.
-    default_timeout: Duration,
+    default_timeout: Timeout,
     /// Send the addressing before every transfer, even when it is in place.
     readdress: bool,
     /// Send UNL and UNT after every device transfer (the board tuning's unaddressing:
@@ -247,7 +248,7 @@ impl Bus {
     }
 
     /// Sets the timeout devices use unless they set their own; returns what was applied.
-    pub fn set_timeout(&self, timeout: Duration) -> Result<Duration> {
+    pub fn set_timeout(&self, timeout: Timeout) -> Result<Timeout> {
         let mut g = self.lock();
         let applied = g.backend.set_timeout(timeout)?;
         g.applied_timeout = applied;
@@ -256,7 +257,7 @@ impl Bus {
     }
 
     /// The default timeout.
-    pub fn timeout(&self) -> Duration {
+    pub fn timeout(&self) -> Timeout {
         self.lock().default_timeout
     }
 
@@ -333,17 +334,20 @@ impl Bus {
         self.transaction(|tx| tx.state.backend.srq())
     }
 
-    /// Waits up to `timeout` for SRQ; returns whether it came.
+    /// Waits up to `timeout` for SRQ; returns whether it came. A zero timeout checks
+    /// once; [`Timeout::Never`] waits as long as it takes.
     ///
     /// The wait does not hold the bus: where waiting takes wall time (hardware, the
     /// simulator in real-time mode) the bus is locked only for slices of at most 5 ms,
     /// so other threads' transactions, such as the one that makes a device request
     /// service, go on meanwhile. In virtual time the wait costs no wall time.
-    pub fn wait_srq(&self, timeout: Duration) -> Result<bool> {
+    pub fn wait_srq(&self, timeout: Timeout) -> Result<bool> {
         if !self.lock().backend.waits_in_wall_time() {
             // In steps, each in a transaction of its own: other callers' operations
             // that come first in virtual time run between them.
-            let deadline = self.now().saturating_add(timeout);
+            let deadline = self
+                .now()
+                .saturating_add(timeout.duration().unwrap_or(Duration::MAX));
             loop {
                 if let Some(srq) =
                     self.transaction(|tx| tx.state.backend.wait_srq_step(deadline))?
@@ -354,11 +358,14 @@ impl Bus {
         }
         let start = Instant::now();
         loop {
-            let slice = timeout.saturating_sub(start.elapsed()).min(SRQ_WAIT_SLICE);
+            let left = timeout
+                .duration()
+                .map_or(Duration::MAX, |t| t.saturating_sub(start.elapsed()));
+            let slice = Timeout::After(left.min(SRQ_WAIT_SLICE));
             if self.transaction(|tx| tx.state.backend.wait_srq(slice))? {
                 return Ok(true);
             }
-            if start.elapsed() >= timeout {
+            if timeout.is_over(start.elapsed()) {
                 return Ok(false);
             }
             // Unlocked: a thread waiting for the bus takes it now.
@@ -374,15 +381,16 @@ impl Bus {
         })
     }
 
-    /// Waits up to `timeout` for SRQ, then serial-polls `candidates` in order until one
-    /// has RQS set, and returns it with its status byte (polling clears its request).
+    /// Waits up to `timeout` for SRQ (zero: checks once; [`Timeout::Never`]: as long as
+    /// it takes), then serial-polls `candidates` in order until one has RQS set, and
+    /// returns it with its status byte (polling clears its request).
     ///
     /// Errors: [`Error::Timeout`] when SRQ does not come, [`Error::SrqStuck`] when SRQ is
     /// asserted but no candidate requests service.
     pub fn wait_for_service(
         &self,
         candidates: &[Address],
-        timeout: Duration,
+        timeout: Timeout,
     ) -> Result<(Address, StatusByte)> {
         if !self.wait_srq(timeout)? {
             return Err(Error::Timeout {
@@ -516,7 +524,7 @@ impl Transaction<'_> {
     }
 
     /// Applies `timeout` (or the bus default) to the backend if it is not in force already.
-    pub(crate) fn use_timeout(&mut self, timeout: Option<Duration>) -> Result<()> {
+    pub(crate) fn use_timeout(&mut self, timeout: Option<Timeout>) -> Result<()> {
         let want = timeout.unwrap_or(self.state.default_timeout);
         if want != self.state.applied_timeout {
             self.state.applied_timeout = self.state.backend.set_timeout(want)?;
@@ -525,7 +533,7 @@ impl Transaction<'_> {
     }
 
     /// The timeout in force.
-    pub fn timeout(&self) -> Duration {
+    pub fn timeout(&self) -> Timeout {
         self.state.applied_timeout
     }
 

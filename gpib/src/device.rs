@@ -11,6 +11,7 @@ mod link;
 use crate::error::{Error, Result};
 use crate::message::InterfaceMessage;
 use crate::status::StatusByte;
+use crate::timeout::Timeout;
 use link::Link;
 
 /// Commands up to this length are sent with their terminator in one backend write.
@@ -51,7 +52,7 @@ impl Bus {
 pub struct Device {
     bus: Bus,
     address: Address,
-    timeout: Option<Duration>,
+    timeout: Option<Timeout>,
     eos: Option<Eos>,
     write_terminator: Option<u8>,
     max_read: usize,
@@ -88,8 +89,9 @@ impl Device {
         &self.bus
     }
 
-    /// Sets this handle's I/O timeout (`None`: the bus default).
-    pub fn set_timeout(&mut self, timeout: Option<Duration>) {
+    /// Sets this handle's I/O timeout (`None`: the bus default; [`Timeout::Never`]: no
+    /// timeout at all).
+    pub fn set_timeout(&mut self, timeout: Option<Timeout>) {
         self.timeout = timeout;
     }
 
@@ -117,7 +119,7 @@ impl Device {
     /// ([`crate::Timeout::Never`] is no timeout at all).
     pub fn apply(&mut self, settings: &crate::settings::DeviceSettings) {
         if let Some(t) = settings.timeout {
-            self.set_timeout(Some(t.as_zero_never()));
+            self.set_timeout(Some(t));
         }
         if settings.eos.is_some() {
             self.set_eos(settings.read_eos());
@@ -1002,14 +1004,14 @@ fn nothing_after_nl(tx: &mut Link<'_, '_>, read: usize) -> Result<()> {
     }
 }
 
-/// Whether `timeout` (zero: none) has passed since `began` on the backend's clock;
+/// Whether `timeout` has passed since `began` on the backend's clock;
 /// `began` becomes now when it is not known yet.
-fn past_deadline(tx: &mut Link<'_, '_>, began: &mut Option<Duration>, timeout: Duration) -> bool {
-    let Some(timeout) = crate::settings::Timeout::from_zero_never(timeout).duration() else {
+fn past_deadline(tx: &mut Link<'_, '_>, began: &mut Option<Duration>, timeout: Timeout) -> bool {
+    if timeout == Timeout::Never {
         return false;
-    };
+    }
     let now = tx.now();
-    now.saturating_sub(*began.get_or_insert(now)) >= timeout
+    timeout.is_over(now.saturating_sub(*began.get_or_insert(now)))
 }
 
 /// A read of a block's header failed after `got` bytes (`have` before this read). A

@@ -1,6 +1,6 @@
 //! The library's one error type, and the small `Copy` kind that keeps its bus meaning.
 
-use std::time::Duration;
+use crate::timeout::Timeout;
 
 /// What went wrong, as a small `Copy` value to match on.
 ///
@@ -53,14 +53,14 @@ pub enum ErrorKind {
 pub enum Error {
     /// The operation timed out.
     ///
-    /// A `timeout` of zero means none was set: the operation would have waited
-    /// forever on a real bus (the simulator reports it instead of hanging).
+    /// A `timeout` of [`Timeout::Never`] means none was set: the operation would have
+    /// waited forever on a real bus (the simulator reports it instead of hanging).
     #[error("{operation} {} with {transferred} byte(s) transferred", timed_out(.timeout))]
     Timeout {
         /// Which operation ("read", "write", "command", "wait for SRQ"...).
         operation: &'static str,
         /// The timeout that was in force.
-        timeout: Duration,
+        timeout: Timeout,
         /// Bytes moved before the timeout (already in the caller's buffer for reads).
         transferred: usize,
     },
@@ -194,11 +194,12 @@ pub enum Error {
 }
 
 /// "timed out after 3s", or for no timeout, why there is no end.
-fn timed_out(timeout: &Duration) -> String {
-    if timeout.is_zero() {
-        "would wait forever (no timeout is set, and nothing will come)".to_string()
-    } else {
-        format!("timed out after {timeout:?}")
+fn timed_out(timeout: &Timeout) -> String {
+    match timeout {
+        Timeout::Never => {
+            "would wait forever (no timeout is set, and nothing will come)".to_string()
+        }
+        Timeout::After(timeout) => format!("timed out after {timeout:?}"),
     }
 }
 
@@ -287,7 +288,7 @@ mod tests {
     fn kinds_and_counts() {
         let e = Error::Timeout {
             operation: "read",
-            timeout: Duration::from_secs(3),
+            timeout: Timeout::After(std::time::Duration::from_secs(3)),
             transferred: 17,
         };
         assert_eq!(e.kind(), ErrorKind::Timeout);

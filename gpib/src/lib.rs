@@ -94,6 +94,7 @@ mod settings;
 #[cfg(feature = "sim")]
 pub mod sim;
 mod status;
+mod timeout;
 #[cfg(feature = "trace")]
 pub mod trace;
 

@@ -1,131 +1,11 @@
 //! What a device handle is opened with: its timeout, termination and read limit, in
 //! one type for every way a device is opened and described ([`crate::open`], gpib.conf
 //! sections, a simulated host's named devices, the compatibility library's
-//! descriptors), and the one place where a zero or a linux-gpib code becomes
-//! "no timeout".
-
-use std::time::Duration;
+//! descriptors).
 
 use crate::abi;
-use crate::abi::timeout_steps::{timeout_code, TIMEOUT_STEPS};
 use crate::backend::Eos;
-
-/// An I/O timeout: a duration, or no timeout at all. "Never" is said here once (linux-gpib's
-/// `TNONE`, VISA's `VI_TMO_INFINITE`), not as a zero or a `None` that may mean "default".
-///
-/// ```
-/// use gpib::Timeout;
-/// use std::time::Duration;
-/// assert_eq!(Timeout::from(Duration::from_secs(3)).duration(), Some(Duration::from_secs(3)));
-/// assert_eq!(Timeout::Never.duration(), None);
-/// assert_eq!("never".parse::<Timeout>(), Ok(Timeout::Never));
-/// assert_eq!("2.5".parse::<Timeout>(), Ok(Timeout::After(Duration::from_millis(2500))));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Timeout {
-    /// Wait as long as it takes.
-    Never,
-    /// Give up after this long.
-    After(Duration),
-}
-
-impl Timeout {
-    /// The duration, `None` for [`Timeout::Never`].
-    pub fn duration(self) -> Option<Duration> {
-        match self {
-            Timeout::Never => None,
-            Timeout::After(d) => Some(d),
-        }
-    }
-
-    /// `d`, where [`Duration::ZERO`] means no timeout: the word for "never" of the
-    /// [`crate::Backend`] trait, of linux-gpib's `TNONE` and of the configuration
-    /// files (`timeout_s = 0`).
-    ///
-    /// ```
-    /// use gpib::Timeout;
-    /// use std::time::Duration;
-    /// assert_eq!(Timeout::from_zero_never(Duration::ZERO), Timeout::Never);
-    /// assert_eq!(Timeout::from_zero_never(Duration::from_secs(3)).as_zero_never(), Duration::from_secs(3));
-    /// assert_eq!(Timeout::Never.as_zero_never(), Duration::ZERO);
-    /// ```
-    pub fn from_zero_never(d: Duration) -> Self {
-        if d.is_zero() {
-            Timeout::Never
-        } else {
-            Timeout::After(d)
-        }
-    }
-
-    /// The duration, [`Duration::ZERO`] for [`Timeout::Never`] (the backends' word;
-    /// see [`Timeout::from_zero_never`]).
-    pub fn as_zero_never(self) -> Duration {
-        self.duration().unwrap_or(Duration::ZERO)
-    }
-
-    /// The timeout of linux-gpib's (and NI-488.2's) code `code`: `TNONE` (0) is
-    /// [`Timeout::Never`], `T10us` (1) to `T1000s` (17) their step; `None` for
-    /// another number.
-    ///
-    /// ```
-    /// use gpib::Timeout;
-    /// use std::time::Duration;
-    /// assert_eq!(Timeout::from_linux_gpib_code(0), Some(Timeout::Never));
-    /// assert_eq!(Timeout::from_linux_gpib_code(12), Some(Timeout::After(Duration::from_secs(3))));
-    /// assert_eq!(Timeout::from_linux_gpib_code(18), None);
-    /// ```
-    pub fn from_linux_gpib_code(code: i32) -> Option<Self> {
-        let step = TIMEOUT_STEPS.get(usize::try_from(code).ok()?)?;
-        Some(Self::from_zero_never(*step))
-    }
-
-    /// linux-gpib's code for this timeout: the shortest step not shorter (`T3s`, 12,
-    /// for 1.5 s); `TNONE` (0) for [`Timeout::Never`], for zero and for more than
-    /// 1000 s (the only setting not shorter than that).
-    pub fn linux_gpib_code(self) -> i32 {
-        timeout_code(self.as_zero_never()).0
-    }
-
-    /// The timeout linux-gpib applies for this one: its step
-    /// ([`Timeout::linux_gpib_code`]), 3 s for 1.5 s.
-    pub fn linux_gpib_step(self) -> Timeout {
-        Self::from_linux_gpib_code(self.linux_gpib_code()).unwrap_or(Timeout::Never)
-    }
-}
-
-impl From<Duration> for Timeout {
-    fn from(d: Duration) -> Self {
-        Timeout::After(d)
-    }
-}
-
-impl std::str::FromStr for Timeout {
-    type Err = String;
-
-    /// `never` (or `none`, `infinite`), or seconds (`2.5`); at most 100,000 s.
-    fn from_str(s: &str) -> Result<Self, String> {
-        let t = s.trim();
-        if ["never", "none", "infinite"].contains(&t.to_ascii_lowercase().as_str()) {
-            return Ok(Timeout::Never);
-        }
-        let secs: f64 = t
-            .parse()
-            .map_err(|_| format!("{s:?} is not a timeout (seconds, or never)"))?;
-        if !(0.0..=100_000.0).contains(&secs) {
-            return Err(format!("{s:?}: a timeout is 0 to 100000 seconds, or never"));
-        }
-        Ok(Timeout::After(Duration::from_secs_f64(secs)))
-    }
-}
-
-impl std::fmt::Display for Timeout {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Timeout::Never => f.write_str("never"),
-            Timeout::After(d) => write!(f, "{} s", d.as_secs_f64()),
-        }
-    }
-}
+pub use crate::timeout::Timeout;
 
 /// The end-of-string byte and what it does: linux-gpib's EOS mode (`ibeos`, a gpib.conf
 /// section's `eos`, `set-reos`, `set-xeos`, `set-bin`).
@@ -246,54 +126,7 @@ impl DeviceSettings {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn linux_gpib_codes_are_timeouts_and_back() {
-        assert_eq!(Timeout::from_linux_gpib_code(0), Some(Timeout::Never));
-        assert_eq!(
-            Timeout::from_linux_gpib_code(1),
-            Some(Timeout::After(Duration::from_micros(10)))
-        );
-        assert_eq!(
-            Timeout::from_linux_gpib_code(17),
-            Some(Timeout::After(Duration::from_secs(1000)))
-        );
-        for bad in [-1, 18, i32::MIN, i32::MAX] {
-            assert_eq!(Timeout::from_linux_gpib_code(bad), None, "{bad}");
-        }
-        for code in 0..=17 {
-            let t = Timeout::from_linux_gpib_code(code).unwrap();
-            assert_eq!(t.linux_gpib_code(), code, "{t}");
-        }
-        // Between steps: the next longer one; beyond the longest: never.
-        assert_eq!(
-            Timeout::After(Duration::from_millis(1500)).linux_gpib_code(),
-            12
-        );
-        assert_eq!(
-            Timeout::After(Duration::from_secs(1001)).linux_gpib_code(),
-            0
-        );
-        assert_eq!(Timeout::Never.linux_gpib_code(), 0);
-        assert_eq!(
-            Timeout::After(Duration::from_millis(1500)).linux_gpib_step(),
-            Timeout::After(Duration::from_secs(3))
-        );
-        assert_eq!(
-            Timeout::After(Duration::from_secs(1001)).linux_gpib_step(),
-            Timeout::Never
-        );
-    }
-
-    #[test]
-    fn zero_means_never_in_one_place() {
-        assert_eq!(Timeout::from_zero_never(Duration::ZERO), Timeout::Never);
-        let d = Duration::from_nanos(1);
-        assert_eq!(Timeout::from_zero_never(d), Timeout::After(d));
-        assert_eq!(Timeout::Never.as_zero_never(), Duration::ZERO);
-        assert_eq!(Timeout::After(d).as_zero_never(), d);
-        assert_eq!(Timeout::Never.duration(), None);
-    }
+    use std::time::Duration;
 
     #[test]
     fn eos_modes_are_linux_gpib_s_bits() {

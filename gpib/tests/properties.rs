@@ -132,7 +132,7 @@ fn device_sending(wire: Vec<u8>) -> Device {
         "gpib0",
         PrimaryAddress::try_from(0u8).unwrap(),
         BoardTiming::default(),
-        Duration::from_secs(1),
+        Duration::from_secs(1).into(),
     );
     let address = Address::try_from(7u8).unwrap();
     host.attach(

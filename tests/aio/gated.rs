@@ -133,7 +133,7 @@ impl Gate {
 /// The board (address 0) with the echo instrument at [`ECHO`].
 pub struct GatedEcho {
     gate: Gate,
-    timeout: Duration,
+    timeout: gpib::Timeout,
     opened: Instant,
 }
 
@@ -143,7 +143,7 @@ impl GatedEcho {
         let gate = Gate::default();
         let board = Self {
             gate: gate.clone(),
-            timeout: Duration::from_secs(3),
+            timeout: gpib::Timeout::After(Duration::from_secs(3)),
             opened: Instant::now(),
         };
         (board, gate)
@@ -226,12 +226,12 @@ impl Backend for GatedEcho {
         Ok(())
     }
 
-    fn set_timeout(&mut self, timeout: Duration) -> gpib::Result<Duration> {
+    fn set_timeout(&mut self, timeout: gpib::Timeout) -> gpib::Result<gpib::Timeout> {
         self.timeout = timeout;
         Ok(timeout)
     }
 
-    fn timeout(&self) -> Duration {
+    fn timeout(&self) -> gpib::Timeout {
         self.timeout
     }
 

@@ -388,7 +388,8 @@ pub fn to_toml(
         target
             .bus
             .timeout()
-            .as_secs_f64()
+            .duration()
+            .map_or(0.0, |t| t.as_secs_f64())
             .min(gpib::sim::config::MAX_TIMEOUT_S)
     );
     let _ = writeln!(

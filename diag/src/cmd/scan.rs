@@ -28,7 +28,7 @@ pub fn run(args: &ScanArgs) -> Result<()> {
     for a in target.bus.find_listeners_with_secondaries()? {
         let mut dev = target.bus.device(a)?;
         // The option's parser keeps it within 0..=1e6 s.
-        dev.set_timeout(Some(Duration::from_secs_f64(args.idn_timeout)));
+        dev.set_timeout(Some(Duration::from_secs_f64(args.idn_timeout).into()));
         let idn = match dev.query("*IDN?") {
             Ok(s) => Some(s),
             Err(e) => {

@@ -59,7 +59,7 @@ impl Session {
 
     fn open(&mut self, resource: &str) -> std::result::Result<String, String> {
         let mut d = self.rm.open(resource).map_err(|e| e.to_string())?;
-        d.set_timeout(Some(self.timeout.duration().unwrap_or_default()));
+        d.set_timeout(Some(self.timeout));
         d.set_eos(self.eos.map(|byte| Eos {
             byte,
             eight_bit: true,
@@ -161,7 +161,7 @@ impl Session {
             "timeout" if rest.is_empty() => Ok(format!("timeout {}", self.timeout)),
             "timeout" => {
                 self.timeout = rest.parse()?;
-                let t = self.timeout.duration().unwrap_or_default();
+                let t = self.timeout;
                 if let Some((_, d)) = self.device.as_mut() {
                     d.set_timeout(Some(t));
                 }

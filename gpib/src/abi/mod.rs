@@ -4,11 +4,7 @@
 //! are defined. The linux-gpib backend and the libgpib-compatible library both use it.
 #![allow(missing_docs)] // the names are linux-gpib's, documented in its ib.h
 
-use std::time::Duration;
-
 use crate::error::ErrorKind;
-
-pub mod timeout_steps;
 
 // ibsta bits.
 pub const DCAS: i32 = 0x0001;
@@ -55,20 +51,11 @@ pub const ETAB: i32 = 20;
 pub const EINVAL: i64 = 22;
 pub const EIO: i64 = 5;
 
-/// Timeout codes TNONE (0) ... T1000s (17) and the duration each stands for
-/// (TNONE: no timeout, shown as zero, which is also the simulator's "none").
-pub use timeout_steps::TIMEOUT_STEPS as TIMEOUTS;
+/// Timeout codes TNONE (0) ... T1000s (17) and the timeout each stands for (the
+/// conversion is [`crate::Timeout::from_linux_gpib_code`] and
+/// [`crate::Timeout::linux_gpib_code`]).
+pub use crate::timeout::TIMEOUT_STEPS as TIMEOUTS;
 pub const T1S: i32 = 11;
-
-/// The code of the shortest step not shorter than `d` (TNONE for zero or > 1000 s).
-pub fn timeout_code(d: Duration) -> i32 {
-    timeout_steps::timeout_code(d).0
-}
-
-/// The duration of timeout code `code` (0..=17).
-pub fn timeout_of(code: i32) -> Duration {
-    TIMEOUTS[code.clamp(0, 17) as usize]
-}
 
 // EOS flags.
 pub const REOS: i32 = 0x0400;
@@ -258,19 +245,6 @@ mod tests {
         assert_eq!(BOARD_STATUS_MASK, 0xf7ff);
         assert_eq!(ERR | TIMO | END | SRQI | RQS | SPOLL | EVENT | CMPL, 0xff00);
         assert_eq!(LOK | REM | CIC | ATN | TACS | LACS | DTAS | DCAS, 0x00ff);
-    }
-
-    #[test]
-    fn timeout_codes_round_up() {
-        assert_eq!(timeout_code(Duration::ZERO), 0);
-        assert_eq!(timeout_code(Duration::from_nanos(1)), 1);
-        assert_eq!(timeout_code(Duration::from_secs(10)), 13);
-        assert_eq!(timeout_code(Duration::from_millis(1500)), 12);
-        assert_eq!(timeout_code(Duration::from_secs(1001)), 0);
-        for code in 0..18 {
-            assert_eq!(timeout_code(timeout_of(code)), code);
-        }
-        assert_eq!(timeout_of(T1S), Duration::from_secs(1));
     }
 
     #[test]

@@ -57,7 +57,7 @@ pub trait BackendExt: Backend {
             return v.wait_srq_step(deadline);
         }
         let left = deadline.saturating_sub(self.now());
-        self.wait_srq(left).map(Some)
+        self.wait_srq(crate::Timeout::After(left)).map(Some)
     }
 
     /// The turn-taking this backend's callers share, if any (see [`Turns`]).

@@ -70,6 +70,7 @@ use crate::block::{self, BlockFormat};
 use crate::error::{Error, Result};
 use crate::message::InterfaceMessage;
 use crate::status::{BoardStatus, BusLines, StatusByte};
+use crate::timeout::Timeout;
 
 /// A closure that may answer a message (see [`FakeInstrument::respond`]).
 type Responder = Box<dyn FnMut(&str) -> Option<String> + Send>;
@@ -321,7 +322,7 @@ pub struct FakeBoard {
     last: Last,
     serial_poll: bool,
     remote_enable: bool,
-    timeout: Duration,
+    timeout: Timeout,
     opened: Instant,
 }
 
@@ -356,7 +357,7 @@ impl FakeBoard {
             last: Last::Other,
             serial_poll: false,
             remote_enable: false,
-            timeout: Duration::from_secs(1),
+            timeout: Timeout::After(Duration::from_secs(1)),
             opened: Instant::now(),
         }
     }
@@ -538,12 +539,12 @@ impl Backend for FakeBoard {
         Ok(())
     }
 
-    fn set_timeout(&mut self, timeout: Duration) -> Result<Duration> {
+    fn set_timeout(&mut self, timeout: Timeout) -> Result<Timeout> {
         self.timeout = timeout;
         Ok(timeout)
     }
 
-    fn timeout(&self) -> Duration {
+    fn timeout(&self) -> Timeout {
         self.timeout
     }
 
@@ -710,11 +711,13 @@ mod tests {
         assert_eq!(bus.device(4).unwrap().read_string().unwrap(), "A");
         // SRQ follows the scripted RQS bits: nobody requests service now, then 9 does.
         let e = bus
-            .wait_for_service(&both, Duration::from_millis(1))
+            .wait_for_service(&both, Duration::from_millis(1).into())
             .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Timeout, "{e}");
         b.set_status(StatusByte(StatusByte::RQS));
-        let (who, stb) = bus.wait_for_service(&both, Duration::from_secs(1)).unwrap();
+        let (who, stb) = bus
+            .wait_for_service(&both, Duration::from_secs(1).into())
+            .unwrap();
         assert_eq!((who.primary.get(), stb), (9, StatusByte(0x40)));
     }
 
@@ -804,9 +807,9 @@ mod tests {
         let meter_at = Address::new(22, None).unwrap();
         assert_eq!(bus.find_listeners().unwrap(), [five, meter_at]);
         assert!(!bus.srq().unwrap());
-        assert!(!bus.wait_srq(Duration::from_millis(5)).unwrap());
+        assert!(!bus.wait_srq(Duration::from_millis(5).into()).unwrap());
         meter.set_status(StatusByte(StatusByte::RQS));
-        assert!(bus.wait_srq(Duration::from_secs(1)).unwrap());
+        assert!(bus.wait_srq(Duration::from_secs(1).into()).unwrap());
         let (who, stb) = bus.find_requester(&[five, meter_at]).unwrap();
         assert_eq!(who, meter_at);
         assert!(stb.rqs());
@@ -820,10 +823,10 @@ mod tests {
         assert!(FakeBoard::new().with(31u8, dmm()).is_err());
         assert_eq!(b.name(), "fake");
         assert_eq!(
-            b.set_timeout(Duration::from_millis(250)).unwrap(),
-            Duration::from_millis(250)
+            b.set_timeout(Duration::from_millis(250).into()).unwrap(),
+            Timeout::After(Duration::from_millis(250))
         );
-        assert_eq!(b.timeout(), Duration::from_millis(250));
+        assert_eq!(b.timeout(), Timeout::After(Duration::from_millis(250)));
         assert_eq!(
             BackendExt::parallel_poll(&mut b).unwrap_err().kind(),
             ErrorKind::Unsupported

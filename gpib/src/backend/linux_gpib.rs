@@ -67,7 +67,7 @@ pub use ffi::{LibgpibError, StatusWord};
 /// The backend's name in messages.
 const NAME: &str = "linux-gpib";
 
-pub use crate::abi::timeout_steps::{timeout_code, TIMEOUT_STEPS};
+use crate::Timeout;
 
 pub use crate::abi::{kind_for_iberr, Call, IBERR_NAMES};
 
@@ -101,7 +101,7 @@ pub struct LinuxGpibBoard {
     label: String,
     address: PrimaryAddress,
     /// The timeout applied to the descriptor (a linux-gpib step).
-    timeout: Duration,
+    timeout: Timeout,
     opened: Instant,
     /// What was last applied to the board descriptor.
     applied: Applied,
@@ -129,7 +129,7 @@ struct Applied {
     /// EOI with the last byte of writes (`ibeot`).
     eot: Option<bool>,
     /// The timeout (`ibtmo`).
-    timeout: Option<Duration>,
+    timeout: Option<Timeout>,
 }
 
 impl std::fmt::Debug for LinuxGpibBoard {
@@ -173,7 +173,7 @@ impl LinuxGpibBoard {
             return Self::open_index(index);
         }
         let ud = ffi::find(name).map_err(|e| {
-            let mut err = driver_error("ibfind", Call::Other, e, None, Duration::ZERO);
+            let mut err = driver_error("ibfind", Call::Other, e, None, Timeout::Never);
             if let Error::Backend { message, .. } = &mut err {
                 message.push_str(&format!(
                     " (is {name:?} the name of an interface in /etc/gpib.conf?)"
@@ -206,7 +206,7 @@ impl LinuxGpibBoard {
 
     fn init(ud: c_int, key: c_int, owned: bool, label: String) -> Result<Self> {
         let unavailable = |what: &'static str, e: LibgpibError| -> Error {
-            let err = driver_error(what, Call::Other, e, None, Duration::ZERO);
+            let err = driver_error(what, Call::Other, e, None, Timeout::Never);
             Error::BackendUnavailable {
                 backend: NAME.into(),
                 hint: format!(
@@ -222,10 +222,7 @@ impl LinuxGpibBoard {
             hint: format!("{label} reports primary address {pad}"),
         })?;
         let tmo = ffi::ask(ud, abi::OPT_TMO).map_err(|e| unavailable("ibask", e))?;
-        let timeout = TIMEOUT_STEPS
-            .get(usize::try_from(tmo).unwrap_or(0))
-            .copied()
-            .unwrap_or(Duration::ZERO);
+        let timeout = Timeout::from_linux_gpib_code(tmo).unwrap_or(Timeout::Never);
         // Never inherit EOS settings (XEOS would add EOI to writes): none until a read asks.
         ffi::eos(ud, eos_mode(None)).map_err(|e| unavailable("ibeos", e))?;
         let board = Self {
@@ -255,8 +252,15 @@ impl LinuxGpibBoard {
             i
         } else {
             let (pad, sad) = lg_address(device);
-            let ud = ffi::dev(self.key, pad, sad, timeout_code(t).0, true, eos_mode(None))
-                .map_err(|e| driver_error("ibdev", Call::Other, e, None, t))?;
+            let ud = ffi::dev(
+                self.key,
+                pad,
+                sad,
+                t.linux_gpib_code(),
+                true,
+                eos_mode(None),
+            )
+            .map_err(|e| driver_error("ibdev", Call::Other, e, None, t))?;
             if self.unaddress {
                 if let Err(e) = ffi::config(ud, abi::OPT_UN_ADDR, 1) {
                     let _ = ffi::close(ud);
@@ -317,7 +321,7 @@ impl LinuxGpibBoard {
 
 /// Sets the EOS mode for the next read on `ud`: REOS (and BIN for 8-bit compares)
 /// with the byte, or nothing at all; never XEOS.
-fn apply_eos(ud: c_int, applied: &mut Applied, eos: Option<Eos>, t: Duration) -> Result<()> {
+fn apply_eos(ud: c_int, applied: &mut Applied, eos: Option<Eos>, t: Timeout) -> Result<()> {
     if applied.eos == Some(eos) {
         return Ok(());
     }
@@ -328,7 +332,7 @@ fn apply_eos(ud: c_int, applied: &mut Applied, eos: Option<Eos>, t: Duration) ->
 }
 
 /// Sets whether the next write on `ud` asserts EOI with its last byte.
-fn apply_eot(ud: c_int, applied: &mut Applied, eoi: bool, t: Duration) -> Result<()> {
+fn apply_eot(ud: c_int, applied: &mut Applied, eoi: bool, t: Timeout) -> Result<()> {
     if applied.eot == Some(eoi) {
         return Ok(());
     }
@@ -339,24 +343,19 @@ fn apply_eot(ud: c_int, applied: &mut Applied, eoi: bool, t: Duration) -> Result
 }
 
 /// Sets `ud`'s timeout to the board's `t`.
-fn apply_timeout(ud: c_int, applied: &mut Applied, t: Duration) -> Result<()> {
+fn apply_timeout(ud: c_int, applied: &mut Applied, t: Timeout) -> Result<()> {
     if applied.timeout == Some(t) {
         return Ok(());
     }
     applied.timeout = None;
-    ffi::tmo(ud, timeout_code(t).0).map_err(|e| driver_error("ibtmo", Call::Other, e, None, t))?;
+    ffi::tmo(ud, t.linux_gpib_code())
+        .map_err(|e| driver_error("ibtmo", Call::Other, e, None, t))?;
     applied.timeout = Some(t);
     Ok(())
 }
 
 /// One `ibwrt` on `ud`, EOI with the last byte when `eoi`.
-fn write_on(
-    ud: c_int,
-    applied: &mut Applied,
-    data: &[u8],
-    eoi: bool,
-    t: Duration,
-) -> Result<usize> {
+fn write_on(ud: c_int, applied: &mut Applied, data: &[u8], eoi: bool, t: Timeout) -> Result<usize> {
     apply_eot(ud, applied, eoi, t)?;
     match ffi::wrt(ud, data) {
         Ok(done) => Ok(clamp_count(done.count, data.len())),
@@ -373,7 +372,7 @@ fn read_on(
     applied: &mut Applied,
     buf: &mut [u8],
     eos: Option<Eos>,
-    t: Duration,
+    t: Timeout,
 ) -> Result<ReadStatus> {
     if buf.is_empty() {
         return Ok(ReadStatus {
@@ -453,7 +452,7 @@ fn driver_error(
     call: Call,
     e: LibgpibError,
     count: Option<usize>,
-    timeout: Duration,
+    timeout: Timeout,
 ) -> Error {
     let code = e.iberr;
     let kind = kind_for_iberr(code, call, e.timed_out());
@@ -463,7 +462,10 @@ fn driver_error(
         .map_or(("iberr", "unknown error"), |(_, n, m)| (*n, *m));
     let mut message = match kind {
         ErrorKind::Timeout | ErrorKind::CommandTimeout => format!(
-            "{what} timed out after {timeout:?} with {} byte(s) transferred",
+            "{what} timed out after {} with {} byte(s) transferred",
+            timeout
+                .duration()
+                .map_or("no timeout".into(), |d| format!("{d:?}")),
             count.unwrap_or(0)
         ),
         _ => format!("{what} failed: {meaning}"),
@@ -557,15 +559,15 @@ impl Backend for LinuxGpibBoard {
             .map_err(|e| self.error("remote enable", Call::Other, e, None))
     }
 
-    fn set_timeout(&mut self, timeout: Duration) -> Result<Duration> {
-        let (code, applied) = timeout_code(timeout);
+    fn set_timeout(&mut self, timeout: Timeout) -> Result<Timeout> {
+        let (code, applied) = (timeout.linux_gpib_code(), timeout.linux_gpib_step());
         ffi::tmo(self.ud, code).map_err(|e| self.error("ibtmo", Call::Other, e, None))?;
         self.timeout = applied;
         self.applied.timeout = Some(applied);
         Ok(applied)
     }
 
-    fn timeout(&self) -> Duration {
+    fn timeout(&self) -> Timeout {
         self.timeout
     }
 
@@ -760,7 +762,7 @@ mod tests {
             Call::Read,
             failed("ibrd", abi::TIMO | abi::CMPL, abi::EABO, 7),
             Some(7),
-            Duration::from_secs(3),
+            Timeout::After(Duration::from_secs(3)),
         );
         assert_eq!(e.kind(), ErrorKind::Timeout);
         assert_eq!(e.transferred(), Some(7));
@@ -777,7 +779,7 @@ mod tests {
             Call::Write,
             failed("ibwrt", 0, abi::ENOL, 0),
             Some(0),
-            Duration::from_secs(3),
+            Timeout::After(Duration::from_secs(3)),
         );
         assert_eq!(e.kind(), ErrorKind::NoListener);
         assert_eq!(e.transferred(), Some(0));
@@ -787,7 +789,7 @@ mod tests {
             Call::Other,
             failed("ibrpp", 0, abi::ECAP, 0),
             None,
-            Duration::ZERO,
+            Timeout::Never,
         );
         assert_eq!(e.kind(), ErrorKind::Unsupported);
         assert_eq!(e.transferred(), None);
@@ -798,7 +800,7 @@ mod tests {
             Call::Other,
             failed("ibfind", 0, abi::ECNF, 0),
             None,
-            Duration::ZERO,
+            Timeout::Never,
         );
         assert_eq!(e.kind(), ErrorKind::BackendUnavailable);
         assert!(e.to_string().contains("ECNF = 17"), "{e}");
@@ -880,7 +882,8 @@ mod hardware {
         let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
         let bus = Bus::new(LinuxGpibBoard::open_name(&board).expect("open the board"));
         bus.interface_clear().expect("IFC");
-        bus.set_timeout(Duration::from_secs(3)).expect("timeout");
+        bus.set_timeout(Duration::from_secs(3).into())
+            .expect("timeout");
         bus.device(address).unwrap().clear().expect("device clear");
         f(&bus, address);
     }
@@ -969,8 +972,8 @@ mod hardware {
     fn hw_timeouts_are_typed_and_rounded() {
         with_bus("hw_timeouts_are_typed_and_rounded", |bus, address| {
             assert_eq!(
-                bus.set_timeout(Duration::from_millis(150)).unwrap(),
-                Duration::from_millis(300)
+                bus.set_timeout(Duration::from_millis(150).into()).unwrap(),
+                Timeout::After(Duration::from_millis(300))
             );
             // Nothing was asked: the read times out with nothing received.
             let e = bus.device(address).unwrap().read_to_end().unwrap_err();

@@ -134,8 +134,8 @@ impl<'t, 'a> Link<'t, 'a> {
         self.tx.backend().now()
     }
 
-    /// The timeout in force (zero: none).
-    pub(crate) fn timeout(&self) -> std::time::Duration {
+    /// The timeout in force.
+    pub(crate) fn timeout(&self) -> crate::Timeout {
         self.tx.timeout()
     }
 

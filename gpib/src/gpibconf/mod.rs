@@ -13,7 +13,7 @@
 //! "#)?;
 //! let dmm = conf.device("voltmeter").unwrap();
 //! assert_eq!(dmm.settings.address().to_string(), "7.14");
-//! assert_eq!(dmm.settings.timeout(), std::time::Duration::from_secs(10));
+//! assert_eq!(dmm.settings.timeout(), gpib::Timeout::After(std::time::Duration::from_secs(10)));
 //! assert_eq!(dmm.settings.eos_mode(), 0x0a | gpib::abi::REOS);
 //! assert!(matches!(conf.find("violet"), Some(Entry::Interface(i)) if i.minor == 0));
 //! # Ok::<(), gpib::gpibconf::ParseError>(())

@@ -1,7 +1,5 @@
 //! A parsed gpib.conf: its `interface` and `device` sections, typed and checked.
 
-use std::time::Duration;
-
 use crate::address::{Address, PrimaryAddress, SecondaryAddress};
 use crate::backend::Eos;
 use crate::settings::{DeviceSettings, EosMode, Timeout};
@@ -52,12 +50,9 @@ impl Settings {
         }
     }
 
-    /// The timeout ([`Duration::ZERO`] for `TNONE`: no timeout).
-    pub fn timeout(&self) -> Duration {
-        self.device
-            .timeout
-            .unwrap_or(Timeout::Never)
-            .as_zero_never()
+    /// The timeout ([`Timeout::Never`] for `TNONE`).
+    pub fn timeout(&self) -> Timeout {
+        self.device.timeout.unwrap_or(Timeout::Never)
     }
 
     /// The timeout as linux-gpib's step (0 `TNONE` to 17 `T1000s`).

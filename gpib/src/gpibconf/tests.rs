@@ -37,7 +37,10 @@ fn the_example_parses_with_its_settings() {
     assert_eq!(b.settings.pad.get(), 0);
     assert_eq!(b.settings.sad, None);
     assert_eq!(b.settings.timeout_step(), 12);
-    assert_eq!(b.settings.timeout(), Duration::from_secs(3));
+    assert_eq!(
+        b.settings.timeout(),
+        crate::Timeout::After(Duration::from_secs(3))
+    );
     assert_eq!(b.settings.eos_mode(), 0x0a | REOS);
     assert!(b.settings.eot());
     assert!(b.master);
@@ -132,15 +135,15 @@ fn timeouts_are_names_words_or_steps() {
     }
     assert_eq!(
         device("timo = T1s").unwrap().settings.timeout(),
-        Duration::from_secs(1)
+        crate::Timeout::After(Duration::from_secs(1))
     );
     assert_eq!(
         device("timeout = TNONE").unwrap().settings.timeout(),
-        Duration::ZERO
+        crate::Timeout::Never
     );
     assert_eq!(
         device("").unwrap().settings.timeout(),
-        Duration::from_secs(3)
+        crate::Timeout::After(Duration::from_secs(3))
     );
 }
 

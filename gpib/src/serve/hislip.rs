@@ -130,7 +130,7 @@ impl Gateway {
             .get(&t.0)
             .ok_or_else(|| crate::Error::InvalidArgument(format!("no board gpib{}", t.0)))?;
         let mut d = bus.device(t.1)?;
-        d.set_timeout(Some(IO_TIMEOUT));
+        d.set_timeout(Some(crate::Timeout::After(IO_TIMEOUT)));
         d.set_write_terminator(None);
         Ok(d)
     }

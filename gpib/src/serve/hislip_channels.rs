@@ -181,7 +181,7 @@ pub(crate) fn serve_sync(
                 } else {
                     Err(crate::Error::Timeout {
                         operation: "device clear (another client's exchange)",
-                        timeout: IO_TIMEOUT,
+                        timeout: crate::Timeout::After(IO_TIMEOUT),
                         transferred: 0,
                     })
                 };

@@ -335,7 +335,7 @@ impl<W: Write> Conn<W> {
 
     fn device(&self) -> Option<crate::Device> {
         let mut d = self.bus.device(self.addr).ok()?;
-        d.set_timeout(Some(self.read_tmo));
+        d.set_timeout(Some(crate::Timeout::After(self.read_tmo)));
         Some(d)
     }
 
@@ -420,7 +420,7 @@ impl<W: Write> Conn<W> {
                 let stb = at
                     .and_then(|a| self.bus.device(a).ok())
                     .and_then(|mut d| {
-                        d.set_timeout(Some(self.read_tmo));
+                        d.set_timeout(Some(crate::Timeout::After(self.read_tmo)));
                         d.serial_poll().ok()
                     });
                 match stb {

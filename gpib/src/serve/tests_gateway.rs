@@ -65,7 +65,7 @@ fn vxi11(srv: &Server) -> Bus {
 
 fn dmm(bus: &Bus) -> crate::Device {
     let mut d = bus.device(22).unwrap();
-    d.set_timeout(Some(T));
+    d.set_timeout(Some(T.into()));
     d
 }
 

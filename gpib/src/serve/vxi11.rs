@@ -291,7 +291,7 @@ impl Gateway {
             return Err(err::NOT_SUPPORTED);
         };
         let mut d = self.bus(b)?.device(a).map_err(|_| err::INVALID_ADDRESS)?;
-        d.set_timeout(Some(ms(io_timeout.max(1))));
+        d.set_timeout(Some(crate::Timeout::After(ms(io_timeout.max(1)))));
         d.set_write_terminator(None);
         Ok(d)
     }

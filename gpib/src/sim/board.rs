@@ -173,12 +173,12 @@ impl Backend for SimBoard {
         Ok(())
     }
 
-    fn set_timeout(&mut self, timeout: Duration) -> Result<Duration> {
+    fn set_timeout(&mut self, timeout: crate::Timeout) -> Result<crate::Timeout> {
         self.host.lock().boards[self.index].timeout = timeout;
         Ok(timeout)
     }
 
-    fn timeout(&self) -> Duration {
+    fn timeout(&self) -> crate::Timeout {
         self.host.lock().boards[self.index].timeout
     }
 
@@ -200,8 +200,9 @@ impl Backend for SimBoard {
     /// Advances to the next SRQ (an instrument's timer may raise it) or to the
     /// timeout, whichever comes first. Participants wait in turns: the others' earlier
     /// operations (which may raise SRQ) happen first.
-    fn wait_srq(&mut self, timeout: Duration) -> Result<bool> {
-        let deadline = self.run(|w, _| w.callers.now()).saturating_add(timeout);
+    fn wait_srq(&mut self, timeout: crate::Timeout) -> Result<bool> {
+        let wait = timeout.duration().unwrap_or(Duration::MAX);
+        let deadline = self.run(|w, _| w.callers.now()).saturating_add(wait);
         loop {
             if let Some(srq) = self.wait_srq_step(deadline)? {
                 return Ok(srq);

@@ -108,7 +108,7 @@ impl SimHost {
         name: impl Into<String>,
         address: PrimaryAddress,
         timing: BoardTiming,
-        timeout: Duration,
+        timeout: crate::Timeout,
     ) -> usize {
         let mut g = self.lock();
         g.boards

@@ -12,15 +12,29 @@ use crate::sim::state488::Effect;
 use crate::sim::timing::{self, Direction, TransferMode};
 use crate::sim::world::{ns, World};
 use crate::status::{BoardStatus, BusLines};
+use crate::timeout::Timeout;
 use crate::trace::format::flags as trace_flags;
 use crate::trace::{BusError, Line, LineChange, Record, Transfer};
 
-fn timeout_error(operation: &'static str, timeout: Duration, transferred: usize) -> Error {
+fn timeout_error(operation: &'static str, timeout: Timeout, transferred: usize) -> Error {
     Error::Timeout {
         operation,
         timeout,
         transferred,
     }
+}
+
+/// How long a wait that runs out takes on the simulated clock: the timeout, and no
+/// time for [`Timeout::Never`] (a wait for ever for what will not come is reported at
+/// once, as [`Error::Timeout`] with no timeout, instead of hanging).
+fn spent(timeout: Timeout) -> Duration {
+    timeout.duration().unwrap_or(Duration::ZERO)
+}
+
+/// Whether waiting `wait_ns` for a device runs out `timeout`: only a wait there is
+/// (with nothing to wait for, even a zero timeout lets the operation start).
+fn waits_out(timeout: Timeout, wait_ns: u64) -> bool {
+    wait_ns > 0 && timeout.is_over(Duration::from_nanos(wait_ns))
 }
 
 /// How a wait for SRQ ended.
@@ -141,8 +155,8 @@ impl World {
         let held = b
             .nrfd_released_at()
             .saturating_sub(start.saturating_add(call_overhead));
-        let timeout = b.timeout;
-        if b.index.nrfd_held_by_fault() || (!timeout.is_zero() && held >= ns(timeout)) {
+        let (limit, timeout) = (b.timeout, spent(b.timeout));
+        if b.index.nrfd_held_by_fault() || waits_out(limit, held) {
             let end = self.occupy(board, Duration::from_nanos(start), timeout, timeout, false);
             self.end_at(end);
             self.trace_command(board, t, Duration::from_nanos(start), 0, end, bytes);
@@ -268,7 +282,7 @@ impl World {
         if listeners.is_empty() {
             return Err(self.failed(t, board, Error::NoListener { transferred: 0 }));
         }
-        let timeout = b.timeout;
+        let (limit, timeout) = (b.timeout, spent(b.timeout));
         // In nanoseconds, as `command`.
         let start = self.bus_start_ns(board, ns(t));
         let b = &self.boards[board];
@@ -279,7 +293,7 @@ impl World {
         {
             let end = self.occupy(board, Duration::from_nanos(start), timeout, timeout, false);
             self.end_at(end);
-            return Err(timeout_error("write", timeout, 0));
+            return Err(timeout_error("write", limit, 0));
         }
         let (mut ready, mut accept, mut recovery) = (0, 0, 0);
         for &(i, _) in &listeners {
@@ -292,7 +306,7 @@ impl World {
         let hs = b.handshake_ns(b.timing.t1_ns, accept);
         let per = timing::byte_cost(&b.timing, Direction::Write, hs, poll_ns, recovery);
         let (n, timed_out) =
-            timing::bytes_within_ns(&b.nanos, Direction::Write, per, data.len(), wait, timeout);
+            timing::bytes_within_ns(&b.nanos, Direction::Write, per, data.len(), wait, limit);
         let (cost_elapsed, cost_cpu) =
             timing::call_cost_ns(&b.timing, &b.nanos, Direction::Write, per, n as u64);
         let dma = b.timing.mode == TransferMode::Dma;
@@ -359,7 +373,7 @@ impl World {
         self.listeners_buf = listeners;
         self.note_srq(board, end);
         if timed_out {
-            let e = timeout_error("write", timeout, n);
+            let e = timeout_error("write", limit, n);
             return Err(self.failed(t, board, e));
         }
         Ok(n)
@@ -375,7 +389,7 @@ impl World {
         let t = self.begin();
         let poll_ns = poller::poll_ns(&mut self.boards, board);
         let b = &self.boards[board];
-        let timeout = b.timeout;
+        let (tmo, timeout) = (b.timeout, spent(b.timeout));
         if !b.addressing.board_listens() {
             return Err(Error::NotAddressed(
                 "the board is not addressed to listen: address it (MLA) before reading".into(),
@@ -388,7 +402,7 @@ impl World {
         }
         let Some(talker) = b.addressing.talker().and_then(|a| b.slot_at(a)) else {
             self.end_at(t.saturating_add(timeout));
-            return Err(self.failed(t, board, timeout_error("read", timeout, 0)));
+            return Err(self.failed(t, board, timeout_error("read", tmo, 0)));
         };
         if let Some(&other) = b.index.dio_drivers().iter().find(|&&i| i != talker) {
             let detail = format!(
@@ -455,11 +469,9 @@ impl World {
         let mut data_at = start;
         if self.boards[board].devices[talker].output.is_empty() {
             let start = Duration::from_nanos(start);
-            let deadline = if timeout.is_zero() {
-                Duration::MAX
-            } else {
-                start.saturating_add(timeout)
-            };
+            let deadline = tmo
+                .duration()
+                .map_or(Duration::MAX, |l| start.saturating_add(l));
             let mut at_last = start;
             while self.boards[board].devices[talker].output.is_empty() {
                 match self.timers.next_due() {
@@ -483,9 +495,9 @@ impl World {
                 return Err(self.failed(t, board, e));
             }
         }
-        if silent || (!timeout.is_zero() && wait >= ns(timeout)) {
+        if silent || waits_out(tmo, wait) {
             self.end_at(Duration::from_nanos(start).saturating_add(timeout));
-            return Err(self.failed(t, board, timeout_error("read", timeout, 0)));
+            return Err(self.failed(t, board, timeout_error("read", tmo, 0)));
         }
         let avail = slot.output.len();
         let ends = slot.output.ends_message() && !slot.faults.drops_eoi();
@@ -497,14 +509,8 @@ impl World {
                 cut_by_fault = true;
             }
         }
-        let (fit, cut_by_time) = timing::bytes_within_ns(
-            tim_ns,
-            Direction::Read,
-            per,
-            limit.min(avail),
-            wait,
-            timeout,
-        );
+        let (fit, cut_by_time) =
+            timing::bytes_within_ns(tim_ns, Direction::Read, per, limit.min(avail), wait, tmo);
         if cut_by_time {
             limit = fit;
         }
@@ -527,10 +533,9 @@ impl World {
         let (elapsed, cpu) = match end {
             Some(_) => (wait.saturating_add(cost_elapsed), cost_cpu),
             None => {
-                let elapsed = if timeout.is_zero() {
-                    wait.saturating_add(cost_elapsed)
-                } else {
-                    ns(timeout)
+                let elapsed = match tmo {
+                    Timeout::Never => wait.saturating_add(cost_elapsed),
+                    Timeout::After(_) => ns(timeout),
                 };
                 (elapsed, cost_cpu.min(elapsed))
             }
@@ -563,7 +568,7 @@ impl World {
         self.note_srq(board, Duration::from_nanos(done));
         match end {
             Some(end) => Ok(ReadStatus { count: n, end }),
-            None => Err(self.failed(t, board, timeout_error("read", timeout, n))),
+            None => Err(self.failed(t, board, timeout_error("read", tmo, n))),
         }
     }
 
@@ -664,6 +669,12 @@ impl World {
                 Some(at) if at <= stop => {
                     self.fire_timers(at);
                     t = t.max(at);
+                }
+                _ if stop == Duration::MAX => {
+                    // No timeout, no other caller, no timer: nothing will ever raise
+                    // SRQ, and the wait is reported at once instead of hanging.
+                    self.end_at(t);
+                    return SrqWait::TimedOut;
                 }
                 _ => {
                     self.end_at(stop.max(t));

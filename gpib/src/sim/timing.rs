@@ -307,7 +307,7 @@ pub(crate) fn call_cost_ns(
     (overhead.saturating_add(body_ns), cpu)
 }
 
-/// How many of `bytes` fit before `timeout` (zero: no timeout) runs out, when the
+/// How many of `bytes` fit before `timeout` runs out, when the
 /// transfer waits `wait` for the device first and then pays the call overhead and
 /// `per` a byte; and whether the timeout cuts the transfer short. Reads and writes
 /// both use it (`dir` says which call overhead applies).
@@ -317,7 +317,7 @@ pub fn bytes_within(
     per: ByteCost,
     bytes: usize,
     wait: Duration,
-    timeout: Duration,
+    timeout: crate::Timeout,
 ) -> (usize, bool) {
     bytes_within_ns(
         &BoardNanos::of(board),
@@ -338,11 +338,11 @@ pub(crate) fn bytes_within_ns(
     per: ByteCost,
     bytes: usize,
     wait: u64,
-    timeout: Duration,
+    timeout: crate::Timeout,
 ) -> (usize, bool) {
-    if timeout.is_zero() {
+    let crate::Timeout::After(timeout) = timeout else {
         return (bytes, false);
-    }
+    };
     // The whole transfer's elapsed time: wait, overhead, bytes (as `call_cost` has it).
     let overhead = board.call(dir);
     let full = wait
@@ -443,7 +443,7 @@ mod tests {
             Duration::from_micros(340)
         );
         // A timeout cuts each at its own overhead: 400 us leaves 60 bytes read, none written.
-        let t = Duration::from_micros(400);
+        let t = crate::Timeout::After(Duration::from_micros(400));
         assert_eq!(
             bytes_within(&b, Direction::Read, per, 100, Duration::ZERO, t),
             (60, true)

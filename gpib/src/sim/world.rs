@@ -26,7 +26,7 @@ pub(crate) struct Board {
     pub(crate) timing: BoardTiming,
     /// `timing`'s durations in nanoseconds (kept by [`Board::reindex`]).
     pub(crate) nanos: BoardNanos,
-    pub(crate) timeout: Duration,
+    pub(crate) timeout: crate::Timeout,
     pub(crate) devices: Vec<Slot>,
     pub(crate) addressing: Addressing,
     pub(crate) ren: bool,
@@ -49,7 +49,7 @@ impl Board {
         name: String,
         address: PrimaryAddress,
         timing: BoardTiming,
-        timeout: Duration,
+        timeout: crate::Timeout,
     ) -> Self {
         Self {
             name,

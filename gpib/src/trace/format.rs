@@ -225,7 +225,8 @@ pub enum CallOp {
     InterfaceClear,
     /// `remote_enable` (`requested` 1: assert, 0: release).
     RemoteEnable,
-    /// `set_timeout` (`requested`: the timeout in ns; `count`: the one applied).
+    /// `set_timeout` (`requested`: the timeout in ns, `u64::MAX` for none; `count`: the
+    /// one applied).
     SetTimeout,
     /// `serial_poll` (the status byte is the data).
     SerialPoll,

@@ -19,6 +19,7 @@ use crate::backend::{
 use crate::error::Result;
 use crate::status::{BoardStatus, BusLines, StatusByte};
 use crate::trace::{MemorySink, SharedSink, TracedBackend};
+use crate::Timeout;
 
 type Log = Arc<Mutex<Vec<&'static str>>>;
 
@@ -80,12 +81,12 @@ impl Backend for Probe {
         self.log("remote_enable");
         Ok(())
     }
-    fn set_timeout(&mut self, t: Duration) -> Result<Duration> {
+    fn set_timeout(&mut self, t: Timeout) -> Result<Timeout> {
         self.log("set_timeout");
         Ok(t)
     }
-    fn timeout(&self) -> Duration {
-        Duration::ZERO
+    fn timeout(&self) -> Timeout {
+        Timeout::Never
     }
     fn now(&self) -> Duration {
         Duration::ZERO
@@ -98,7 +99,7 @@ impl Backend for Probe {
         self.log("srq");
         Ok(true)
     }
-    fn wait_srq(&mut self, _: Duration) -> Result<bool> {
+    fn wait_srq(&mut self, _: Timeout) -> Result<bool> {
         self.log("wait_srq");
         Ok(true)
     }
@@ -277,13 +278,13 @@ fn every_method_reaches_the_inner_one(b: &mut dyn Backend, log: &Log) -> usize {
     expect("interface_clear", log);
     b.remote_enable(true).unwrap();
     expect("remote_enable", log);
-    b.set_timeout(Duration::from_secs(1)).unwrap();
+    b.set_timeout(Duration::from_secs(1).into()).unwrap();
     expect("set_timeout", log);
     assert_eq!(b.serial_poll(dev).unwrap(), StatusByte(0x40));
     expect("serial_poll", log);
     assert!(b.srq().unwrap());
     expect("srq", log);
-    assert!(b.wait_srq(Duration::from_secs(1)).unwrap());
+    assert!(b.wait_srq(Duration::from_secs(1).into()).unwrap());
     expect("wait_srq", log);
     assert_eq!(b.wire_stats(), Some(STATS), "wire_stats");
 
@@ -438,11 +439,11 @@ impl Backend for Failing {
     fn remote_enable(&mut self, _: bool) -> Result<()> {
         Ok(())
     }
-    fn set_timeout(&mut self, t: Duration) -> Result<Duration> {
+    fn set_timeout(&mut self, t: Timeout) -> Result<Timeout> {
         Ok(t)
     }
-    fn timeout(&self) -> Duration {
-        Duration::ZERO
+    fn timeout(&self) -> Timeout {
+        Timeout::Never
     }
     fn now(&self) -> Duration {
         Duration::from_nanos(self.clock.load(std::sync::atomic::Ordering::Relaxed))

@@ -375,7 +375,7 @@ fn a_t1_below_the_standard_is_reported() {
         "gpib0",
         crate::PrimaryAddress::try_from(0u8).unwrap(),
         timing,
-        Duration::from_secs(1),
+        Duration::from_secs(1).into(),
     );
     host.attach(
         b,

@@ -11,6 +11,7 @@ use crate::backend::{
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::status::{BoardStatus, BusLines, StatusByte};
+use crate::timeout::Timeout;
 use crate::trace::format::{status, Call, CallOp, Record};
 use crate::trace::sink::{SharedSink, TraceSink};
 
@@ -185,6 +186,11 @@ fn ns(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
+/// A timeout as the trace records it: in ns, [`Timeout::Never`] as `u64::MAX`.
+fn timeout_ns(t: Timeout) -> u64 {
+    t.duration().map_or(u64::MAX, ns)
+}
+
 fn read_details<'a>(r: &Result<ReadStatus>, buf: &'a [u8]) -> Details<'a> {
     read_half_details(
         r.as_ref()
@@ -306,20 +312,20 @@ impl<B: Backend> Backend for TracedBackend<B> {
         )
     }
 
-    fn set_timeout(&mut self, timeout: Duration) -> Result<Duration> {
+    fn set_timeout(&mut self, timeout: Timeout) -> Result<Timeout> {
         self.traced(
             CallOp::SetTimeout,
             None,
             |b| b.set_timeout(timeout),
             |r| Details {
-                requested: ns(timeout),
-                count: r.as_ref().map_or(0, |d| ns(*d)),
+                requested: timeout_ns(timeout),
+                count: r.as_ref().map_or(0, |d| timeout_ns(*d)),
                 ..Details::default()
             },
         )
     }
 
-    fn timeout(&self) -> Duration {
+    fn timeout(&self) -> Timeout {
         self.inner.timeout()
     }
 
@@ -353,7 +359,7 @@ impl<B: Backend> Backend for TracedBackend<B> {
         self.traced(CallOp::Srq, None, |b| b.srq(), flag)
     }
 
-    fn wait_srq(&mut self, timeout: Duration) -> Result<bool> {
+    fn wait_srq(&mut self, timeout: Timeout) -> Result<bool> {
         self.traced(CallOp::WaitSrq, None, |b| b.wait_srq(timeout), srq_details)
     }
 

@@ -276,7 +276,7 @@ fn main() {
     // Ours: the board descriptor, wrapped.
     let bus = Bus::new(LinuxGpibBoard::open_index(BOARD).expect("open board 0"));
     bus.interface_clear().expect("IFC");
-    bus.set_timeout(Duration::from_secs(10)).expect("timeout");
+    bus.set_timeout(Duration::from_secs(10).into()).expect("timeout");
     let dev = bus.device(ADDRESS).expect("address");
 
     // Raw: a device descriptor, EOI on the last byte written, EOS off.
@@ -331,7 +331,7 @@ fn main() {
     // text block stored with `DATA`.
     // 10 MB take about 10 s of simulated bus time (virtual: no wall time): a longer
     // timeout for them, on the board descriptor (which Receive uses) and so on ours.
-    bus.set_timeout(Duration::from_secs(1000)).expect("timeout");
+    bus.set_timeout(Duration::from_secs(1000).into()).expect("timeout");
     let text: Vec<u8> = (0..TEN_MB).map(|i| b'A' + (i % 26) as u8).collect();
     dev.write_block(b"DATA ", BlockFormat::Definite, &text)
         .expect("store 10 MB with DATA");

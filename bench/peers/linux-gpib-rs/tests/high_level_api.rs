@@ -28,7 +28,7 @@ fn linux_gpib_rs_and_the_gpib_crate_get_the_same_answer() {
     let ours = {
         let bus = Bus::new(LinuxGpibBoard::open_index(index).expect("open the board"));
         bus.interface_clear().expect("IFC");
-        bus.set_timeout(Duration::from_secs(3)).expect("timeout");
+        bus.set_timeout(Duration::from_secs(3).into()).expect("timeout");
         let dev = bus.device(address).expect("address");
         dev.clear().expect("SDC");
         dev.query("*IDN?").expect("*IDN? through the gpib crate")

@@ -24,7 +24,7 @@ pub(super) struct Channel {
 pub(super) fn timeout(operation: &'static str, timeout: Duration, transferred: usize) -> Error {
     Error::Timeout {
         operation,
-        timeout,
+        timeout: crate::Timeout::After(timeout),
         transferred,
     }
 }

@@ -23,11 +23,20 @@ use crate::deadline::Deadline;
 use crate::error::{Error, Result};
 use crate::hislip::remote_local;
 use crate::status::StatusByte;
+use crate::timeout::Timeout;
 
 /// RQS in a status byte.
 const RQS: u8 = 0x40;
 /// The timeout of a board not told otherwise.
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+const DEFAULT_TIMEOUT: Timeout = Timeout::After(Duration::from_secs(10));
+
+/// The wait a session's socket calls take for `timeout`: HiSLIP has no "wait for
+/// ever", so [`Timeout::Never`] is the longest wait a socket takes.
+fn socket_wait(timeout: Timeout) -> Duration {
+    timeout
+        .duration()
+        .unwrap_or(Duration::from_secs(u64::from(u32::MAX)))
+}
 
 /// One device's session, and the part of its last answer not read yet.
 struct Dev {
@@ -41,7 +50,7 @@ pub struct HislipBoard {
     host: String,
     port: u16,
     board: u16,
-    timeout: Duration,
+    timeout: Timeout,
     start: Instant,
     devices: HashMap<Address, Dev>,
     /// Status bytes with RQS that [`Backend::srq`] saw, for the next serial poll.
@@ -68,7 +77,7 @@ impl HislipBoard {
         let addr = crate::backend::net::resolve(host, crate::hislip::PORT)?;
         drop(std::net::TcpStream::connect_timeout(
             &addr,
-            DEFAULT_TIMEOUT,
+            socket_wait(DEFAULT_TIMEOUT),
         )?);
         Ok(Self {
             host: addr.ip().to_string(),
@@ -100,7 +109,8 @@ impl HislipBoard {
                 }
                 None => crate::hislip::gateway_sub_address(self.board, a.primary.get()),
             };
-            let s = HislipSession::connect(&self.host, self.port, &name, self.timeout)?;
+            let s =
+                HislipSession::connect(&self.host, self.port, &name, socket_wait(self.timeout))?;
             self.devices.insert(
                 a,
                 Dev {
@@ -151,21 +161,15 @@ impl Backend for HislipBoard {
         }
     }
 
-    fn set_timeout(&mut self, timeout: Duration) -> Result<Duration> {
-        // HiSLIP has no "wait for ever": zero is the longest wait a socket takes.
-        let t = if timeout.is_zero() {
-            Duration::from_secs(u64::from(u32::MAX))
-        } else {
-            timeout
-        };
-        self.timeout = t;
+    fn set_timeout(&mut self, timeout: Timeout) -> Result<Timeout> {
+        self.timeout = timeout;
         for d in self.devices.values_mut() {
-            d.s.set_timeout(t);
+            d.s.set_timeout(socket_wait(timeout));
         }
         Ok(timeout)
     }
 
-    fn timeout(&self) -> Duration {
+    fn timeout(&self) -> Timeout {
         self.timeout
     }
 
@@ -225,7 +229,7 @@ impl DeviceLevel for HislipBoard {
         let d = self.dev(device)?;
         if d.at >= d.buf.len() {
             // One deadline for the status query and the answer.
-            let dl = Deadline::after(Some(self.timeout));
+            let dl = Deadline::after(self.timeout.duration());
             let d = self.dev(device)?;
             if !d.s.answer_due() {
                 // An answer nobody asked for by a query (a triggered reading): the

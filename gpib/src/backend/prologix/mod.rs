@@ -35,6 +35,7 @@ use crate::backend::{Backend, DeviceLevel, Eos, ReadEnd, ReadStatus, WireStats, 
 use crate::deadline::Deadline;
 use crate::error::{Error, ErrorKind, Result};
 use crate::status::StatusByte;
+use crate::timeout::Timeout;
 
 /// The adapter's longest read timeout, `++read_tmo_ms 3000`.
 pub const MAX_ADAPTER_TIMEOUT_MS: u32 = 3000;
@@ -82,7 +83,7 @@ pub struct PrologixBoard {
     port: Box<dyn Port>,
     opts: PrologixOptions,
     start: Instant,
-    timeout: Duration,
+    timeout: Timeout,
     version: String,
     /// The `++addr` in force.
     addr: Option<Address>,
@@ -164,7 +165,7 @@ impl PrologixBoard {
             port,
             opts,
             start: Instant::now(),
-            timeout: Duration::from_secs(10),
+            timeout: Timeout::After(Duration::from_secs(10)),
             version: String::new(),
             addr: None,
             eoi: true,
@@ -378,7 +379,7 @@ impl PrologixBoard {
             if left.is_zero() {
                 return Err(Error::Timeout {
                     operation: "Prologix ++ command",
-                    timeout: wait,
+                    timeout: Timeout::After(wait),
                     transferred: line.len(),
                 });
             }
@@ -501,12 +502,12 @@ impl Backend for PrologixBoard {
         ))
     }
 
-    fn set_timeout(&mut self, timeout: Duration) -> Result<Duration> {
+    fn set_timeout(&mut self, timeout: Timeout) -> Result<Timeout> {
         self.timeout = timeout;
         Ok(timeout)
     }
 
-    fn timeout(&self) -> Duration {
+    fn timeout(&self) -> Timeout {
         self.timeout
     }
 
@@ -612,12 +613,11 @@ impl DeviceLevel for PrologixBoard {
         if self.reading != Some((device, eos)) {
             self.settle()?;
             self.set_addr(device)?;
-            let want = if self.timeout.is_zero() {
-                MAX_ADAPTER_TIMEOUT_MS
-            } else {
-                u32::try_from(self.timeout.as_millis())
+            let want = match self.timeout {
+                Timeout::Never => MAX_ADAPTER_TIMEOUT_MS,
+                Timeout::After(t) => u32::try_from(t.as_millis())
                     .unwrap_or(u32::MAX)
-                    .clamp(1, MAX_ADAPTER_TIMEOUT_MS)
+                    .clamp(1, MAX_ADAPTER_TIMEOUT_MS),
             };
             if want != self.adapter_tmo_ms {
                 self.send(format!("++read_tmo_ms {want}\n").as_bytes(), false)?;
@@ -626,7 +626,7 @@ impl DeviceLevel for PrologixBoard {
             self.send(read_command(eos).as_bytes(), true)?;
             self.reading = Some((device, eos));
         }
-        let deadline = Deadline::after((!self.timeout.is_zero()).then_some(self.timeout));
+        let deadline = Deadline::after(self.timeout.duration());
         match self.collect(buf, eos, deadline) {
             Ok((count, Some(end))) => {
                 self.reading = None;
@@ -671,8 +671,6 @@ impl DeviceLevel for PrologixBoard {
 
 impl PrologixBoard {
     fn timeout_or_default(&self) -> Duration {
-        crate::settings::Timeout::from_zero_never(self.timeout)
-            .duration()
-            .unwrap_or(Duration::from_secs(10))
+        self.timeout.duration().unwrap_or(Duration::from_secs(10))
     }
 }

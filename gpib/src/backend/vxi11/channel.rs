@@ -156,7 +156,7 @@ impl Channel {
         };
         let timed_out = || Error::Timeout {
             operation: self.what,
-            timeout: wait.unwrap_or_default(),
+            timeout: wait.map_or(crate::Timeout::Never, crate::Timeout::After),
             transferred: 0,
         };
         match got {

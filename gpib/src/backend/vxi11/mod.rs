@@ -95,7 +95,7 @@ pub struct Vxi11Board {
     interface: Option<Option<u32>>,
     /// Which of the gateway's interfaces the devices are on ([`Vxi11Board::use_interface`]).
     board: u16,
-    timeout: Duration,
+    timeout: Timeout,
     lock_timeout: Duration,
     start: Instant,
     intr: Option<intr::IntrServer>,
@@ -126,7 +126,7 @@ fn ms(d: Duration) -> u32 {
 }
 
 /// The error for a VXI-11 error code.
-fn device_error(op: &'static str, code: u32, timeout: Duration, transferred: usize) -> Error {
+fn device_error(op: &'static str, code: u32, timeout: Timeout, transferred: usize) -> Error {
     match code {
         err::IO_TIMEOUT => Error::Timeout {
             operation: op,
@@ -162,7 +162,7 @@ fn read_reply(
     want: usize,
     buf: &mut [u8],
     mut count: usize,
-    timeout: Duration,
+    timeout: Timeout,
 ) -> Result<(usize, Option<ReadStatus>)> {
     let (code, why, data) = decode("device_read", proto::decode_read_resp(res, want))?;
     let room = buf.len() - count;
@@ -223,7 +223,7 @@ impl Vxi11Board {
             link_names: HashMap::new(),
             interface: None,
             board: 0,
-            timeout: Duration::from_secs(10),
+            timeout: Timeout::After(Duration::from_secs(10)),
             lock_timeout: opts.lock_timeout,
             start: Instant::now(),
             intr: None,
@@ -358,9 +358,9 @@ impl Vxi11Board {
         self.limit().map(|t| t + self.lock_wait() + margin(t))
     }
 
-    /// The I/O timeout, `None` for none (the backend keeps it as the trait's zero).
+    /// The I/O timeout, `None` for none.
     fn limit(&self) -> Option<Duration> {
-        Timeout::from_zero_never(self.timeout).duration()
+        self.timeout.duration()
     }
 
     /// How long to wait for the reply to a call the gateway answers at once (link
@@ -488,7 +488,12 @@ impl Vxi11Board {
         let res = self.core.call(procs::DEVICE_LOCK, &p.encode(), wait)?;
         let code = decode("device_lock", proto::decode_error(res))?;
         if code != err::NONE {
-            return Err(device_error("device_lock", code, self.lock_timeout, 0));
+            return Err(device_error(
+                "device_lock",
+                code,
+                Timeout::After(self.lock_timeout),
+                0,
+            ));
         }
         Ok(())
     }
@@ -616,17 +621,21 @@ impl Backend for Vxi11Board {
             .map(drop)
     }
 
-    fn set_timeout(&mut self, timeout: Duration) -> Result<Duration> {
+    fn set_timeout(&mut self, timeout: Timeout) -> Result<Timeout> {
+        let Timeout::After(timeout) = timeout else {
+            self.timeout = Timeout::Never;
+            return Ok(Timeout::Never);
+        };
         // The protocol carries milliseconds: round up, never down.
         let mut t = Duration::from_millis(timeout.as_millis().min(u128::from(u32::MAX - 1)) as u64);
         if t < timeout {
             t += Duration::from_millis(1);
         }
-        self.timeout = t;
-        Ok(t)
+        self.timeout = Timeout::After(t);
+        Ok(self.timeout)
     }
 
-    fn timeout(&self) -> Duration {
+    fn timeout(&self) -> Timeout {
         self.timeout
     }
 
@@ -653,13 +662,15 @@ impl Backend for Vxi11Board {
         Ok(out.iter().any(|&b| b != 0))
     }
 
-    fn wait_srq(&mut self, timeout: Duration) -> Result<bool> {
+    fn wait_srq(&mut self, timeout: Timeout) -> Result<bool> {
         let start = Instant::now();
         loop {
             if self.srq()? {
                 return Ok(true);
             }
-            let left = timeout.saturating_sub(start.elapsed());
+            let left = timeout
+                .duration()
+                .map_or(Duration::MAX, |t| t.saturating_sub(start.elapsed()));
             if left.is_zero() {
                 return Ok(false);
             }

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::timeout::Timeout;
 
 /// Longest time per call or per command byte (`call_overhead_us`,
 /// `read_call_overhead_us`, `write_call_overhead_us`, `command_byte_us`, `dma_setup_us`,
@@ -59,6 +60,22 @@ pub(super) fn secs_field(
             "{on}: {field} = {x:?} is out of range: 0 to {} (0 = none)",
             secs_text(max_s)
         ))),
+    }
+}
+
+/// A timeout in seconds from the file (`None`: `default`): 0 to `max_s`, where the
+/// file's 0 (as gpib.conf's `TNONE`) is [`Timeout::Never`].
+pub(super) fn timeout_field(
+    v: Option<f64>,
+    default: Timeout,
+    field: &str,
+    max_s: f64,
+    on: &str,
+) -> Result<Timeout> {
+    match v {
+        None => Ok(default),
+        Some(0.0) => Ok(Timeout::Never),
+        v => secs_field(v, Duration::ZERO, field, max_s, on).map(Timeout::After),
     }
 }
 

@@ -121,7 +121,7 @@ macro_rules! set_descriptor {
     ($config:expr, $settings:expr) => {{
         let (config, s): (_, &Settings) = (&mut $config, $settings);
         let eos = s.device.eos_mode();
-        config.timeout_s = Some(s.timeout().as_secs_f64());
+        config.timeout_s = Some(s.timeout().duration().map_or(0.0, |d| d.as_secs_f64()));
         config.eos = Some(eos.byte);
         config.set_reos = eos.reos;
         config.set_bin = eos.bin;
@@ -457,7 +457,7 @@ mod tests {
         );
         assert_eq!(
             crate::Backend::timeout(&host.board(1).unwrap()),
-            Duration::ZERO,
+            crate::Timeout::Never,
             "TNONE"
         );
         let d = host.named_device("dmm").unwrap();

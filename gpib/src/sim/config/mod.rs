@@ -485,9 +485,9 @@ impl Config {
                 poll_cost: us_field(b.poll_us, d.poll_cost, "poll_us", MAX_CALL_US, on)?,
             };
             check_t1(timing.t1_ns, &b.name)?;
-            let timeout = secs_field(
+            let timeout = timeout_field(
                 b.timeout_s,
-                Duration::from_secs(10),
+                Timeout::After(Duration::from_secs(10)),
                 "timeout_s",
                 MAX_TIMEOUT_S,
                 on,
@@ -626,13 +626,13 @@ impl Config {
                         settings: DeviceSettings {
                             timeout: match dev.timeout_s {
                                 None => None,
-                                t => Some(Timeout::from_zero_never(secs_field(
+                                t => Some(timeout_field(
                                     t,
-                                    Duration::ZERO,
+                                    Timeout::Never,
                                     "timeout_s",
                                     MAX_TIMEOUT_S,
                                     on,
-                                )?)),
+                                )?),
                             },
                             ..dev.descriptor()
                         },
@@ -724,7 +724,7 @@ mod sources;
 #[cfg(test)]
 mod tests;
 
-use fields::{int_field, ns_field, own_overhead, secs_field, us_field};
+use fields::{int_field, ns_field, own_overhead, secs_field, timeout_field, us_field};
 pub use fields::{MAX_BYTE_NS, MAX_CALL_US, MAX_DMA_BLOCK_BYTES, MAX_RESPONSE_LATENCY_US};
 use file::in_file;
 pub use file::read_text_file;
