@@ -4,7 +4,7 @@ use gpib::sim::config::SourceKind;
 use gpib::sim::{Config, Fault, SimHost};
 use gpib::{Address, Bus};
 
-use crate::cli::{BackendKind, BusArgs, RunArgs};
+use crate::cli::{BusArgs, RunArgs};
 pub use crate::device_arg::DeviceArg;
 use crate::error::{DiagError, Result};
 use crate::record::Backend;
@@ -233,26 +233,27 @@ pub struct Target {
 
 impl Target {
     /// Opens `spec` on `backend`.
-    pub fn open(backend: BackendKind, spec: &BusSpec) -> Result<Self> {
+    pub fn open(backend: Backend, spec: &BusSpec) -> Result<Self> {
         Self::open_wrapped(backend, spec, &|b| b)
     }
 
     /// Opens `spec` on `backend`, with the board's backend wrapped by `wrap` (a
     /// [`gpib::trace::TracedBackend`], for `gpib-diag trace record`).
-    pub fn open_wrapped(backend: BackendKind, spec: &BusSpec, wrap: &Wrap) -> Result<Self> {
+    pub fn open_wrapped(backend: Backend, spec: &BusSpec, wrap: &Wrap) -> Result<Self> {
         if let Some(r) = &spec.resource {
             return Self::open_resource(r, wrap);
         }
         match backend {
-            BackendKind::Sim => Self::open_sim(spec, wrap),
-            BackendKind::LinuxGpib => Self::open_linux_gpib(spec, wrap),
-            BackendKind::Prologix | BackendKind::Vxi11 => Self::open_network(backend, spec, wrap),
+            Backend::Sim => Self::open_sim(spec, wrap),
+            Backend::LinuxGpib => Self::open_linux_gpib(spec, wrap),
+            Backend::Prologix | Backend::Vxi11 => Self::open_network(backend, spec, wrap),
+            Backend::Hislip => Err(hislip_needs_resource()),
         }
     }
 
     /// `--backend prologix|vxi11 --host HOST[:PORT]`: the adapter's interface, opened
     /// by the library as its resource string.
-    fn open_network(backend: BackendKind, spec: &BusSpec, wrap: &Wrap) -> Result<Self> {
+    fn open_network(backend: Backend, spec: &BusSpec, wrap: &Wrap) -> Result<Self> {
         let Some(host) = &spec.host else {
             return Err(DiagError::Usage(
                 "--backend prologix|vxi11 needs --host HOST[:PORT] (or give --resource)".into(),
@@ -264,7 +265,7 @@ impl Target {
             ));
         }
         let resource = match backend {
-            BackendKind::Prologix => crate::host_arg::prologix_resource(host)?,
+            Backend::Prologix => crate::host_arg::prologix_resource(host)?,
             _ => crate::host_arg::vxi11_resource(host, 0)?,
         };
         let mut t = Self::connect(&resource, wrap)?;
@@ -443,6 +444,11 @@ impl Target {
             })
             .unwrap_or_default()
     }
+}
+
+/// `--backend` does not name HiSLIP (a HiSLIP server is reached through its resource).
+pub fn hislip_needs_resource() -> DiagError {
+    DiagError::Usage("HiSLIP is reached through --resource TCPIP::HOST::hislip0::INSTR".into())
 }
 
 /// Diag's name of the backend the library's connector `name` is.

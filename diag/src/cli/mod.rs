@@ -5,8 +5,10 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::device_arg::DeviceArg;
+use crate::record::Backend;
 use crate::size::parse_size;
 
+mod backend;
 pub mod instrument;
 pub mod trace;
 
@@ -184,19 +186,6 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// Which backend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BackendKind {
-    /// The simulated bus (virtual time).
-    Sim,
-    /// Real hardware through linux-gpib (build with `--features linux-gpib`).
-    LinuxGpib,
-    /// A Prologix GPIB-ETHERNET adapter (or `gpib-diag serve`) at `--host`.
-    Prologix,
-    /// A VXI-11 LAN/GPIB gateway (or `gpib-diag serve`) at `--host`.
-    Vxi11,
-}
-
 /// How the instrument is driven for a timed transfer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Protocol {
@@ -230,8 +219,8 @@ pub enum Format {
 #[command(next_help_heading = "Bus")]
 pub struct BusArgs {
     /// Backend.
-    #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
-    pub backend: BackendKind,
+    #[arg(long, value_enum, default_value_t = Backend::Sim)]
+    pub backend: Backend,
     /// Simulated configuration: a built-in name (hp9000-350, bench) or a TOML file.
     #[arg(long = "bus", value_name = "NAME|FILE", default_value = "hp9000-350")]
     pub bus: String,
@@ -376,8 +365,8 @@ pub struct CompareArgs {
     #[arg(long = "bus", value_name = "SPEC", num_args = 1)]
     pub buses: Vec<String>,
     /// Backend.
-    #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
-    pub backend: BackendKind,
+    #[arg(long, value_enum, default_value_t = Backend::Sim)]
+    pub backend: Backend,
     #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
@@ -485,8 +474,8 @@ pub struct ContentionArgs {
     /// Backend: sim (the model's curves, the same every run), or measured on the wall
     /// clock with the machine's CPU from /proc/stat: linux-gpib boards, a Prologix
     /// adapter or a VXI-11 gateway (`--host`, or `--resource`).
-    #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
-    pub backend: BackendKind,
+    #[arg(long, value_enum, default_value_t = Backend::Sim)]
+    pub backend: Backend,
     /// Prologix and VXI-11: the adapter or gateway, `HOST[:PORT]` (as io-test's).
     #[arg(long, value_name = "HOST[:PORT]")]
     pub host: Option<String>,
@@ -599,8 +588,8 @@ pub struct CalibrateArgs {
 pub struct ServeArgs {
     /// What is served: the simulator, linux-gpib's boards, or a relay of a Prologix
     /// adapter or a VXI-11 gateway at --host.
-    #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
-    pub backend: BackendKind,
+    #[arg(long, value_enum, default_value_t = Backend::Sim)]
+    pub backend: Backend,
     /// Simulated configuration: a built-in name (bench, hp9000-350) or a TOML file.
     #[arg(long = "bus", value_name = "NAME|FILE", default_value = "bench")]
     pub bus: String,

@@ -20,7 +20,7 @@ use gpib::sim::{Config, SimHost};
 use gpib::{Address, Bus};
 use serde::Serialize;
 
-use crate::cli::{BackendKind, ContentionArgs, Format, Workload};
+use crate::cli::{ContentionArgs, Format, Workload};
 use crate::cpu::{self, CpuSnapshot};
 use crate::error::{DiagError, Result};
 use crate::export;
@@ -93,7 +93,7 @@ enum Where {
     /// a connection a point, shared by the devices as a board is.
     Network {
         /// `--backend`.
-        kind: BackendKind,
+        kind: Backend,
         /// `--host` or `--resource`.
         spec: BusSpec,
         /// Which protocol the connection speaks.
@@ -161,7 +161,7 @@ type Placed = (Where, Vec<(usize, Address)>, String);
 
 /// A Prologix adapter or VXI-11 gateway: where it is, checked by connecting once, and
 /// the devices to make active (board 0).
-fn network(args: &ContentionArgs, kind: BackendKind) -> Result<Placed> {
+fn network(args: &ContentionArgs, kind: Backend) -> Result<Placed> {
     let spec = BusSpec {
         config: String::new(),
         board: None,
@@ -207,16 +207,16 @@ fn network(args: &ContentionArgs, kind: BackendKind) -> Result<Placed> {
 pub fn run(args: &ContentionArgs) -> Result<()> {
     // A resource names its backend, as for the other commands.
     let kind = match (&args.resource, args.backend) {
-        (Some(_), BackendKind::Sim | BackendKind::LinuxGpib) => BackendKind::Vxi11,
+        (Some(_), Backend::Sim | Backend::LinuxGpib) => Backend::Vxi11,
         (_, kind) => kind,
     };
     let network_given = args.host.is_some() || args.resource.is_some();
-    if network_given && matches!(kind, BackendKind::Sim | BackendKind::LinuxGpib) {
+    if network_given && matches!(kind, Backend::Sim | Backend::LinuxGpib) {
         return Err(DiagError::Usage(
             "--host is for --backend prologix or vxi11 (or give --resource)".into(),
         ));
     }
-    if kind != BackendKind::Sim && !(args.with.is_empty() && args.without.is_empty()) {
+    if kind != Backend::Sim && !(args.with.is_empty() && args.without.is_empty()) {
         return Err(DiagError::Usage(
             "--with/--without change a simulated host; on hardware change the machine itself \
              (or give them to `gpib-diag serve`)"
@@ -224,7 +224,7 @@ pub fn run(args: &ContentionArgs) -> Result<()> {
         ));
     }
     let (place, devices, label) = match kind {
-        BackendKind::Sim => {
+        Backend::Sim => {
             if !args.devices.is_empty() {
                 return Err(DiagError::Usage(
                     "--devices is for hardware; on the simulator every instrument of --bus takes part".into(),
@@ -234,12 +234,13 @@ pub fn run(args: &ContentionArgs) -> Result<()> {
             let devices = instruments(&config, &args.bus, args.workload)?;
             (Where::Sim(Box::new(config)), devices, args.bus.clone())
         }
-        BackendKind::LinuxGpib => (
+        Backend::LinuxGpib => (
             Where::LinuxGpib,
             device_list(args)?,
             format!("linux-gpib {}", args.devices.join(",")),
         ),
-        BackendKind::Prologix | BackendKind::Vxi11 => network(args, kind)?,
+        Backend::Prologix | Backend::Vxi11 => network(args, kind)?,
+        Backend::Hislip => return Err(crate::target::hislip_needs_resource()),
     };
     let n_max = args
         .max
