@@ -10,6 +10,7 @@ use crate::size::parse_size;
 
 mod backend;
 pub mod instrument;
+mod plain;
 pub mod trace;
 
 /// Longest timeout the options take, in seconds (11.6 days): long enough for any

@@ -9,7 +9,7 @@ use crate::error::{DiagError, Result};
 use crate::measure::SessionOptions;
 use crate::record::Backend;
 use crate::sample::Direction;
-use crate::target::{BusSpec, Target};
+use crate::target::Target;
 
 /// A measurement whose transfers waited for a CPU this share of each byte's time was
 /// disturbed by other work on the machine.
@@ -26,7 +26,7 @@ pub fn run(args: &CalibrateArgs) -> Result<bool> {
     if !matches!(args.format, Format::Text | Format::Json) {
         return Err(DiagError::Usage("calibrate prints text or json".into()));
     }
-    let spec = BusSpec::from_args(&args.bus)?;
+    let spec = args.bus.spec()?;
     let target = Target::open(args.bus.backend, &spec)?;
     let config = (target.backend == Backend::Sim)
         .then(|| spec.config())

@@ -90,7 +90,7 @@ fn measure(args: &CompareArgs, size: u64) -> Result<()> {
     let mut failed = None;
     for spec in &specs {
         let measured = Target::open(backend, spec).and_then(|target| {
-            let mut session = Session::open(&target, &target.session_options(&args.run)?, size)?;
+            let mut session = Session::open(&target, &args.run.session_options(&target)?, size)?;
             let ctx = run::context(&target, &session);
             run::measure_pair(&mut session, &ctx, size, &args.run, &mut progress)
         });

@@ -10,7 +10,7 @@ use crate::error::{DiagError, Result};
 use crate::measure::SessionOptions;
 use crate::record::Backend;
 use crate::sample::Direction;
-use crate::target::{BusSpec, Target};
+use crate::target::Target;
 
 /// The exit status when a problem was found.
 pub const FOUND_EXIT: u8 = 3;
@@ -39,7 +39,7 @@ pub fn run(args: &DoctorArgs) -> Result<bool> {
     if !matches!(args.format, Format::Text | Format::Json) {
         return Err(DiagError::Usage("doctor prints text or json".into()));
     }
-    let spec = BusSpec::from_args(&args.bus)?;
+    let spec = args.bus.spec()?;
     let target = Target::open(args.bus.backend, &spec)?;
     let simulated = target.backend == Backend::Sim;
     let req = Request {

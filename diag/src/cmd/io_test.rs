@@ -5,12 +5,12 @@ use crate::error::Result;
 use crate::export::{self, text};
 use crate::measure::Session;
 use crate::run::{self, Progress};
-use crate::target::{BusSpec, Target};
+use crate::target::Target;
 
 /// Runs the command.
 pub fn run(args: &IoTestArgs) -> Result<()> {
-    let target = Target::open(args.bus.backend, &BusSpec::from_args(&args.bus)?)?;
-    let mut session = Session::open(&target, &target.session_options(&args.run)?, args.size)?;
+    let target = Target::open(args.bus.backend, &args.bus.spec()?)?;
+    let mut session = Session::open(&target, &args.run.session_options(&target)?, args.size)?;
     let ctx = run::context(&target, &session);
     let mut progress = Progress::new(run::planned(&args.run), &args.out, "io-test");
     let pair = run::measure_pair(&mut session, &ctx, args.size, &args.run, &mut progress)?;

@@ -13,11 +13,11 @@ use super::{RecordArgs, TraceWorkload};
 use crate::error::{DiagError, Result};
 use crate::measure::{ProtocolChoice, Session, SessionOptions};
 use crate::record::Backend;
-use crate::target::{BusSpec, Target};
+use crate::target::Target;
 
 /// Runs the command.
 pub fn run(a: &RecordArgs) -> Result<()> {
-    let spec = BusSpec::from_args(&a.bus)?;
+    let spec = a.bus.spec()?;
     let simulated = a.bus.backend == Backend::Sim && spec.resource.is_none();
     // The board's index on a simulated host, so that call and bus records agree.
     let board = if simulated {
