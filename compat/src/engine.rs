@@ -59,8 +59,6 @@ mod settings;
 pub use settings::*;
 mod ieee4882;
 pub use ieee4882::*;
-#[cfg(test)]
-mod tests;
 
 /// The `iberr` a real libgpib reports for a simulator error (`gpib::abi`'s mapping),
 /// with the errno in the count for a system-level failure.
@@ -749,3 +747,6 @@ fn check_eos(v: i32) -> Res<i32> {
         Ok(v)
     }
 }
+
+#[cfg(test)]
+mod tests;
