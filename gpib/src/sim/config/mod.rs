@@ -110,6 +110,7 @@ pub const MAX_ACTIVITY_BYTES_PER_S: u64 = 100_000_000;
 /// Most CPUs a configured host may have.
 pub const MAX_CPUS: u64 = 256;
 
+keys::config_struct! {
 /// One board; timing defaults are [`BoardTiming::default`]'s.
 ///
 /// Times are checked when the host is built: per-call and per-command-byte times at
@@ -127,8 +128,7 @@ pub struct BoardConfig {
     /// The board's primary address (default 0).
     #[serde(default)]
     pub address: u8,
-    /// I/O timeout in seconds, 0 to 1000; 0 = none (default 10).
-    pub timeout_s: Option<f64>,
+    @timeout,
     /// "pio" or "dma".
     pub transfer: Option<TransferMode>,
     /// Driver entry and set-up per call (reads and writes without their own below,
@@ -167,20 +167,7 @@ pub struct BoardConfig {
     pub polled: bool,
     /// Time one poll of this board takes, µs (at most 1 s).
     pub poll_us: Option<f64>,
-    /// The board descriptor's end-of-string byte (gpib.conf `eos`; default 0).
-    pub eos: Option<u8>,
-    /// Board descriptor reads end on the EOS byte (gpib.conf `set-reos`).
-    #[serde(default, alias = "set-reos")]
-    pub set_reos: bool,
-    /// The EOS byte is compared on all 8 bits (gpib.conf `set-bin`).
-    #[serde(default, alias = "set-bin")]
-    pub set_bin: bool,
-    /// EOI is sent with the EOS byte on board writes (gpib.conf `set-xeos`).
-    #[serde(default, alias = "set-xeos")]
-    pub set_xeos: bool,
-    /// EOI with the last byte of board writes (gpib.conf `set-eot`; default true).
-    #[serde(alias = "set-eot")]
-    pub eot: Option<bool>,
+    @eos,
     /// The driver serial-polls devices that request service as soon as the bus is free
     /// (linux-gpib's autopoll; default false). With a device's `srq_every_us`, an SRQ
     /// storm.
@@ -200,7 +187,9 @@ pub struct BoardConfig {
     /// Devices from a pyvisa-sim file's GPIB resources (see [`PyvisaSimBoard`]).
     pub pyvisa_sim: Option<PyvisaSimBoard>,
 }
+}
 
+keys::config_struct! {
 /// One device; timing defaults are [`DeviceTiming::default`]'s.
 ///
 /// Per-byte, settling and holdoff times are at most [`MAX_BYTE_NS`] (1 s), the
@@ -236,16 +225,7 @@ pub struct DeviceConfig {
     pub mount: Option<String>,
     /// Whether the disc starts mounted (default true when it has a mount point).
     pub mounted: Option<bool>,
-    /// T1 settling time when the device talks, ns (350 ns to 1 s).
-    pub t1_ns: Option<u64>,
-    /// Acceptance time when the device listens, ns (at most 1 s).
-    pub accept_ns: Option<u64>,
-    /// Time after a command before the device talks or listens again, µs (at most 1000 s).
-    pub response_latency_us: Option<f64>,
-    /// Time the firmware needs to resume talking after a held-off handshake, ns (at most 1 s).
-    pub holdoff_recovery_talk_ns: Option<u64>,
-    /// Time the firmware needs to resume listening after a held-off handshake, ns (at most 1 s).
-    pub holdoff_recovery_listen_ns: Option<u64>,
+    @timing,
     /// The device listens to every data byte without being addressed (IEEE 488's
     /// listen-only mode, a printer logging the bus): every transfer's handshake waits
     /// for its acceptance time (default false).
@@ -260,39 +240,24 @@ pub struct DeviceConfig {
     /// Background traffic of the device (a busy disc), bytes a second (at most
     /// 100,000,000): interrupts (DMA board) or byte moves (PIO board) on the host CPU.
     pub activity_bytes_per_s: Option<u64>,
-    /// Time a measurement of a SCPI instrument takes (`READ?`, `*TRG`, `INIT`), s
-    /// (at most 1000 s; default 0: readings at once).
-    pub measurement_time_s: Option<f64>,
+    @measurement,
     /// The device's name, as in linux-gpib's gpib.conf `device { name = "voltmeter" }`:
     /// `ibfind("voltmeter")` of the compatibility library opens a device descriptor with
     /// the settings below. Unique on the host (also among board names).
     pub name: Option<String>,
-    /// A named device's I/O timeout in seconds, 0 to 1000; 0 = none (default: its board's).
-    pub timeout_s: Option<f64>,
-    /// A named device's end-of-string byte (default 0).
-    pub eos: Option<u8>,
-    /// Reads end on the EOS byte (gpib.conf `set-reos`; linux-gpib's REOS).
-    #[serde(default, alias = "set-reos")]
-    pub set_reos: bool,
-    /// The EOS byte is compared on all 8 bits (gpib.conf `set-bin`; BIN).
-    #[serde(default, alias = "set-bin")]
-    pub set_bin: bool,
-    /// EOI is sent with the EOS byte on writes (gpib.conf `set-xeos`; XEOS).
-    #[serde(default, alias = "set-xeos")]
-    pub set_xeos: bool,
-    /// EOI with the last byte of writes (gpib.conf `set-eot`; default true).
-    #[serde(alias = "set-eot")]
-    pub eot: Option<bool>,
+    @timeout,
+    @eos,
     /// Faults the device has from the start, as `--fault ADDR=KIND` names them
     /// (`drops-eoi`, `never-talks`, `stops-after:N`, ...): a planted cause for a
     /// program that opens the configuration by name (the compatibility library).
     #[serde(default)]
     pub faults: Vec<String>,
 }
+}
 
 /// The EOS mode and EOT of the descriptor keys `eos`, `set_reos`, `set_bin`, `set_xeos`
 /// and `eot` (a board's and a named device's alike; the timeout is checked apart).
-fn descriptor(
+pub(crate) fn descriptor(
     eos: Option<u8>,
     reos: bool,
     bin: bool,
@@ -314,26 +279,14 @@ fn descriptor(
 impl BoardConfig {
     /// The board descriptor's EOS mode and EOT (its timeout is the built board's).
     pub fn descriptor(&self) -> DeviceSettings {
-        descriptor(
-            self.eos,
-            self.set_reos,
-            self.set_bin,
-            self.set_xeos,
-            self.eot,
-        )
+        keys::descriptor_of!(self)
     }
 }
 
 impl DeviceConfig {
     /// A named device's EOS mode and EOT (its timeout is checked when the host is built).
     pub fn descriptor(&self) -> DeviceSettings {
-        descriptor(
-            self.eos,
-            self.set_reos,
-            self.set_bin,
-            self.set_xeos,
-            self.eot,
-        )
+        keys::descriptor_of!(self)
     }
 
     fn has_named_settings(&self) -> bool {
@@ -415,6 +368,7 @@ mod build;
 mod fields;
 mod file;
 mod gpib_conf;
+mod keys;
 mod pyvisa_sim;
 mod sources;
 #[cfg(test)]
