@@ -503,55 +503,73 @@ pub struct ContentionArgs {
     pub out: OutputArgs,
 }
 
-/// `doctor`.
+/// What `doctor` and `calibrate` probe: the bus, the instrument, and the sizes swept
+/// within a budget (under the help heading "Probe", after "Bus").
 #[derive(Debug, Clone, Args)]
-pub struct DoctorArgs {
+pub struct ProbeArgs {
     #[command(flatten)]
     pub bus: BusArgs,
     /// The instrument: its primary address, 0 to 30, or its name (simulator: a named
     /// device; linux-gpib: a gpib.conf `device` section). Default: the first
     /// instrument on the board, or the first listener found.
-    #[arg(long, value_name = "ADDR|NAME")]
+    #[arg(long, value_name = "ADDR|NAME", help_heading = "Probe")]
     pub device: Option<DeviceArg>,
     /// How to drive the instrument.
-    #[arg(long, value_enum, default_value_t = Protocol::Auto)]
+    #[arg(long, value_enum, default_value_t = Protocol::Auto, help_heading = "Probe")]
     pub protocol: Protocol,
-    /// Bytes of the small transfers (one call's worth of a short message).
-    #[arg(long, default_value = "16", value_parser = parse_size)]
+    /// Bytes of the smallest transfer swept (one call's worth of a short message).
+    #[arg(long, default_value = "16", value_parser = parse_size, help_heading = "Probe")]
     pub small: u64,
-    /// Bytes of the large transfers (default: the largest of 64K, 16K, 4K, ... that the
-    /// budget holds). Sizes between --small and --large are swept fourfold.
-    #[arg(long, value_parser = parse_size)]
+    /// Bytes of the largest transfer (default: as large as the budget allows, at most
+    /// 64K).
+    #[arg(long, value_parser = parse_size, help_heading = "Probe")]
     pub large: Option<u64>,
-    /// Seconds of bus time the size sweep may take (wall time on hardware, modelled
+    /// Seconds of bus time the measurement may take (wall time on hardware, modelled
     /// time on the simulator); the sizes stop where the next would pass it.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 30.0,
+        help_heading = "Probe"
+    )]
     pub budget: f64,
+}
+
+/// `doctor`.
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub probe: ProbeArgs,
     /// The rate this board should reach, B/s (hardware: what to compare with; the
     /// simulator computes it with every contention source switched off).
-    #[arg(long, value_name = "B/S")]
+    #[arg(long, value_name = "B/S", help_heading = "Doctor")]
     pub baseline: Option<f64>,
     /// A contention source counts when switching it off makes some transfer at least
     /// this much faster.
-    #[arg(long, default_value_t = 1.1)]
+    #[arg(long, default_value_t = 1.1, help_heading = "Doctor")]
     pub threshold: f64,
     /// The bytes your program asks for in each read call (ibrd's count, VISA's
     /// chunk_size, a VXI-11 requestSize): a message is read in calls of this size and
     /// in one call, alternately, and the difference tested.
-    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    #[arg(long, value_name = "BYTES", value_parser = parse_size, help_heading = "Doctor")]
     pub read_size: Option<u64>,
     /// Other devices on the same board to read and write at the probed device's
     /// largest size (addresses or names, comma-separated): the board's fastest device
     /// as a reference, which tells a slow device from a slow board, cable or host.
-    #[arg(long, value_name = "ADDR|NAME,...", value_delimiter = ',')]
+    #[arg(
+        long,
+        value_name = "ADDR|NAME,...",
+        value_delimiter = ',',
+        help_heading = "Doctor"
+    )]
     pub reference: Vec<DeviceArg>,
     /// Timeout per I/O call in seconds, 0 (none) to 1,000,000. Default: the board's,
     /// raised to 10 s + 1 s per 10 kB of the largest transfer (a board with none keeps
     /// none). A device that never ends its answers costs this at each read.
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true, help_heading = "Doctor")]
     pub timeout: Option<f64>,
     /// Output format: text or json.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_enum, default_value_t = Format::Text, help_heading = "Doctor")]
     pub format: Format,
 }
 
@@ -559,28 +577,18 @@ pub struct DoctorArgs {
 #[derive(Debug, Clone, Args)]
 pub struct CalibrateArgs {
     #[command(flatten)]
-    pub bus: BusArgs,
-    /// The instrument: its primary address or name (default: the first instrument on
-    /// the board, or the first listener found).
-    #[arg(long, value_name = "ADDR|NAME")]
-    pub device: Option<DeviceArg>,
-    /// How to drive the instrument.
-    #[arg(long, value_enum, default_value_t = Protocol::Auto)]
-    pub protocol: Protocol,
-    /// Bytes of the smallest transfer swept.
-    #[arg(long, default_value = "16", value_parser = parse_size)]
-    pub small: u64,
-    /// Bytes of the largest (default: as large as the budget allows, at most 64K).
-    #[arg(long, value_parser = parse_size)]
-    pub large: Option<u64>,
-    /// Seconds of bus time the measurement may take (sweep and held-out sizes).
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
-    pub budget: f64,
+    pub probe: ProbeArgs,
     /// Where the configuration goes (`-`: standard output).
-    #[arg(short, long, value_name = "FILE", default_value = "-")]
+    #[arg(
+        short,
+        long,
+        value_name = "FILE",
+        default_value = "-",
+        help_heading = "Calibrate"
+    )]
     pub output: String,
     /// The report: text or json.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_enum, default_value_t = Format::Text, help_heading = "Calibrate")]
     pub format: Format,
 }
 

@@ -1,7 +1,7 @@
 //! The parsed command line handed down as plain values: the layers below `cli` (the
 //! bus, the session) take their own structs, and clap's types stay here.
 
-use super::{BusArgs, Protocol, RunArgs};
+use super::{BusArgs, ProbeArgs, Protocol, RunArgs};
 use crate::driver::ProtocolKind;
 use crate::error::Result;
 use crate::session_options::{ProtocolChoice, SessionOptions};
@@ -40,5 +40,60 @@ impl RunArgs {
     /// its board, `--protocol`, `--timeout`).
     pub fn session_options(&self, target: &Target) -> Result<SessionOptions> {
         target.session_options(self.device.as_ref(), self.protocol.into(), self.timeout)
+    }
+}
+
+impl ProbeArgs {
+    /// The probed instrument's primary address: `--device` resolved on `target`'s board
+    /// (`None`: the command finds one).
+    pub fn device(&self, target: &Target) -> Result<Option<u8>> {
+        self.device
+            .as_ref()
+            .map(|d| target.resolve_device(d))
+            .transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory as _, Parser as _};
+
+    use super::super::{Cli, Command};
+
+    /// `doctor` and `calibrate` take the same probe options, under one help heading.
+    #[test]
+    fn doctor_and_calibrate_share_the_probe_options() {
+        let flags = [
+            "--bus",
+            "bench",
+            "--device",
+            "5",
+            "--protocol",
+            "scpi",
+            "--small",
+            "32",
+            "--large",
+            "4K",
+            "--budget",
+            "7",
+        ];
+        for cmd in ["doctor", "calibrate"] {
+            let cli = Cli::try_parse_from(["gpib-diag", cmd].into_iter().chain(flags)).unwrap();
+            let probe = match cli.command {
+                Command::Doctor(a) => a.probe,
+                Command::Calibrate(a) => a.probe,
+                _ => unreachable!("{cmd} parsed as another command"),
+            };
+            assert_eq!(probe.bus.bus, "bench");
+            assert_eq!(probe.small, 32);
+            assert_eq!(probe.large, Some(4096));
+            assert_eq!(probe.budget, 7.0);
+            let mut c = Cli::command();
+            let sub = c.find_subcommand_mut(cmd).unwrap();
+            for id in ["device", "protocol", "small", "large", "budget"] {
+                let arg = sub.get_arguments().find(|a| a.get_id() == id).unwrap();
+                assert_eq!(arg.get_help_heading(), Some("Probe"), "{cmd} --{id}");
+            }
+        }
     }
 }
