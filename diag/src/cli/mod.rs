@@ -5,10 +5,12 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::device_arg::DeviceArg;
+pub use crate::export::Format;
 use crate::record::Backend;
 use crate::size::parse_size;
 
 mod backend;
+mod format;
 pub mod instrument;
 mod plain;
 pub mod trace;
@@ -200,19 +202,6 @@ pub enum Protocol {
     /// No instrument commands; each transfer takes exactly 1 µs a byte (tests).
     #[value(hide = true)]
     Mock,
-}
-
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Human-readable; for io-test, exactly the 1988 io_test program's seven lines.
-    Text,
-    /// One JSON document with a record per measurement.
-    Json,
-    /// One CSV row per measurement.
-    Csv,
-    /// A Markdown table.
-    Markdown,
 }
 
 /// Where the bus is and which device to use.

@@ -4,6 +4,7 @@
 use super::{BusArgs, ProbeArgs, Protocol, RunArgs};
 use crate::driver::ProtocolKind;
 use crate::error::Result;
+use crate::run::RunPlan;
 use crate::session_options::{ProtocolChoice, SessionOptions};
 use crate::target::{BusOptions, BusSpec, Target};
 
@@ -36,6 +37,16 @@ impl BusArgs {
 }
 
 impl RunArgs {
+    /// How many runs (`--repeat`, `--warmup`, `--confidence`, `--max-repeat`).
+    pub fn plan(&self) -> RunPlan {
+        RunPlan {
+            repeat: self.repeat,
+            warmup: self.warmup,
+            confidence: self.confidence,
+            max_repeat: self.max_repeat,
+        }
+    }
+
     /// What a measurement session on `target` is opened with (`--device` resolved on
     /// its board, `--protocol`, `--timeout`).
     pub fn session_options(&self, target: &Target) -> Result<SessionOptions> {

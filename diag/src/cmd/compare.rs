@@ -83,8 +83,9 @@ fn measure(args: &CompareArgs, size: u64) -> Result<()> {
     let backend: Backend = args.backend;
     let mut records = Vec::new();
     let mut progress = Progress::new(
-        run::planned(&args.run) * specs.len() as u64,
-        &args.out,
+        run::planned(&args.run.plan()) * specs.len() as u64,
+        args.out.quiet,
+        &args.out.output,
         "compare",
     );
     let mut failed = None;
@@ -92,7 +93,7 @@ fn measure(args: &CompareArgs, size: u64) -> Result<()> {
         let measured = Target::open(backend, spec).and_then(|target| {
             let mut session = Session::open(&target, &args.run.session_options(&target)?, size)?;
             let ctx = run::context(&target, &session);
-            run::measure_pair(&mut session, &ctx, size, &args.run, &mut progress)
+            run::measure_pair(&mut session, &ctx, size, &args.run.plan(), &mut progress)
         });
         match measured {
             Ok(pair) => {
@@ -117,7 +118,7 @@ fn measure(args: &CompareArgs, size: u64) -> Result<()> {
         Format::Text => text::table(&records, &ratios),
         f => export::render(f, "compare", &records, &ratios)?,
     };
-    export::emit(&args.out, &out)?;
+    export::emit(&args.out.output, &out)?;
     failed.map_or(Ok(()), Err)
 }
 

@@ -307,7 +307,7 @@ pub fn run(args: &ContentionArgs) -> Result<()> {
         }
         Format::Csv => csv(&points)?,
     };
-    export::emit(&args.out, &out)
+    export::emit(&args.out.output, &out)
 }
 
 /// The configuration's instruments (discs left out; for queries, those that answer

@@ -76,5 +76,5 @@ pub fn run(args: &ScanArgs) -> Result<()> {
         }
         Format::Csv => export::csv::rows(&[], &found)?,
     };
-    export::emit(&args.out, &out)
+    export::emit(&args.out.output, &out)
 }

@@ -47,14 +47,15 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         list.dedup();
     }
     let mut progress = Progress::new(
-        run::planned(&args.run) * list.len() as u64,
-        &args.out,
+        run::planned(&args.run.plan()) * list.len() as u64,
+        args.out.quiet,
+        &args.out.output,
         "sweep",
     );
     let mut records = Vec::new();
     let mut failed = None;
     for &size in &list {
-        match run::measure_pair(&mut session, &ctx, size, &args.run, &mut progress) {
+        match run::measure_pair(&mut session, &ctx, size, &args.run.plan(), &mut progress) {
             Ok(pair) => {
                 records.push(pair.read);
                 records.push(pair.write);
@@ -89,7 +90,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         }
         f => export::render(f, "sweep", &records, &[])?,
     };
-    export::emit(&args.out, &out)?;
+    export::emit(&args.out.output, &out)?;
     failed.map_or(Ok(()), Err)
 }
 
