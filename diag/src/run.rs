@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cli::{OutputArgs, RunArgs};
 use crate::error::Result;
 use crate::measure::{Direction, Sample, Session};
 use crate::record::{Context, Record};
@@ -24,8 +23,9 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// A bar for `total` steps.
-    pub fn new(total: u64, out: &OutputArgs, what: &str) -> Self {
+    /// A bar for `total` steps (none when `quiet`, or when standard error is not a
+    /// terminal, or `output` is standard output and that is not one).
+    pub fn new(total: u64, quiet: bool, output: &str, what: &str) -> Self {
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::hidden());
         if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} ({elapsed})")
         {
@@ -36,9 +36,9 @@ impl Progress {
             bar,
             start: Instant::now(),
             shown: false,
-            allowed: !out.quiet
+            allowed: !quiet
                 && std::io::stderr().is_terminal()
-                && (out.output != "-" || std::io::stdout().is_terminal()),
+                && (output != "-" || std::io::stdout().is_terminal()),
         }
     }
 
@@ -57,6 +57,21 @@ impl Progress {
     }
 }
 
+/// How many runs a measurement takes (`--repeat`, `--warmup`, `--confidence`,
+/// `--max-repeat`).
+#[derive(Debug, Clone, Copy)]
+pub struct RunPlan {
+    /// Measured runs.
+    pub repeat: u32,
+    /// Unmeasured runs first.
+    pub warmup: u32,
+    /// Repeat until the 95 % confidence interval of the mean is narrower than this
+    /// fraction of it.
+    pub confidence: Option<f64>,
+    /// Most runs `confidence` may take.
+    pub max_repeat: u32,
+}
+
 /// The read and write records of one size.
 pub struct PairResult {
     /// The read.
@@ -70,7 +85,7 @@ pub fn measure_pair(
     session: &mut Session,
     ctx: &Context,
     size: u64,
-    run: &RunArgs,
+    run: &RunPlan,
     progress: &mut Progress,
 ) -> Result<PairResult> {
     for _ in 0..run.warmup {
@@ -127,7 +142,7 @@ pub fn context(target: &Target, session: &Session) -> Context {
 }
 
 /// Planned pairs per size, for the progress bar.
-pub fn planned(run: &RunArgs) -> u64 {
+pub fn planned(run: &RunPlan) -> u64 {
     u64::from(match run.confidence {
         Some(_) => run.max_repeat.max(run.repeat),
         None => run.repeat,

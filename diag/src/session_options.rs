@@ -11,17 +11,6 @@ pub enum ProtocolChoice {
     Given(ProtocolKind),
 }
 
-impl From<crate::cli::Protocol> for ProtocolChoice {
-    fn from(p: crate::cli::Protocol) -> Self {
-        match p {
-            crate::cli::Protocol::Auto => ProtocolChoice::Auto,
-            crate::cli::Protocol::Hp3565 => ProtocolChoice::Given(ProtocolKind::Hp3565),
-            crate::cli::Protocol::Scpi => ProtocolChoice::Given(ProtocolKind::Scpi),
-            crate::cli::Protocol::Mock => ProtocolChoice::Given(ProtocolKind::Mock),
-        }
-    }
-}
-
 /// What a session is opened with.
 #[derive(Debug, Clone, Copy)]
 pub struct SessionOptions {

@@ -4,11 +4,10 @@ use gpib::sim::config::SourceKind;
 use gpib::sim::{Config, Fault, SimHost};
 use gpib::{Address, Bus};
 
-use crate::cli::{BackendKind, BusArgs, RunArgs};
 pub use crate::device_arg::DeviceArg;
 use crate::error::{DiagError, Result};
 use crate::record::Backend;
-use crate::session_options::SessionOptions;
+use crate::session_options::{ProtocolChoice, SessionOptions};
 use crate::what_if::WhatIf;
 
 /// A configuration to measure: `NAME|FILE[:key=value,...]`.
@@ -54,10 +53,34 @@ fn parse_source(text: &str) -> Result<SourceKind> {
         .map_err(|e: gpib::Error| DiagError::Usage(e.to_string()))
 }
 
+/// The bus options as given (`--bus`, `--board`, `--mount`, ...), before they are
+/// checked: plain values, whatever parsed the command line.
+#[derive(Debug, Clone, Default)]
+pub struct BusOptions {
+    /// `--bus`: a built-in name or TOML path, perhaps with `:key=value,...` options.
+    pub bus: String,
+    /// `--board`.
+    pub board: Option<String>,
+    /// `--mount`.
+    pub mount: Vec<String>,
+    /// `--unmount`.
+    pub unmount: Vec<String>,
+    /// `--with`.
+    pub with: Vec<String>,
+    /// `--without`.
+    pub without: Vec<String>,
+    /// `--fault`.
+    pub fault: Vec<String>,
+    /// `--host`.
+    pub host: Option<String>,
+    /// `--resource`.
+    pub resource: Option<String>,
+}
+
 impl BusSpec {
     /// From the `--bus/--board/--mount/--unmount` options. A mount point given to both
     /// `--mount` and `--unmount` is refused (the options carry no order).
-    pub fn from_args(a: &BusArgs) -> Result<Self> {
+    pub fn from_options(a: &BusOptions) -> Result<Self> {
         if let Some(m) = a.mount.iter().find(|m| a.unmount.contains(m)) {
             return Err(DiagError::Usage(format!(
                 "--mount {m} and --unmount {m} contradict each other: give one"
@@ -233,26 +256,27 @@ pub struct Target {
 
 impl Target {
     /// Opens `spec` on `backend`.
-    pub fn open(backend: BackendKind, spec: &BusSpec) -> Result<Self> {
+    pub fn open(backend: Backend, spec: &BusSpec) -> Result<Self> {
         Self::open_wrapped(backend, spec, &|b| b)
     }
 
     /// Opens `spec` on `backend`, with the board's backend wrapped by `wrap` (a
     /// [`gpib::trace::TracedBackend`], for `gpib-diag trace record`).
-    pub fn open_wrapped(backend: BackendKind, spec: &BusSpec, wrap: &Wrap) -> Result<Self> {
+    pub fn open_wrapped(backend: Backend, spec: &BusSpec, wrap: &Wrap) -> Result<Self> {
         if let Some(r) = &spec.resource {
             return Self::open_resource(r, wrap);
         }
         match backend {
-            BackendKind::Sim => Self::open_sim(spec, wrap),
-            BackendKind::LinuxGpib => Self::open_linux_gpib(spec, wrap),
-            BackendKind::Prologix | BackendKind::Vxi11 => Self::open_network(backend, spec, wrap),
+            Backend::Sim => Self::open_sim(spec, wrap),
+            Backend::LinuxGpib => Self::open_linux_gpib(spec, wrap),
+            Backend::Prologix | Backend::Vxi11 => Self::open_network(backend, spec, wrap),
+            Backend::Hislip => Err(hislip_needs_resource()),
         }
     }
 
     /// `--backend prologix|vxi11 --host HOST[:PORT]`: the adapter's interface, opened
     /// by the library as its resource string.
-    fn open_network(backend: BackendKind, spec: &BusSpec, wrap: &Wrap) -> Result<Self> {
+    fn open_network(backend: Backend, spec: &BusSpec, wrap: &Wrap) -> Result<Self> {
         let Some(host) = &spec.host else {
             return Err(DiagError::Usage(
                 "--backend prologix|vxi11 needs --host HOST[:PORT] (or give --resource)".into(),
@@ -264,7 +288,7 @@ impl Target {
             ));
         }
         let resource = match backend {
-            BackendKind::Prologix => crate::host_arg::prologix_resource(host)?,
+            Backend::Prologix => crate::host_arg::prologix_resource(host)?,
             _ => crate::host_arg::vxi11_resource(host, 0)?,
         };
         let mut t = Self::connect(&resource, wrap)?;
@@ -416,17 +440,18 @@ impl Target {
         Ok(address.primary.get())
     }
 
-    /// What a measurement session on this bus is opened with: `run`'s options, its
-    /// `--device` name resolved on this board.
-    pub fn session_options(&self, run: &RunArgs) -> Result<SessionOptions> {
+    /// What a measurement session on this bus is opened with: `device` (`--device`)
+    /// resolved on this board, `protocol` and `timeout` (seconds, `--timeout`) as given.
+    pub fn session_options(
+        &self,
+        device: Option<&DeviceArg>,
+        protocol: ProtocolChoice,
+        timeout: Option<f64>,
+    ) -> Result<SessionOptions> {
         Ok(SessionOptions {
-            device: run
-                .device
-                .as_ref()
-                .map(|d| self.resolve_device(d))
-                .transpose()?,
-            protocol: run.protocol.into(),
-            timeout: run.timeout,
+            device: device.map(|d| self.resolve_device(d)).transpose()?,
+            protocol,
+            timeout,
         })
     }
 
@@ -443,6 +468,11 @@ impl Target {
             })
             .unwrap_or_default()
     }
+}
+
+/// `--backend` does not name HiSLIP (a HiSLIP server is reached through its resource).
+pub fn hislip_needs_resource() -> DiagError {
+    DiagError::Usage("HiSLIP is reached through --resource TCPIP::HOST::hislip0::INSTR".into())
 }
 
 /// Diag's name of the backend the library's connector `name` is.

@@ -5,9 +5,14 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::device_arg::DeviceArg;
+pub use crate::export::Format;
+use crate::record::Backend;
 use crate::size::parse_size;
 
+mod backend;
+mod format;
 pub mod instrument;
+mod plain;
 pub mod trace;
 
 /// Longest timeout the options take, in seconds (11.6 days): long enough for any
@@ -184,19 +189,6 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-/// Which backend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BackendKind {
-    /// The simulated bus (virtual time).
-    Sim,
-    /// Real hardware through linux-gpib (build with `--features linux-gpib`).
-    LinuxGpib,
-    /// A Prologix GPIB-ETHERNET adapter (or `gpib-diag serve`) at `--host`.
-    Prologix,
-    /// A VXI-11 LAN/GPIB gateway (or `gpib-diag serve`) at `--host`.
-    Vxi11,
-}
-
 /// How the instrument is driven for a timed transfer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Protocol {
@@ -212,26 +204,13 @@ pub enum Protocol {
     Mock,
 }
 
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Human-readable; for io-test, exactly the 1988 io_test program's seven lines.
-    Text,
-    /// One JSON document with a record per measurement.
-    Json,
-    /// One CSV row per measurement.
-    Csv,
-    /// A Markdown table.
-    Markdown,
-}
-
 /// Where the bus is and which device to use.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Bus")]
 pub struct BusArgs {
     /// Backend.
-    #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
-    pub backend: BackendKind,
+    #[arg(long, value_enum, default_value_t = Backend::Sim)]
+    pub backend: Backend,
     /// Simulated configuration: a built-in name (hp9000-350, bench) or a TOML file.
     #[arg(long = "bus", value_name = "NAME|FILE", default_value = "hp9000-350")]
     pub bus: String,
@@ -376,8 +355,8 @@ pub struct CompareArgs {
     #[arg(long = "bus", value_name = "SPEC", num_args = 1)]
     pub buses: Vec<String>,
     /// Backend.
-    #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
-    pub backend: BackendKind,
+    #[arg(long, value_enum, default_value_t = Backend::Sim)]
+    pub backend: Backend,
     #[command(flatten)]
     pub run: RunArgs,
     #[command(flatten)]
@@ -485,8 +464,8 @@ pub struct ContentionArgs {
     /// Backend: sim (the model's curves, the same every run), or measured on the wall
     /// clock with the machine's CPU from /proc/stat: linux-gpib boards, a Prologix
     /// adapter or a VXI-11 gateway (`--host`, or `--resource`).
-    #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
-    pub backend: BackendKind,
+    #[arg(long, value_enum, default_value_t = Backend::Sim)]
+    pub backend: Backend,
     /// Prologix and VXI-11: the adapter or gateway, `HOST[:PORT]` (as io-test's).
     #[arg(long, value_name = "HOST[:PORT]")]
     pub host: Option<String>,
@@ -513,55 +492,73 @@ pub struct ContentionArgs {
     pub out: OutputArgs,
 }
 
-/// `doctor`.
+/// What `doctor` and `calibrate` probe: the bus, the instrument, and the sizes swept
+/// within a budget (under the help heading "Probe", after "Bus").
 #[derive(Debug, Clone, Args)]
-pub struct DoctorArgs {
+pub struct ProbeArgs {
     #[command(flatten)]
     pub bus: BusArgs,
     /// The instrument: its primary address, 0 to 30, or its name (simulator: a named
     /// device; linux-gpib: a gpib.conf `device` section). Default: the first
     /// instrument on the board, or the first listener found.
-    #[arg(long, value_name = "ADDR|NAME")]
+    #[arg(long, value_name = "ADDR|NAME", help_heading = "Probe")]
     pub device: Option<DeviceArg>,
     /// How to drive the instrument.
-    #[arg(long, value_enum, default_value_t = Protocol::Auto)]
+    #[arg(long, value_enum, default_value_t = Protocol::Auto, help_heading = "Probe")]
     pub protocol: Protocol,
-    /// Bytes of the small transfers (one call's worth of a short message).
-    #[arg(long, default_value = "16", value_parser = parse_size)]
+    /// Bytes of the smallest transfer swept (one call's worth of a short message).
+    #[arg(long, default_value = "16", value_parser = parse_size, help_heading = "Probe")]
     pub small: u64,
-    /// Bytes of the large transfers (default: the largest of 64K, 16K, 4K, ... that the
-    /// budget holds). Sizes between --small and --large are swept fourfold.
-    #[arg(long, value_parser = parse_size)]
+    /// Bytes of the largest transfer (default: as large as the budget allows, at most
+    /// 64K).
+    #[arg(long, value_parser = parse_size, help_heading = "Probe")]
     pub large: Option<u64>,
-    /// Seconds of bus time the size sweep may take (wall time on hardware, modelled
+    /// Seconds of bus time the measurement may take (wall time on hardware, modelled
     /// time on the simulator); the sizes stop where the next would pass it.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 30.0,
+        help_heading = "Probe"
+    )]
     pub budget: f64,
+}
+
+/// `doctor`.
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub probe: ProbeArgs,
     /// The rate this board should reach, B/s (hardware: what to compare with; the
     /// simulator computes it with every contention source switched off).
-    #[arg(long, value_name = "B/S")]
+    #[arg(long, value_name = "B/S", help_heading = "Doctor")]
     pub baseline: Option<f64>,
     /// A contention source counts when switching it off makes some transfer at least
     /// this much faster.
-    #[arg(long, default_value_t = 1.1)]
+    #[arg(long, default_value_t = 1.1, help_heading = "Doctor")]
     pub threshold: f64,
     /// The bytes your program asks for in each read call (ibrd's count, VISA's
     /// chunk_size, a VXI-11 requestSize): a message is read in calls of this size and
     /// in one call, alternately, and the difference tested.
-    #[arg(long, value_name = "BYTES", value_parser = parse_size)]
+    #[arg(long, value_name = "BYTES", value_parser = parse_size, help_heading = "Doctor")]
     pub read_size: Option<u64>,
     /// Other devices on the same board to read and write at the probed device's
     /// largest size (addresses or names, comma-separated): the board's fastest device
     /// as a reference, which tells a slow device from a slow board, cable or host.
-    #[arg(long, value_name = "ADDR|NAME,...", value_delimiter = ',')]
+    #[arg(
+        long,
+        value_name = "ADDR|NAME,...",
+        value_delimiter = ',',
+        help_heading = "Doctor"
+    )]
     pub reference: Vec<DeviceArg>,
     /// Timeout per I/O call in seconds, 0 (none) to 1,000,000. Default: the board's,
     /// raised to 10 s + 1 s per 10 kB of the largest transfer (a board with none keeps
     /// none). A device that never ends its answers costs this at each read.
-    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true)]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds, allow_negative_numbers = true, help_heading = "Doctor")]
     pub timeout: Option<f64>,
     /// Output format: text or json.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_enum, default_value_t = Format::Text, help_heading = "Doctor")]
     pub format: Format,
 }
 
@@ -569,28 +566,18 @@ pub struct DoctorArgs {
 #[derive(Debug, Clone, Args)]
 pub struct CalibrateArgs {
     #[command(flatten)]
-    pub bus: BusArgs,
-    /// The instrument: its primary address or name (default: the first instrument on
-    /// the board, or the first listener found).
-    #[arg(long, value_name = "ADDR|NAME")]
-    pub device: Option<DeviceArg>,
-    /// How to drive the instrument.
-    #[arg(long, value_enum, default_value_t = Protocol::Auto)]
-    pub protocol: Protocol,
-    /// Bytes of the smallest transfer swept.
-    #[arg(long, default_value = "16", value_parser = parse_size)]
-    pub small: u64,
-    /// Bytes of the largest (default: as large as the budget allows, at most 64K).
-    #[arg(long, value_parser = parse_size)]
-    pub large: Option<u64>,
-    /// Seconds of bus time the measurement may take (sweep and held-out sizes).
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
-    pub budget: f64,
+    pub probe: ProbeArgs,
     /// Where the configuration goes (`-`: standard output).
-    #[arg(short, long, value_name = "FILE", default_value = "-")]
+    #[arg(
+        short,
+        long,
+        value_name = "FILE",
+        default_value = "-",
+        help_heading = "Calibrate"
+    )]
     pub output: String,
     /// The report: text or json.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
+    #[arg(long, value_enum, default_value_t = Format::Text, help_heading = "Calibrate")]
     pub format: Format,
 }
 
@@ -599,8 +586,8 @@ pub struct CalibrateArgs {
 pub struct ServeArgs {
     /// What is served: the simulator, linux-gpib's boards, or a relay of a Prologix
     /// adapter or a VXI-11 gateway at --host.
-    #[arg(long, value_enum, default_value_t = BackendKind::Sim)]
-    pub backend: BackendKind,
+    #[arg(long, value_enum, default_value_t = Backend::Sim)]
+    pub backend: Backend,
     /// Simulated configuration: a built-in name (bench, hp9000-350) or a TOML file.
     #[arg(long = "bus", value_name = "NAME|FILE", default_value = "bench")]
     pub bus: String,

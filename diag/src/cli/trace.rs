@@ -68,7 +68,7 @@ pub struct RecordArgs {
     /// the simulated configuration; on linux-gpib, a gpib.conf `device` section).
     /// Default: the first instrument.
     #[arg(long, value_name = "ADDR|NAME")]
-    pub device: Option<crate::target::DeviceArg>,
+    pub device: Option<crate::device_arg::DeviceArg>,
     /// Times to run the workload.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub repeat: u32,

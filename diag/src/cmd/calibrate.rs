@@ -9,7 +9,7 @@ use crate::error::{DiagError, Result};
 use crate::measure::SessionOptions;
 use crate::record::Backend;
 use crate::sample::Direction;
-use crate::target::{BusSpec, Target};
+use crate::target::Target;
 
 /// A measurement whose transfers waited for a CPU this share of each byte's time was
 /// disturbed by other work on the machine.
@@ -17,8 +17,8 @@ const DISTURBED_SHARE: f64 = 0.1;
 
 /// Runs the command; `Ok(true)` when every held-out size was predicted within 5 %.
 pub fn run(args: &CalibrateArgs) -> Result<bool> {
-    let budget = crate::cli::budget(args.budget)?;
-    if args.small == 0 || args.large == Some(0) {
+    let budget = crate::cli::budget(args.probe.budget)?;
+    if args.probe.small == 0 || args.probe.large == Some(0) {
         return Err(DiagError::Usage(
             "--small and --large must be at least 1 byte".into(),
         ));
@@ -26,22 +26,25 @@ pub fn run(args: &CalibrateArgs) -> Result<bool> {
     if !matches!(args.format, Format::Text | Format::Json) {
         return Err(DiagError::Usage("calibrate prints text or json".into()));
     }
-    let spec = BusSpec::from_args(&args.bus)?;
-    let target = Target::open(args.bus.backend, &spec)?;
+    let spec = args.probe.bus.spec()?;
+    let target = Target::open(args.probe.bus.backend, &spec)?;
     let config = (target.backend == Backend::Sim)
         .then(|| spec.config())
         .transpose()?;
     let hs = doctor::handshake(&target, config.as_ref());
     let opts = SessionOptions {
-        device: args
-            .device
-            .as_ref()
-            .map(|d| target.resolve_device(d))
-            .transpose()?,
-        protocol: args.protocol.into(),
+        device: args.probe.device(&target)?,
+        protocol: args.probe.protocol.into(),
         timeout: None,
     };
-    let c = calibrate::calibrate(&target, hs, &opts, args.small, args.large, budget)?;
+    let c = calibrate::calibrate(
+        &target,
+        hs,
+        &opts,
+        args.probe.small,
+        args.probe.large,
+        budget,
+    )?;
     let report = match args.format {
         Format::Json => {
             serde_json::to_string_pretty(&c).map_err(|e| DiagError::Output {

@@ -4,10 +4,11 @@
 
 mod runs;
 
-use crate::cli::{BackendKind, CompareArgs, Format};
+use crate::cli::{CompareArgs, Format};
 use crate::error::{DiagError, Result};
 use crate::export::{self, text, Ratio};
 use crate::measure::Session;
+use crate::record::Backend;
 use crate::run::{self, Progress};
 use crate::size::parse_size;
 use crate::target::{BusSpec, Target};
@@ -67,7 +68,7 @@ pub fn run(args: &CompareArgs) -> Result<()> {
 fn measure(args: &CompareArgs, size: u64) -> Result<()> {
     let buses = match args.buses.as_slice() {
         [] => each_source_off(DEFAULT_CONFIG)?,
-        [one] if args.backend == BackendKind::Sim => each_source_off(one)?,
+        [one] if args.backend == Backend::Sim => each_source_off(one)?,
         [_] => {
             return Err(DiagError::Usage(
                 "compare needs at least two --bus configurations".into(),
@@ -79,19 +80,20 @@ fn measure(args: &CompareArgs, size: u64) -> Result<()> {
         .iter()
         .map(|s| BusSpec::parse(s))
         .collect::<Result<Vec<_>>>()?;
-    let backend: BackendKind = args.backend;
+    let backend: Backend = args.backend;
     let mut records = Vec::new();
     let mut progress = Progress::new(
-        run::planned(&args.run) * specs.len() as u64,
-        &args.out,
+        run::planned(&args.run.plan()) * specs.len() as u64,
+        args.out.quiet,
+        &args.out.output,
         "compare",
     );
     let mut failed = None;
     for spec in &specs {
         let measured = Target::open(backend, spec).and_then(|target| {
-            let mut session = Session::open(&target, &target.session_options(&args.run)?, size)?;
+            let mut session = Session::open(&target, &args.run.session_options(&target)?, size)?;
             let ctx = run::context(&target, &session);
-            run::measure_pair(&mut session, &ctx, size, &args.run, &mut progress)
+            run::measure_pair(&mut session, &ctx, size, &args.run.plan(), &mut progress)
         });
         match measured {
             Ok(pair) => {
@@ -116,7 +118,7 @@ fn measure(args: &CompareArgs, size: u64) -> Result<()> {
         Format::Text => text::table(&records, &ratios),
         f => export::render(f, "compare", &records, &ratios)?,
     };
-    export::emit(&args.out, &out)?;
+    export::emit(&args.out.output, &out)?;
     failed.map_or(Ok(()), Err)
 }
 

@@ -10,7 +10,7 @@ use crate::error::{DiagError, Result};
 use crate::measure::SessionOptions;
 use crate::record::Backend;
 use crate::sample::Direction;
-use crate::target::{BusSpec, Target};
+use crate::target::Target;
 
 /// The exit status when a problem was found.
 pub const FOUND_EXIT: u8 = 3;
@@ -23,12 +23,12 @@ pub fn run(args: &DoctorArgs) -> Result<bool> {
             args.threshold
         )));
     }
-    if args.small == 0 || args.large == Some(0) || args.read_size == Some(0) {
+    if args.probe.small == 0 || args.probe.large == Some(0) || args.read_size == Some(0) {
         return Err(DiagError::Usage(
             "--small, --large and --read-size must be at least 1 byte".into(),
         ));
     }
-    let budget = crate::cli::budget(args.budget)?;
+    let budget = crate::cli::budget(args.probe.budget)?;
     if let Some(b) = args.baseline {
         if !(b.is_finite() && b > 0.0) {
             return Err(DiagError::Usage(format!(
@@ -39,22 +39,18 @@ pub fn run(args: &DoctorArgs) -> Result<bool> {
     if !matches!(args.format, Format::Text | Format::Json) {
         return Err(DiagError::Usage("doctor prints text or json".into()));
     }
-    let spec = BusSpec::from_args(&args.bus)?;
-    let target = Target::open(args.bus.backend, &spec)?;
+    let spec = args.probe.bus.spec()?;
+    let target = Target::open(args.probe.bus.backend, &spec)?;
     let simulated = target.backend == Backend::Sim;
     let req = Request {
         spec,
         session: SessionOptions {
-            device: args
-                .device
-                .as_ref()
-                .map(|d| target.resolve_device(d))
-                .transpose()?,
-            protocol: args.protocol.into(),
+            device: args.probe.device(&target)?,
+            protocol: args.probe.protocol.into(),
             timeout: args.timeout,
         },
-        small: args.small,
-        large: args.large,
+        small: args.probe.small,
+        large: args.probe.large,
         budget,
         baseline: args.baseline,
         threshold: args.threshold,

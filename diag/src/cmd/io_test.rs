@@ -5,15 +5,26 @@ use crate::error::Result;
 use crate::export::{self, text};
 use crate::measure::Session;
 use crate::run::{self, Progress};
-use crate::target::{BusSpec, Target};
+use crate::target::Target;
 
 /// Runs the command.
 pub fn run(args: &IoTestArgs) -> Result<()> {
-    let target = Target::open(args.bus.backend, &BusSpec::from_args(&args.bus)?)?;
-    let mut session = Session::open(&target, &target.session_options(&args.run)?, args.size)?;
+    let target = Target::open(args.bus.backend, &args.bus.spec()?)?;
+    let mut session = Session::open(&target, &args.run.session_options(&target)?, args.size)?;
     let ctx = run::context(&target, &session);
-    let mut progress = Progress::new(run::planned(&args.run), &args.out, "io-test");
-    let pair = run::measure_pair(&mut session, &ctx, args.size, &args.run, &mut progress)?;
+    let mut progress = Progress::new(
+        run::planned(&args.run.plan()),
+        args.out.quiet,
+        &args.out.output,
+        "io-test",
+    );
+    let pair = run::measure_pair(
+        &mut session,
+        &ctx,
+        args.size,
+        &args.run.plan(),
+        &mut progress,
+    )?;
     progress.finish();
     let records = [pair.read, pair.write];
     let out = match args.out.format {
@@ -26,5 +37,5 @@ pub fn run(args: &IoTestArgs) -> Result<()> {
         }
         f => export::render(f, "io-test", &records, &[])?,
     };
-    export::emit(&args.out, &out)
+    export::emit(&args.out.output, &out)
 }

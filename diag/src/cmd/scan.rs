@@ -8,7 +8,7 @@ use crate::cli::{Format, ScanArgs};
 use crate::error::{DiagError, Result};
 use crate::export;
 use crate::export::table::{Align, Grid};
-use crate::target::{BusSpec, Target};
+use crate::target::Target;
 
 /// One listener found.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -23,7 +23,7 @@ pub struct Found {
 
 /// Runs the command.
 pub fn run(args: &ScanArgs) -> Result<()> {
-    let target = Target::open(args.bus.backend, &BusSpec::from_args(&args.bus)?)?;
+    let target = Target::open(args.bus.backend, &args.bus.spec()?)?;
     let mut found = Vec::new();
     for a in target.bus.find_listeners_with_secondaries()? {
         let mut dev = target.bus.device(a)?;
@@ -76,5 +76,5 @@ pub fn run(args: &ScanArgs) -> Result<()> {
         }
         Format::Csv => export::csv::rows(&[], &found)?,
     };
-    export::emit(&args.out, &out)
+    export::emit(&args.out.output, &out)
 }

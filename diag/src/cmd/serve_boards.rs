@@ -8,9 +8,10 @@ use std::collections::BTreeMap;
 use gpib::sim::SimHost;
 use gpib::{Address, Bus, ResourceManager};
 
-use crate::cli::{BackendKind, ServeArgs};
+use crate::cli::ServeArgs;
 use crate::error::{DiagError, Result};
 use crate::host_arg;
+use crate::record::Backend;
 
 /// The boards to serve.
 pub struct Boards {
@@ -38,37 +39,37 @@ impl Boards {
 
 /// Opens the boards `a` names.
 pub fn open(a: &ServeArgs) -> Result<Boards> {
-    if a.backend != BackendKind::Sim && a.realtime {
+    if a.backend != Backend::Sim && a.realtime {
         return Err(DiagError::Usage(
             "--realtime is for the simulator (--backend sim): real boards take real time".into(),
         ));
     }
-    if a.backend != BackendKind::Sim && a.bus != "bench" {
+    if a.backend != Backend::Sim && a.bus != "bench" {
         return Err(DiagError::Usage(format!(
             "--bus {} names a simulated configuration: give it with --backend sim",
             a.bus
         )));
     }
-    if matches!(a.backend, BackendKind::Sim | BackendKind::LinuxGpib) && a.host.is_some() {
+    if matches!(a.backend, Backend::Sim | Backend::LinuxGpib) && a.host.is_some() {
         return Err(DiagError::Usage(
             "--host is for relaying a Prologix adapter or a VXI-11 gateway (--backend prologix|vxi11)".into(),
         ));
     }
     let default = a.default_device.map(Address::try_from).transpose()?;
-    let mut out = if a.backend == BackendKind::Sim {
+    let mut out = if a.backend == Backend::Sim {
         simulated(a)?
     } else {
         let mut out = Boards::empty();
         let mut rm = ResourceManager::new();
         for r in resources(a)? {
             let label = match a.backend {
-                BackendKind::LinuxGpib => format!("linux-gpib {r}"),
+                Backend::LinuxGpib => format!("linux-gpib {r}"),
                 _ => r.clone(),
             };
             // Before it is opened: a board opened twice may fail for another reason.
             once(&out, &label)?;
             let bus = rm.open_interface(&r).map_err(|e| match e.kind() {
-                gpib::ErrorKind::InvalidArgument if a.backend == BackendKind::LinuxGpib => {
+                gpib::ErrorKind::InvalidArgument if a.backend == Backend::LinuxGpib => {
                     no_linux_gpib(e)
                 }
                 _ => DiagError::from(e),
@@ -172,19 +173,19 @@ fn resources(a: &ServeArgs) -> Result<Vec<String>> {
             DiagError::Usage(format!(
                 "--backend {} relays an adapter: give --host HOST[:PORT]",
                 match a.backend {
-                    BackendKind::Prologix => "prologix",
+                    Backend::Prologix => "prologix",
                     _ => "vxi11",
                 }
             ))
         })
     };
     match a.backend {
-        BackendKind::Sim => Ok(Vec::new()),
-        BackendKind::LinuxGpib => Ok(numbers()?
+        Backend::Sim => Ok(Vec::new()),
+        Backend::LinuxGpib => Ok(numbers()?
             .into_iter()
             .map(|n| format!("GPIB{n}::INTFC"))
             .collect()),
-        BackendKind::Prologix => {
+        Backend::Prologix => {
             if !a.board.is_empty() {
                 return Err(DiagError::Usage(
                     "--board: a Prologix adapter has one bus (serve several adapters with one gpib-diag serve each)".into(),
@@ -192,7 +193,8 @@ fn resources(a: &ServeArgs) -> Result<Vec<String>> {
             }
             Ok(vec![host_arg::prologix_resource(host()?)?])
         }
-        BackendKind::Vxi11 => {
+        Backend::Hislip => Err(crate::target::hislip_needs_resource()),
+        Backend::Vxi11 => {
             let host = host()?;
             numbers()?
                 .into_iter()

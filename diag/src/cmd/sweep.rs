@@ -8,7 +8,7 @@ use crate::measure::{Direction, Session};
 use crate::plot::{sweep::sweep_svg, Series};
 use crate::record::Record;
 use crate::run::{self, Progress};
-use crate::target::{BusSpec, Target};
+use crate::target::Target;
 
 /// The sizes from `from` to `to`, multiplying by `factor`; `to` is always included.
 pub fn sizes(from: u64, to: u64, factor: u64) -> Vec<u64> {
@@ -30,11 +30,11 @@ pub fn run(args: &SweepArgs) -> Result<()> {
             args.from, args.to
         )));
     }
-    let target = Target::open(args.bus.backend, &BusSpec::from_args(&args.bus)?)?;
+    let target = Target::open(args.bus.backend, &args.bus.spec()?)?;
     // Sized for the largest step after rounding to whole 16-bit words (HP3565).
     let mut session = Session::open(
         &target,
-        &target.session_options(&args.run)?,
+        &args.run.session_options(&target)?,
         args.to.saturating_add(args.to % 2),
     )?;
     let ctx = run::context(&target, &session);
@@ -47,14 +47,15 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         list.dedup();
     }
     let mut progress = Progress::new(
-        run::planned(&args.run) * list.len() as u64,
-        &args.out,
+        run::planned(&args.run.plan()) * list.len() as u64,
+        args.out.quiet,
+        &args.out.output,
         "sweep",
     );
     let mut records = Vec::new();
     let mut failed = None;
     for &size in &list {
-        match run::measure_pair(&mut session, &ctx, size, &args.run, &mut progress) {
+        match run::measure_pair(&mut session, &ctx, size, &args.run.plan(), &mut progress) {
             Ok(pair) => {
                 records.push(pair.read);
                 records.push(pair.write);
@@ -89,7 +90,7 @@ pub fn run(args: &SweepArgs) -> Result<()> {
         }
         f => export::render(f, "sweep", &records, &[])?,
     };
-    export::emit(&args.out, &out)?;
+    export::emit(&args.out.output, &out)?;
     failed.map_or(Ok(()), Err)
 }
 

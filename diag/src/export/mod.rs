@@ -8,7 +8,6 @@ pub mod text;
 
 use std::io::Write;
 
-use crate::cli::{Format, OutputArgs};
 use crate::error::{DiagError, Result};
 use crate::record::Record;
 
@@ -53,19 +52,32 @@ pub fn to_stdout(bytes: &[u8]) -> Result<()> {
     }
 }
 
-/// Writes `text` to the output named in `out` (`-` = stdout). A closed pipe is not an
-/// error (`gpib-diag ... | head` is fine).
-pub fn emit(out: &OutputArgs, text: &str) -> Result<()> {
-    let result = if out.output == "-" {
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Human-readable; for io-test, exactly the 1988 io_test program's seven lines.
+    Text,
+    /// One JSON document with a record per measurement.
+    Json,
+    /// One CSV row per measurement.
+    Csv,
+    /// A Markdown table.
+    Markdown,
+}
+
+/// Writes `text` to `output` (`-` = stdout). A closed pipe is not an error
+/// (`gpib-diag ... | head` is fine).
+pub fn emit(output: &str, text: &str) -> Result<()> {
+    let result = if output == "-" {
         let mut so = std::io::stdout().lock();
         so.write_all(text.as_bytes()).and_then(|_| so.flush())
     } else {
-        std::fs::write(&out.output, text)
+        std::fs::write(output, text)
     };
     match result {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(source) => Err(DiagError::Output {
-            path: out.output.clone(),
+            path: output.to_string(),
             source,
         }),
         Ok(()) => Ok(()),

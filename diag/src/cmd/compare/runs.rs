@@ -104,7 +104,7 @@ pub fn run(before: &str, after: &str, out: &OutputArgs) -> Result<()> {
         Format::Json => json(&c)?,
         Format::Csv => csv(&c)?,
     };
-    export::emit(out, &text)
+    export::emit(&out.output, &text)
 }
 
 /// Matches the two runs' figures and tests each difference.

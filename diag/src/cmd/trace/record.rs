@@ -10,15 +10,15 @@ use gpib::Address;
 use super::counted::Counted;
 use super::input::output;
 use super::{RecordArgs, TraceWorkload};
-use crate::cli::BackendKind;
 use crate::error::{DiagError, Result};
 use crate::measure::{ProtocolChoice, Session, SessionOptions};
-use crate::target::{BusSpec, Target};
+use crate::record::Backend;
+use crate::target::Target;
 
 /// Runs the command.
 pub fn run(a: &RecordArgs) -> Result<()> {
-    let spec = BusSpec::from_args(&a.bus)?;
-    let simulated = a.bus.backend == BackendKind::Sim && spec.resource.is_none();
+    let spec = a.bus.spec()?;
+    let simulated = a.bus.backend == Backend::Sim && spec.resource.is_none();
     // The board's index on a simulated host, so that call and bus records agree.
     let board = if simulated {
         let host = gpib::sim::load(&spec.config)?;

@@ -38,6 +38,7 @@ use super::{BoardConfig, Config, DeviceConfig};
 use crate::error::{Error, Result};
 use crate::gpibconf::{GpibConf, Settings};
 
+super::keys::config_struct! {
 /// An instrument attached to a gpib.conf's device: by the device section's `name`, or
 /// at `minor` + `address` (+ `secondary`) for an instrument no section names.
 ///
@@ -71,18 +72,9 @@ pub struct InstrumentConfig {
     pub mount: Option<String>,
     /// Whether the disc starts mounted (default true when it has a mount point).
     pub mounted: Option<bool>,
-    /// T1 settling time when the device talks, ns.
-    pub t1_ns: Option<u64>,
-    /// Acceptance time when the device listens, ns.
-    pub accept_ns: Option<u64>,
-    /// Time after a command before the device talks or listens again, µs.
-    pub response_latency_us: Option<f64>,
-    /// Time to resume talking after a held-off handshake, ns.
-    pub holdoff_recovery_talk_ns: Option<u64>,
-    /// Time to resume listening after a held-off handshake, ns.
-    pub holdoff_recovery_listen_ns: Option<u64>,
-    /// Time a measurement of a SCPI instrument takes, s.
-    pub measurement_time_s: Option<f64>,
+    @timing,
+    @measurement,
+}
 }
 
 impl InstrumentConfig {
@@ -95,7 +87,7 @@ impl InstrumentConfig {
     }
 
     fn device(self, address: u8, secondary: Option<u8>) -> DeviceConfig {
-        DeviceConfig {
+        let mut d = DeviceConfig {
             address,
             secondary,
             model: self.model,
@@ -103,14 +95,10 @@ impl InstrumentConfig {
             disc: self.disc,
             mount: self.mount,
             mounted: self.mounted,
-            t1_ns: self.t1_ns,
-            accept_ns: self.accept_ns,
-            response_latency_us: self.response_latency_us,
-            holdoff_recovery_talk_ns: self.holdoff_recovery_talk_ns,
-            holdoff_recovery_listen_ns: self.holdoff_recovery_listen_ns,
-            measurement_time_s: self.measurement_time_s,
             ..DeviceConfig::default()
-        }
+        };
+        super::keys::copy_timing!(self => d);
+        d
     }
 }
 

@@ -433,3 +433,52 @@ fn reads_and_writes_take_their_own_call_overheads_and_old_files_one() {
     assert_eq!(t.read_call_overhead, Some(Duration::from_nanos(339_600)));
     assert_eq!(t.write_call_overhead, Some(Duration::from_nanos(442_100)));
 }
+
+/// The tables whose keys are declared once in groups (`keys.rs`) still name every key,
+/// in the order of the file's documentation, and where the unknown one is.
+#[test]
+fn unknown_keys_list_every_key_in_order_and_where() {
+    let board = Config::parse("name = \"h\"\n[[board]]\nname = \"b\"\nbogus = 1\n").unwrap_err();
+    let device = Config::parse(
+        "name = \"h\"\n[[board]]\nname = \"b\"\n[[board.device]]\naddress = 1\nmodel = \"scpi\"\nbogus = 1\n",
+    )
+    .unwrap_err();
+    let instrument = Config::parse(
+        "name = \"h\"\ngpib_conf = \"x\"\n[[instrument]]\nmodel = \"scpi\"\nbogus = 1\n",
+    )
+    .unwrap_err();
+    for (e, line, keys) in [
+        (
+            board,
+            4,
+            "`name`, `description`, `address`, `timeout_s`, `transfer`, `call_overhead_us`, \
+             `read_call_overhead_us`, `write_call_overhead_us`, `command_byte_us`, \
+             `pio_read_byte_ns`, `pio_write_byte_ns`, `dma_byte_ns`, `dma_setup_us`, \
+             `dma_block_bytes`, `interrupt_us`, `t1_ns`, `accept_ns`, `hs488`, `polled`, \
+             `poll_us`, `eos`, `set-reos`, `set_reos`, `set-bin`, `set_bin`, `set-xeos`, \
+             `set_xeos`, `eot`, `set-eot`, `autopoll`, \
+             `addressing`, `cable_m`, `device`, `pyvisa_sim`",
+        ),
+        (
+            device,
+            7,
+            "`address`, `secondary`, `model`, `file`, `device`, `resource`, `interface`, \
+             `response_time_us`, `idn`, `disc`, `mount`, `mounted`, `t1_ns`, `accept_ns`, \
+             `response_latency_us`, `holdoff_recovery_talk_ns`, `holdoff_recovery_listen_ns`, \
+             `listen_only`, `nrfd_hold_us`, `srq_every_us`, `activity_bytes_per_s`, \
+             `measurement_time_s`, `name`, `timeout_s`, `eos`, `set-reos`, `set_reos`, \
+             `set-bin`, `set_bin`, `set-xeos`, `set_xeos`, `eot`, `set-eot`, `faults`",
+        ),
+        (
+            instrument,
+            5,
+            "`name`, `minor`, `address`, `secondary`, `model`, `idn`, `disc`, `mount`, \
+             `mounted`, `t1_ns`, `accept_ns`, `response_latency_us`, \
+             `holdoff_recovery_talk_ns`, `holdoff_recovery_listen_ns`, `measurement_time_s`",
+        ),
+    ] {
+        let text = e.to_string();
+        assert!(text.contains(&format!("expected one of {keys}")), "{text}");
+        assert!(text.contains(&format!("line {line}")), "{text}");
+    }
+}

@@ -211,8 +211,8 @@ impl DeviceFile {
     /// Reads and parses the file at `path` (a regular file of at most
     /// [`MAX_FILE_BYTES`]). Files a resource names (`filename:`) are found beside it.
     pub fn read(path: &Path) -> Result<Self, DeviceFileError> {
-        let text = crate::sim::config::read_text_file(path, MAX_FILE_BYTES)
-            .map_err(|e| DeviceFileError::Read(e.to_string()))?;
+        let text = crate::regular_file::read_text(path, MAX_FILE_BYTES)
+            .map_err(|e| DeviceFileError::Read(format!("{}: {e}", path.display())))?;
         let mut f = Self::parse(&text)?;
         f.dir = path.parent().map(Path::to_path_buf);
         Ok(f)

@@ -344,3 +344,20 @@ fn defaults_and_set_values_in_unicode_digits_convert_as_python_does() {
     assert_eq!(run(&mut d, "N １_２"), (vec![], None));
     assert_eq!(one(&mut d, "N?"), "12\n");
 }
+
+/// A device file that is not there is reported as a missing device file, with its path
+/// (it was read through the simulator configuration's reader, which called it an
+/// "unknown configuration ... not a built-in").
+#[test]
+fn a_missing_device_file_is_named_as_one() {
+    let path = std::env::temp_dir().join(format!("gpib-no-such-{}.yaml", std::process::id()));
+    let e = DeviceFile::read(&path).unwrap_err();
+    let text = e.to_string();
+    assert!(matches!(e, DeviceFileError::Read(_)), "{text}");
+    assert!(!text.contains("configuration"), "{text}");
+    assert!(text.contains(&path.display().to_string()), "{text}");
+    assert!(text.contains("cannot open"), "{text}");
+    let dir = std::env::temp_dir();
+    let text = DeviceFile::read(&dir).unwrap_err().to_string();
+    assert!(text.contains("is a directory, not a file"), "{text}");
+}

@@ -1,0 +1,73 @@
+//! Opening descriptors: `ibdev`, `ibfind`, `ibonl`.
+
+use super::*;
+
+// ---------------------------------------------------------------------------------
+// Opening descriptors.
+// ---------------------------------------------------------------------------------
+
+/// `ibdev`: a new device descriptor.
+pub fn dev(
+    lib: &Library,
+    board: i32,
+    pad: i32,
+    sad: i32,
+    tmo: i32,
+    eot: i32,
+    eos: i32,
+) -> Res<i32> {
+    let b = usize::try_from(board)
+        .ok()
+        .filter(|&b| b < lib.boards.len())
+        .ok_or(Fail::code(ENEB))?;
+    let pad = check_pad(pad)?;
+    let sad = check_sad(sad)?;
+    let tmo = check_timeout_code(tmo)?;
+    let eos = check_eos(eos)?;
+    let s = Settings::device(pad, sad, tmo, eot != 0, eos);
+    lib.insert(Desc::new(b, false, s))
+}
+
+/// `ibfind`: a new device descriptor for the device called `name` (with its configured
+/// address, timeout, EOS and EOT settings, as a gpib.conf `device` section gives), or
+/// a new board descriptor for the board called `name`.
+pub fn find(lib: &Library, name: &str) -> Res<i32> {
+    if let Some(n) = lib.named.iter().find(|n| n.name == name) {
+        let b = lib.board(n.board);
+        let s = Settings::with(
+            n.address.primary.get(),
+            n.address.secondary.map(|s| s.get()),
+            n.settings.or(b.defaults),
+        );
+        return lib.insert(Desc::new(n.board, false, s));
+    }
+    let Some(b) = lib.board_named(name) else {
+        if let Some((_, why)) = lib.unusable.iter().find(|(n, _)| n == name) {
+            eprintln!("libgpib (simulated bus): ibfind({name:?}): {why}");
+        }
+        return Err(not_configured());
+    };
+    lib.insert(Desc::new(b.index, true, Settings::board(b)))
+}
+
+/// What libgpib's `ibfind` reports for a name not in its configuration (one that is
+/// not UTF-8 text included: no name of a configuration is).
+pub fn not_configured() -> Fail {
+    Fail {
+        iberr: EDVR,
+        count: Some(2), // ENOENT
+        timo: false,
+    }
+}
+
+/// `ibonl`: 0 closes a device descriptor (a board descriptor stays usable); anything
+/// else restores the settings it was opened with.
+pub fn onl(lib: &Library, ud: i32, d: &mut Desc, v: i32) -> Res {
+    d.pending = None;
+    d.s = d.defaults.clone();
+    d.end = false;
+    if v == 0 && ud >= MAX_BOARDS as i32 {
+        lib.remove(ud);
+    }
+    Ok(None)
+}
