@@ -10,6 +10,7 @@ mod faults;
 mod gpib_conf;
 mod hostile_peers;
 mod hp9000_350_1988;
+mod linux_gpib_rs;
 mod open;
 mod pyvisa_sim;
 mod queries;
