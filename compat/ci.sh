@@ -3,8 +3,8 @@
 # from the simulator (compat/), with no hardware and no real linux-gpib:
 #
 #   1. build the compatibility library and lay it out as libgpib.so.0 + libgpib.so;
-#   2. check it exports every symbol of include/gpib/ib.h (what C programs, linux-gpib-rs
-#      and the gpib crate's own declarations call);
+#   2. check it exports every symbol of include/gpib/ib.h (what C programs and
+#      linux-gpib-rs, through which the gpib crate's backend calls it, link against);
 #   3. compile compat/tests/find_and_idn.c against the header, link it against the
 #      library, run it and compare its output; the same in Python through ctypes, and
 #      through linux-gpib's Python API when a `gpib` module (or gpib-ctypes) is there;
@@ -20,9 +20,10 @@
 #      LinuxGpibBoard costs beside raw ibwrt/ibrd calls through the same library
 #      (cargo bench --bench linux_gpib_overhead; informational).
 #
-# Needs only the Rust toolchain (with clippy), gcc and python3 (no libclang: bindgen
-# is never run). Target dirs: target-compat (library, C program) and target-linux-gpib
-# (the feature build); override with COMPAT_TARGET_DIR / LINUX_GPIB_TARGET_DIR.
+# Needs only the Rust toolchain (with clippy), gcc and python3 (no libclang: with
+# NO_LOCAL_LIB=1 linux-gpib-sys never runs bindgen). Target dirs: target-compat
+# (library, C program) and target-linux-gpib (the feature build); override with
+# COMPAT_TARGET_DIR / LINUX_GPIB_TARGET_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -141,6 +142,11 @@ diff -u "$OUT/readme.expected" "$OUT/readme.out" ||
 echo "the README's blocks ran and printed what it shows ($(wc -l <"$OUT/readme.out") lines)"
 
 section "linux-gpib feature against libgpib.so.0 (CARGO_TARGET_DIR=$LG_TARGET)"
+# linux-gpib-rs's sys crate with NO_LOCAL_LIB: its shipped bindings (no bindgen, no
+# libclang, no installed linux-gpib) and no link directive of its own, so the library
+# is named here, as the README says. linux-gpib-sys caches that choice per target dir:
+# this one is only ever built with it.
+export NO_LOCAL_LIB=1
 export RUSTFLAGS="-L native=$LIBDIR -l dylib=gpib"
 # rustdoc takes no -l: doc tests get the library as a trailing linker argument.
 export RUSTDOCFLAGS="-L native=$LIBDIR -C link-arg=-lgpib"
@@ -248,10 +254,10 @@ grep -q '^test gpib_conf::linux_gpib_opens_the_example_by_name ... ok$' "$OUT/gp
   fail "the example gpib.conf test did not run and pass on the linux-gpib backend"
 
 section "linux-gpib-rs against libgpib.so.0 (bench/peers/linux-gpib-rs: NO_LOCAL_LIB=1, its own target dir)"
-# linux-gpib-rs's linux-gpib-sys runs bindgen on its bundled header with NO_LOCAL_LIB=1
-# and caches that choice per target dir: this one holds only that build.
+# NO_LOCAL_LIB=1 (set above) as for the feature build; a target dir of its own (a
+# package outside the workspace, with its own lock file).
 PEER=(--manifest-path "$ROOT/bench/peers/linux-gpib-rs/Cargo.toml")
-export NO_LOCAL_LIB=1 CARGO_TARGET_DIR="$LG_TARGET/peer"
+export CARGO_TARGET_DIR="$LG_TARGET/peer"
 # The bench profile, as the benchmark below: one build of linux-gpib-rs and the library.
 GPIB_HW_BOARD=0 GPIB_HW_ADDRESS=22 cargo test "${PEER[@]}" --profile bench -- --nocapture 2>&1 | tee "$OUT/peer_linux_gpib_rs.txt"
 grep -q '^test linux_gpib_rs_and_the_gpib_crate_get_the_same_answer ... ok$' "$OUT/peer_linux_gpib_rs.txt" ||

@@ -11,6 +11,7 @@ mod gpib_conf;
 mod hostile_hislip;
 mod hostile_peers;
 mod hp9000_350_1988;
+mod linux_gpib_rs;
 mod open;
 mod pyvisa_sim;
 mod queries;

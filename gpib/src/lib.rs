@@ -62,8 +62,8 @@
 //!   (feature `serve`): the network server; `aio` (feature `tokio`): `AsyncDevice`,
 //!   the same calls as async functions for tokio, safe to cancel.
 #![warn(missing_docs)]
-// Unsafe code only where libgpib is called (backend/linux_gpib/ffi.rs, feature
-// `linux-gpib`), each block with its SAFETY comment.
+// Unsafe code only where libgpib is called through linux-gpib-sys rather than
+// linux-gpib-rs (backend/linux_gpib/sys.rs, feature `linux-gpib`), with its SAFETY comment.
 #![deny(unsafe_code)]
 // docs.rs (nightly rustdoc): label feature-gated items with the feature they need.
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -1,7 +1,8 @@
 //! The linux-gpib hardware backend (feature `linux-gpib`): one interface board of a
 //! [linux-gpib](https://linux-gpib.sourceforge.io) installation, driven through the
-//! low-level ("traditional" and IEEE 488.2) calls of its C library, `libgpib`, declared
-//! by this crate (no bindgen, no other dependency; the program links `-lgpib`).
+//! low-level ("traditional" and IEEE 488.2) calls of its C library, `libgpib`, through
+//! the linux-gpib-rs crate (its `lowlevel` module; see `calls.rs` for what is recovered
+//! where its wrappers drop a figure).
 //!
 //! ```no_run
 //! use gpib::{Bus, LinuxGpibBoard};
@@ -32,9 +33,12 @@
 //! [`std::error::Error::source`], a [`LibgpibError`]; see [`kind_for_iberr`] for the
 //! mapping.
 //!
-//! Linking: libgpib is found where the linker looks (`/usr/local/lib`, where
-//! linux-gpib installs it, is searched on most systems; elsewhere add
-//! `RUSTFLAGS="-L native=DIR"`). Building the docs or `cargo check` needs no libgpib.
+//! Building: with linux-gpib installed (`gpib/ib.h` under `/usr/include` or
+//! `/usr/local/include`, `libgpib.so` under `/usr/lib` or `/usr/local/lib`),
+//! linux-gpib-sys generates its bindings with bindgen (libclang) and links libgpib
+//! itself. Without it (CI, docs), set `NO_LOCAL_LIB=1`: linux-gpib-sys then uses its
+//! shipped bindings and links nothing, so the program adds
+//! `RUSTFLAGS="-L native=DIR -l dylib=gpib"` (see the README).
 //!
 //! One user per descriptor: a board is opened once per process (a second
 //! [`LinuxGpibBoard::open_index`] of the same board fails until the first is dropped), every
@@ -57,12 +61,13 @@ use crate::gpibconf::{Entry, GpibConf};
 use crate::message::addressing;
 use crate::status::{BusLines, StatusByte};
 
+mod calls;
 pub(crate) mod connector;
-#[allow(unsafe_code)] // the one place libgpib is called
-mod ffi;
+mod status;
+mod sys;
 mod tuning;
 
-pub use ffi::{LibgpibError, StatusWord};
+pub use status::{LibgpibError, StatusWord};
 
 /// The backend's name in messages.
 const NAME: &str = "linux-gpib";
@@ -172,7 +177,7 @@ impl LinuxGpibBoard {
         if let Ok(index) = name.trim().parse::<i32>() {
             return Self::open_index(index);
         }
-        let ud = ffi::find(name).map_err(|e| {
+        let ud = calls::find(name).map_err(|e| {
             let mut err = driver_error("ibfind", Call::Other, e, None, Timeout::Never);
             if let Error::Backend { message, .. } = &mut err {
                 message.push_str(&format!(
@@ -182,24 +187,24 @@ impl LinuxGpibBoard {
             err
         })?;
         // A board descriptor answers the board-only options; a device descriptor gets EARG.
-        if ffi::ask(ud, abi::OPT_SC).is_err() {
-            let _ = ffi::close(ud);
+        if calls::ask(ud, abi::OPT_SC).is_err() {
+            let _ = calls::close(ud);
             return Err(Error::InvalidArgument(format!(
                 "{name:?} names a device in /etc/gpib.conf, not an interface board"
             )));
         }
         // Key the registry by board index when linux-gpib tells it, so that the same
         // board opened by index and by name counts as one user.
-        let key = ffi::ask(ud, abi::OPT_BNA)
+        let key = calls::ask(ud, abi::OPT_BNA)
             .ok()
             .filter(|i| (0..16).contains(i))
             .unwrap_or(ud + 0x1_0000);
         if !claim(key) {
-            let _ = ffi::close(ud);
+            let _ = calls::close(ud);
             return Err(in_use(&format!("board {name:?}")));
         }
         Self::init(ud, key, true, format!("board {name:?}")).inspect_err(|_| {
-            let _ = ffi::close(ud);
+            let _ = calls::close(ud);
             release(key);
         })
     }
@@ -216,15 +221,15 @@ impl LinuxGpibBoard {
                 ),
             }
         };
-        let pad = ffi::ask(ud, abi::OPT_PAD).map_err(|e| unavailable("ibask", e))?;
+        let pad = calls::ask(ud, abi::OPT_PAD).map_err(|e| unavailable("ibask", e))?;
         let address = PrimaryAddress::try_from(pad).map_err(|_| Error::BackendUnavailable {
             backend: NAME.into(),
             hint: format!("{label} reports primary address {pad}"),
         })?;
-        let tmo = ffi::ask(ud, abi::OPT_TMO).map_err(|e| unavailable("ibask", e))?;
+        let tmo = calls::ask(ud, abi::OPT_TMO).map_err(|e| unavailable("ibask", e))?;
         let timeout = Timeout::from_linux_gpib_code(tmo).unwrap_or(Timeout::Never);
         // Never inherit EOS settings (XEOS would add EOI to writes): none until a read asks.
-        ffi::eos(ud, eos_mode(None)).map_err(|e| unavailable("ibeos", e))?;
+        calls::eos(ud, eos_mode(None)).map_err(|e| unavailable("ibeos", e))?;
         let board = Self {
             ud,
             key,
@@ -252,7 +257,7 @@ impl LinuxGpibBoard {
             i
         } else {
             let (pad, sad) = lg_address(device);
-            let ud = ffi::dev(
+            let ud = calls::dev(
                 self.key,
                 pad,
                 sad,
@@ -262,8 +267,8 @@ impl LinuxGpibBoard {
             )
             .map_err(|e| driver_error("ibdev", Call::Other, e, None, t))?;
             if self.unaddress {
-                if let Err(e) = ffi::config(ud, abi::OPT_UN_ADDR, 1) {
-                    let _ = ffi::close(ud);
+                if let Err(e) = calls::config(ud, abi::OPT_UN_ADDR, 1) {
+                    let _ = calls::close(ud);
                     return Err(driver_error("ibconfig", Call::Other, e, None, t));
                 }
             }
@@ -326,7 +331,7 @@ fn apply_eos(ud: c_int, applied: &mut Applied, eos: Option<Eos>, t: Timeout) -> 
         return Ok(());
     }
     applied.eos = None;
-    ffi::eos(ud, eos_mode(eos)).map_err(|e| driver_error("ibeos", Call::Other, e, None, t))?;
+    calls::eos(ud, eos_mode(eos)).map_err(|e| driver_error("ibeos", Call::Other, e, None, t))?;
     applied.eos = Some(eos);
     Ok(())
 }
@@ -337,7 +342,7 @@ fn apply_eot(ud: c_int, applied: &mut Applied, eoi: bool, t: Timeout) -> Result<
         return Ok(());
     }
     applied.eot = None;
-    ffi::eot(ud, eoi).map_err(|e| driver_error("ibeot", Call::Other, e, None, t))?;
+    calls::eot(ud, eoi).map_err(|e| driver_error("ibeot", Call::Other, e, None, t))?;
     applied.eot = Some(eoi);
     Ok(())
 }
@@ -348,7 +353,7 @@ fn apply_timeout(ud: c_int, applied: &mut Applied, t: Timeout) -> Result<()> {
         return Ok(());
     }
     applied.timeout = None;
-    ffi::tmo(ud, t.linux_gpib_code())
+    calls::tmo(ud, t.linux_gpib_code())
         .map_err(|e| driver_error("ibtmo", Call::Other, e, None, t))?;
     applied.timeout = Some(t);
     Ok(())
@@ -357,8 +362,8 @@ fn apply_timeout(ud: c_int, applied: &mut Applied, t: Timeout) -> Result<()> {
 /// One `ibwrt` on `ud`, EOI with the last byte when `eoi`.
 fn write_on(ud: c_int, applied: &mut Applied, data: &[u8], eoi: bool, t: Timeout) -> Result<usize> {
     apply_eot(ud, applied, eoi, t)?;
-    match ffi::wrt(ud, data) {
-        Ok(done) => Ok(clamp_count(done.count, data.len())),
+    match calls::wrt(ud, data) {
+        Ok(sent) => Ok(clamp_count(sent, data.len())),
         Err(e) => {
             let sent = clamp_count(e.count, data.len());
             Err(driver_error("write", Call::Write, e, Some(sent), t))
@@ -381,7 +386,7 @@ fn read_on(
         });
     }
     apply_eos(ud, applied, eos, t)?;
-    match ffi::rd(ud, buf) {
+    match calls::rd(ud, buf) {
         Ok(done) => {
             let n = clamp_count(done.count, buf.len());
             let on_eos = n > 0 && eos.is_some_and(|e| e.matches(buf[n - 1]));
@@ -418,12 +423,12 @@ fn eos_mode(eos: Option<Eos>) -> i32 {
 impl Drop for LinuxGpibBoard {
     fn drop(&mut self) {
         for d in self.devices.drain(..) {
-            if let Err(e) = ffi::close(d.ud) {
+            if let Err(e) = calls::close(d.ud) {
                 log::warn!("closing the descriptor of {}: {e}", d.address);
             }
         }
         if self.owned {
-            if let Err(e) = ffi::close(self.ud) {
+            if let Err(e) = calls::close(self.ud) {
                 log::warn!("closing {}: {e}", self.label);
             }
         }
@@ -516,7 +521,7 @@ impl Backend for LinuxGpibBoard {
         if bytes.is_empty() {
             return Ok(());
         }
-        ffi::cmd(self.ud, bytes).map(drop).map_err(|e| {
+        calls::cmd(self.ud, bytes).map_err(|e| {
             let sent = clamp_count(e.count, bytes.len());
             match self.error("command", Call::Command, e, Some(sent)) {
                 Error::Backend {
@@ -548,20 +553,16 @@ impl Backend for LinuxGpibBoard {
     }
 
     fn interface_clear(&mut self) -> Result<()> {
-        ffi::sic(self.ud)
-            .map(drop)
-            .map_err(|e| self.error("interface clear", Call::Other, e, None))
+        calls::sic(self.ud).map_err(|e| self.error("interface clear", Call::Other, e, None))
     }
 
     fn remote_enable(&mut self, on: bool) -> Result<()> {
-        ffi::sre(self.ud, on)
-            .map(drop)
-            .map_err(|e| self.error("remote enable", Call::Other, e, None))
+        calls::sre(self.ud, on).map_err(|e| self.error("remote enable", Call::Other, e, None))
     }
 
     fn set_timeout(&mut self, timeout: Timeout) -> Result<Timeout> {
         let (code, applied) = (timeout.linux_gpib_code(), timeout.linux_gpib_step());
-        ffi::tmo(self.ud, code).map_err(|e| self.error("ibtmo", Call::Other, e, None))?;
+        calls::tmo(self.ud, code).map_err(|e| self.error("ibtmo", Call::Other, e, None))?;
         self.timeout = applied;
         self.applied.timeout = Some(applied);
         Ok(applied)
@@ -576,13 +577,13 @@ impl Backend for LinuxGpibBoard {
     }
 
     fn serial_poll(&mut self, device: Address) -> Result<StatusByte> {
-        let stb = ffi::read_status_byte(self.ud, addr4882(device))
+        let stb = calls::read_status_byte(self.ud, addr4882(device))
             .map_err(|e| self.error("serial poll", Call::Read, e, None))?;
         Ok(StatusByte(stb))
     }
 
     fn srq(&mut self) -> Result<bool> {
-        ffi::test_srq(self.ud).map_err(|e| self.error("TestSRQ", Call::Other, e, None))
+        calls::test_srq(self.ud).map_err(|e| self.error("TestSRQ", Call::Other, e, None))
     }
 
     fn device_level(&mut self) -> Option<&mut dyn DeviceLevel> {
@@ -631,17 +632,13 @@ impl DeviceLevel for LinuxGpibBoard {
     fn device_clear(&mut self, device: Address) -> Result<()> {
         let t = self.timeout;
         let (ud, _) = self.device_descriptor(device)?;
-        ffi::clr(ud)
-            .map(drop)
-            .map_err(|e| driver_error("ibclr", Call::Other, e, None, t))
+        calls::clr(ud).map_err(|e| driver_error("ibclr", Call::Other, e, None, t))
     }
 
     fn device_trigger(&mut self, device: Address) -> Result<()> {
         let t = self.timeout;
         let (ud, _) = self.device_descriptor(device)?;
-        ffi::trg(ud)
-            .map(drop)
-            .map_err(|e| driver_error("ibtrg", Call::Other, e, None, t))
+        calls::trg(ud).map_err(|e| driver_error("ibtrg", Call::Other, e, None, t))
     }
 
     /// REN, then the device addressed to listen with `ibcmd` (UNL, MTA board, MLA
@@ -654,9 +651,7 @@ impl DeviceLevel for LinuxGpibBoard {
     fn device_local(&mut self, device: Address) -> Result<()> {
         let t = self.timeout;
         let (ud, _) = self.device_descriptor(device)?;
-        ffi::loc(ud)
-            .map(drop)
-            .map_err(|e| driver_error("ibloc", Call::Other, e, None, t))
+        calls::loc(ud).map_err(|e| driver_error("ibloc", Call::Other, e, None, t))
     }
 }
 
@@ -674,17 +669,17 @@ impl BoardControl for LinuxGpibBoard {
     }
 
     fn parallel_poll(&mut self) -> Result<u8> {
-        ffi::rpp(self.ud).map_err(|e| self.error("parallel poll", Call::Other, e, None))
+        calls::rpp(self.ud).map_err(|e| self.error("parallel poll", Call::Other, e, None))
     }
 
     fn lines(&mut self) -> Result<BusLines> {
-        let l = ffi::lines(self.ud).map_err(|e| self.error("iblines", Call::Other, e, None))?;
+        let l = calls::lines(self.ud).map_err(|e| self.error("iblines", Call::Other, e, None))?;
         Ok(bus_lines(l))
     }
 
     fn listener_present(&mut self, address: Address) -> Result<bool> {
         let (pad, sad) = lg_address(address);
-        ffi::ln(self.ud, pad, sad).map_err(|e| self.error("ibln", Call::Other, e, None))
+        calls::ln(self.ud, pad, sad).map_err(|e| self.error("ibln", Call::Other, e, None))
     }
 }
 
@@ -911,10 +906,10 @@ mod hardware {
             .find(|d| d.address == address)
             .expect("the device's descriptor")
             .ud;
-        assert_eq!(ffi::ask(dev_ud, abi::OPT_UN_ADDR).unwrap(), 1);
+        assert_eq!(calls::ask(dev_ud, abi::OPT_UN_ADDR).unwrap(), 1);
         board.device_write(address, b"*CLS", true).unwrap();
         assert!(!board.set_unaddress(false).unwrap());
-        assert_eq!(ffi::ask(dev_ud, abi::OPT_UN_ADDR).unwrap(), 0);
+        assert_eq!(calls::ask(dev_ud, abi::OPT_UN_ADDR).unwrap(), 0);
         assert!(
             board.set_readdress(false).unwrap(),
             "libgpib always readdresses"
@@ -922,7 +917,7 @@ mod hardware {
         // T1 and autopoll through the Bus: what the driver answers to ibask.
         let bus = Bus::new(board);
         let before = bus.tuning(|t| t.t1()).unwrap();
-        let asked = || T1Delay::from_code(ffi::ask(ud, abi::OPT_TIMING).unwrap());
+        let asked = || T1Delay::from_code(calls::ask(ud, abi::OPT_TIMING).unwrap());
         // Every driver has 2 µs.
         assert_eq!(
             bus.tuning(|t| t.set_t1(T1Delay::Ns2000)).unwrap(),
@@ -935,7 +930,7 @@ mod hardware {
         bus.tuning(|t| t.set_t1(before)).unwrap();
         let autopoll = bus.tuning(|t| t.autopoll()).unwrap();
         assert!(bus.tuning(|t| t.set_autopoll(true)).unwrap());
-        assert_eq!(ffi::ask(ud, abi::OPT_AUTOPOLL).unwrap(), 1);
+        assert_eq!(calls::ask(ud, abi::OPT_AUTOPOLL).unwrap(), 1);
         bus.tuning(|t| t.set_autopoll(autopoll)).unwrap();
     }
 

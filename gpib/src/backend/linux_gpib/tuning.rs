@@ -2,20 +2,18 @@
 //! descriptor for T1 and autopoll (the driver's, shared by every descriptor of the
 //! board), on the device descriptors for unaddressing.
 
-use super::{ffi, Call, LinuxGpibBoard};
+use super::{calls, Call, LinuxGpibBoard};
 use crate::abi;
 use crate::backend::tuning::{BoardTuning, T1Delay};
 use crate::error::{Error, Result};
 
 impl LinuxGpibBoard {
     fn ask(&self, option: i32) -> Result<i32> {
-        ffi::ask(self.ud, option).map_err(|e| self.error("ibask", Call::Other, e, None))
+        calls::ask(self.ud, option).map_err(|e| self.error("ibask", Call::Other, e, None))
     }
 
     fn configure(&self, ud: i32, option: i32, value: i32) -> Result<()> {
-        ffi::config(ud, option, value)
-            .map(drop)
-            .map_err(|e| self.error("ibconfig", Call::Other, e, None))
+        calls::config(ud, option, value).map_err(|e| self.error("ibconfig", Call::Other, e, None))
     }
 }
 
