@@ -31,8 +31,9 @@ fn wire_between(a: Option<gpib::WireStats>, b: Option<gpib::WireStats>) -> Optio
 /// An instrument set up for timed transfers.
 pub struct Session {
     bus: Bus,
-    /// Writes return before the bytes are on the bus (a Prologix adapter queues them):
-    /// a timed write ends with a serial poll, which the adapter answers after them.
+    /// Writes return before the bytes are on the bus (a Prologix adapter queues them; a
+    /// HiSLIP message has no reply): a timed write ends with a serial poll, which the
+    /// adapter (the HiSLIP server: a status query) answers after them.
     queued_writes: bool,
     device: Device,
     driver: Box<dyn Driver>,
@@ -141,7 +142,10 @@ impl Session {
         driver.prepare(&device, size)?;
         Ok(Self {
             bus: target.bus.clone(),
-            queued_writes: target.backend == crate::record::Backend::Prologix,
+            queued_writes: matches!(
+                target.backend,
+                crate::record::Backend::Prologix | crate::record::Backend::Hislip
+            ),
             device,
             driver,
             buf: vec![0u8; size],

@@ -65,8 +65,11 @@ impl QueryScan {
                 At::Hash => match b {
                     b'0' => At::Indefinite,
                     b'1'..=b'9' => At::Digits(b - b'0', 0),
-                    // `#H1F` and the like: non-decimal numbers, data.
-                    _ => At::Data,
+                    // `#H1F`, `#Q17`, `#B101`: non-decimal numbers, data.
+                    b'H' | b'h' | b'Q' | b'q' | b'B' | b'b' => At::Data,
+                    // Not IEEE 488.2: a device's own binary format (the HP 3565's
+                    // `#I` blocks, ended by END), binary to the end of the message.
+                    _ => At::Indefinite,
                 },
                 At::Digits(left, len) => {
                     if !b.is_ascii_digit() {
@@ -131,5 +134,8 @@ mod tests {
         assert!(query(&[b"DATA #15ab??c;DATA:LEN?\n"]));
         assert!(!query(&[b"DATA #0??????\n"]));
         assert!(!query(&[b"DATA #9999999999999999999"]));
+        assert!(query(&[b"DATA #HFF;DATA?\n"]));
+        // A device's own binary block (HP 3565 `#I`): its bytes hold '\n' and '?'.
+        assert!(!query(&[b"WBLD 1,4,#I", b"\x00\n?\x01\x02\x03\x04\n"]));
     }
 }

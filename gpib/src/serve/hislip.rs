@@ -150,7 +150,7 @@ impl Gateway {
     }
 
     /// Whether session `id` is gone or going: its waits end.
-    fn gone(&self, id: u16) -> bool {
+    pub(crate) fn gone(&self, id: u16) -> bool {
         self.state().sessions.get(&id).is_none_or(|s| s.closing)
     }
 

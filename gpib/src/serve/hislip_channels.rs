@@ -26,6 +26,10 @@ const MAV: u8 = 0x10;
 const FEATURE_OVERLAP: u8 = 1;
 /// RQS in a status byte.
 const RQS: u8 = 0x40;
+/// The longest wait for the first byte of an answer between two looks at the
+/// session: an AsyncDeviceClear (or the session's end) stops a read of a device that
+/// does not answer within this. Once the device talks, the rest is read in one call.
+const READ_SLICE: Duration = Duration::from_millis(250);
 
 /// The next message's header, within the idle and message timeouts. `None`: the
 /// connection ends (closed, timed out, or a fatal error sent).
@@ -369,10 +373,22 @@ fn send_answer(
 ) -> String {
     let mut buf = vec![0u8; piece];
     let mut total = 0usize;
+    let until = Instant::now() + IO_TIMEOUT;
+    let mut d = d.clone();
     loop {
-        let (n, end, err) = match d.read(&mut buf) {
-            Ok(st) => (st.count, st.end != ReadEnd::BufferFull, None),
-            Err(e) => (e.transferred().unwrap_or(0).min(piece), true, Some(e)),
+        let (n, end, err) = match read_slices(gw, id, &mut d, &mut buf, until, total > 0) {
+            Sliced::Read(st) => (st.count, st.end != ReadEnd::BufferFull, None),
+            Sliced::Part(n) => (n.min(piece), false, None),
+            Sliced::Failed(e) => (e.transferred().unwrap_or(0).min(piece), true, Some(e)),
+            Sliced::Stopped => {
+                // AsyncDeviceClear came (or the session ended): the answer is dropped,
+                // and DeviceClearComplete clears the device.
+                gw.session(id, |s| {
+                    s.pending = false;
+                    s.mid = s.mid || total > 0;
+                });
+                return format!("{total} bytes, then stopped by a device clear");
+            }
         };
         total = total.saturating_add(n);
         let last = end || total >= MAX_ANSWER;
@@ -394,6 +410,52 @@ fn send_answer(
                 Some(e) => format!("{total} bytes, then {e}"),
                 None => format!("{total} bytes answered"),
             };
+        }
+    }
+}
+
+/// What [`read_slices`] got.
+enum Sliced {
+    /// A read ended (END, EOS or a full buffer).
+    Read(crate::ReadStatus),
+    /// This many bytes arrived, then the device paused: more may follow.
+    Part(usize),
+    /// The read failed, or `until` passed without a byte.
+    Failed(crate::Error),
+    /// The session is clearing or gone: the read was given up.
+    Stopped,
+}
+
+/// Reads into `buf` from `d` until `until`; until the device `talking` (a byte of
+/// the answer came), in slices of at most [`READ_SLICE`], looking between slices
+/// whether session `id` is clearing or gone. HiSLIP has no abort of a read on the
+/// synchronous channel: AsyncDeviceClear is how a client stops one (after its own
+/// read timed out), and the DeviceClearComplete after it waits for this channel.
+fn read_slices(
+    gw: &Gateway,
+    id: u16,
+    d: &mut crate::Device,
+    buf: &mut [u8],
+    until: Instant,
+    talking: bool,
+) -> Sliced {
+    loop {
+        if gw.gone(id) || gw.session(id, |s| s.clearing).unwrap_or(true) {
+            return Sliced::Stopped;
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        let last = talking || left <= READ_SLICE;
+        let slice = if last { left } else { READ_SLICE };
+        d.set_timeout(Some(slice.max(Duration::from_millis(1))));
+        match d.read(buf) {
+            Ok(st) => return Sliced::Read(st),
+            Err(e) if e.kind() == crate::ErrorKind::Timeout && !last => {
+                match e.transferred().unwrap_or(0) {
+                    0 => continue,
+                    n => return Sliced::Part(n),
+                }
+            }
+            Err(e) => return Sliced::Failed(e),
         }
     }
 }

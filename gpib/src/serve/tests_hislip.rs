@@ -14,7 +14,12 @@ const IDN: &[u8] = b"SIMULATED,SCPI-DMM,0,1.0\n";
 const T: Duration = Duration::from_secs(5);
 
 fn served() -> Server {
-    let bus = Bus::new(crate::sim::bench().board(0).unwrap());
+    served_on(crate::sim::bench())
+}
+
+/// The gateway over `host`'s board 0 (device 22 at start).
+fn served_on(host: crate::sim::SimHost) -> Server {
+    let bus = Bus::new(host.board(0).unwrap());
     let opts = ServeOptions {
         default_address: Some(Address::new(22, None).unwrap()),
         ..ServeOptions::ephemeral()
@@ -440,4 +445,51 @@ fn hislip_overlapped_mode_answers_queries_sent_back_to_back_in_order() {
     assert_eq!(s.read().unwrap(), b"4\n");
     assert!(!s.set_overlapped(false).unwrap(), "and back");
     assert_eq!(s.query(b"*IDN?\n").unwrap(), IDN);
+}
+
+#[test]
+fn hislip_a_clear_after_a_read_that_timed_out_is_served_and_the_next_query_gets_its_answer() {
+    // The bench's HP 3565 (11) does not answer `*IDN?`: the gateway's read of the
+    // answer waits on the bus (its own timeout is 10 s) after the client's (1 s)
+    // ended. The client then clears; the clear must stop that read. In real time: the
+    // gateway's bus timeout is waited out, as on a real bus.
+    let host = crate::sim::bench();
+    host.set_realtime(true);
+    let srv = served_on(host);
+    let a = srv.hislip_addr().unwrap();
+    let timeout = Duration::from_secs(1);
+    let mut s =
+        HislipSession::connect(&a.ip().to_string(), a.port(), "hislip_gpib0_11", timeout).unwrap();
+    s.write(b"NEW 16\n").unwrap();
+    let id = s.query(b"NEW?\n").unwrap();
+    let e = s.query(b"*IDN?\n").unwrap_err();
+    assert_eq!(e.kind(), crate::ErrorKind::Timeout, "{e}");
+    let t0 = Instant::now();
+    s.clear().unwrap();
+    let took = t0.elapsed();
+    assert!(took < 3 * timeout, "the clear took {took:?}");
+    // Its own answer (the block id), not a stale one nor a timeout.
+    assert_eq!(s.query(b"NEW?\n").unwrap(), id);
+}
+
+#[test]
+fn hislip_a_device_binary_block_is_not_taken_for_a_query() {
+    // HP 3565 `WBLD id,words,#I` then the words, ended by END: bytes '\n' and '?' in
+    // them are data. Taken for a query, the gateway waited for an answer that never
+    // came, and the next message waited behind it.
+    let srv = served();
+    let a = srv.hislip_addr().unwrap();
+    let timeout = Duration::from_secs(1);
+    let mut s =
+        HislipSession::connect(&a.ip().to_string(), a.port(), "hislip_gpib0_11", timeout).unwrap();
+    s.write(b"NEW 2\n").unwrap();
+    let id = s.query(b"NEW?\n").unwrap();
+    let id = String::from_utf8(id).unwrap();
+    let block = format!("WBLD {},2,#I", id.trim());
+    s.write_partial(block.as_bytes()).unwrap();
+    s.write(b"\n?\x3f\n").unwrap();
+    let t0 = Instant::now();
+    assert_eq!(s.query(b"NEW?\n").unwrap(), id.as_bytes());
+    let took = t0.elapsed();
+    assert!(took < 3 * timeout, "the next query took {took:?}");
 }
