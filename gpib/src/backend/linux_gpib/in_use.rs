@@ -1,0 +1,36 @@
+//! The boards open in this process: a board is opened once (libgpib aborts when one
+//! descriptor is used from two threads at once).
+
+use std::os::raw::c_int;
+use std::sync::Mutex;
+
+use super::NAME;
+use crate::error::Error;
+
+/// Board indices (or, when the index is unknown, descriptors) in use in this process.
+static IN_USE: Mutex<Vec<c_int>> = Mutex::new(Vec::new());
+
+pub(super) fn claim(key: c_int) -> bool {
+    let mut v = IN_USE.lock().unwrap_or_else(|p| p.into_inner());
+    if v.contains(&key) {
+        false
+    } else {
+        v.push(key);
+        true
+    }
+}
+
+pub(super) fn release(key: c_int) {
+    let mut v = IN_USE.lock().unwrap_or_else(|p| p.into_inner());
+    v.retain(|&k| k != key);
+}
+
+pub(super) fn in_use(what: &str) -> Error {
+    Error::BackendUnavailable {
+        backend: NAME.into(),
+        hint: format!(
+            "{what} is already open in this process; share it through one gpib::Bus \
+             (libgpib aborts when one descriptor is used from two threads at once)"
+        ),
+    }
+}
