@@ -1,5 +1,12 @@
 //! The boards open in this process: a board is opened once (libgpib aborts when one
 //! descriptor is used from two threads at once).
+//!
+//! This refuses; it shares nothing. Sharing a board is the resource manager's job
+//! ([`crate::open`] asks the linux-gpib connector only for a board its map does not
+//! hold), but a [`LinuxGpibBoard`](super::LinuxGpibBoard) is a backend, not a `Bus`:
+//! a second `open_index` of a board (directly, or by a second, isolated
+//! `ResourceManager`) has no bus to join, and handing it a descriptor would let two
+//! threads reach libgpib at once. So it is refused, pointing at the shared way.
 
 use std::os::raw::c_int;
 use std::sync::Mutex;
@@ -29,7 +36,8 @@ pub(super) fn in_use(what: &str) -> Error {
     Error::BackendUnavailable {
         backend: NAME.into(),
         hint: format!(
-            "{what} is already open in this process; share it through one gpib::Bus \
+            "{what} is already open in this process: open its devices through gpib::open \
+             (the process's manager shares the board), or clone the one gpib::Bus on it \
              (libgpib aborts when one descriptor is used from two threads at once)"
         ),
     }
