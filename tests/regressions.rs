@@ -219,12 +219,13 @@ fn short_definite_block_with_nl_and_no_end() {
 }
 
 // Item 4: two `Bus` handles on one simulated board share one addressing state and one
-// lock: with one thread a write meant for one device landed in the other.
+// lock: with one thread a write meant for one device landed in the other. The handles
+// come from the one place the board is opened, the manager (issue 31 item 1).
 #[test]
 fn two_bus_handles_on_one_board_share_addressing() {
-    let host = gpib::sim::bench();
-    let a = Bus::new(host.board(0).unwrap());
-    let b = Bus::new(host.board(0).unwrap());
+    let mut rm = gpib::ResourceManager::with_host(gpib::sim::bench()).unwrap();
+    let a = rm.open_interface("GPIB0::INTFC").unwrap();
+    let b = rm.open_interface("GPIB0::INTFC").unwrap();
     let dmm_a = a.device(SCPI).unwrap();
     let hp_b = b.device(HP3565).unwrap();
     dmm_a.write_str("DATA #13AAA").unwrap();
@@ -241,14 +242,14 @@ fn two_bus_handles_on_one_board_share_addressing() {
 
 #[test]
 fn two_bus_handles_from_two_threads_never_cross() {
-    let host = gpib::sim::bench();
+    let mut rm = gpib::ResourceManager::with_host(gpib::sim::bench()).unwrap();
     let iterations: usize = std::env::var("GPIB_STRESS_ITERS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(2_000);
     let mut threads = Vec::new();
     for t in 0..2u32 {
-        let bus = Bus::new(host.board(0).unwrap());
+        let bus = rm.open_interface("GPIB0::INTFC").unwrap();
         threads.push(std::thread::spawn(move || {
             let dmm = bus.device(SCPI).unwrap();
             let hp = bus.device(HP3565).unwrap();

@@ -118,16 +118,17 @@ fn threads_on_different_devices() {
     );
 }
 
-// A Bus of its own per thread, all on one board: the board's one lock and addressing
-// state are shared whoever holds the handle (before, about 10 % crossed, 25 % lost).
+// A Bus handle per thread, all on one board, each from the manager that opened it: the
+// board's one lock and addressing state are shared whoever holds a handle (before,
+// about 10 % crossed, 25 % lost).
 #[test]
 fn a_bus_handle_per_thread_on_one_board() {
     let (n, iters) = (threads().min(30), iterations());
-    let host = many_instruments(n);
+    let mut rm = gpib::ResourceManager::with_host(many_instruments(n)).unwrap();
     let tally = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n)
             .map(|t| {
-                let bus = Bus::new(host.board(0).unwrap());
+                let bus = rm.open_interface("GPIB0::INTFC").unwrap();
                 s.spawn(move || round_trips(&bus.device((t + 1) as u8).unwrap(), t, iters))
             })
             .collect();

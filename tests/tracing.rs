@@ -163,3 +163,31 @@ fn a_traced_sim_query_makes_the_same_backend_calls_as_untraced() {
     assert_eq!(traced, plain, "the backend calls of two queries");
     assert_eq!(traced_time, plain_time, "the virtual time they take");
 }
+
+/// A traced handle of a simulated board that a `Bus` already drives records its calls:
+/// `Bus::new` wraps the backend it is given, and sharing a board is the manager's job
+/// (issue 31 item 1). Before, the new `Bus` joined the open board's and dropped the
+/// tracer, so nothing was recorded.
+#[test]
+fn a_traced_handle_of_an_open_board_records_its_calls() {
+    let host = gpib::sim::bench();
+    let open = Bus::new(host.board(0).unwrap());
+    open.device(SCPI).unwrap().query("*IDN?").unwrap();
+    let mem = MemorySink::new();
+    let traced = Bus::new(TracedBackend::new(
+        host.board(0).unwrap(),
+        SharedSink::new(mem.clone()),
+        0,
+    ));
+    let idn = traced.device(SCPI).unwrap().query("*IDN?").unwrap();
+    assert_eq!(idn, "SIMULATED,SCPI-DMM,0,1.0");
+    let calls = mem
+        .take()
+        .into_iter()
+        .filter(|r| matches!(r, Record::Call(_)))
+        .count();
+    assert!(
+        calls >= 2,
+        "the query's write and read recorded, got {calls}"
+    );
+}

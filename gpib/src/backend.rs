@@ -56,7 +56,7 @@ pub use board_control::BoardControl;
 pub use device_level::DeviceLevel;
 pub use ext::BackendExt;
 use tuning::BoardTuning;
-pub use virtual_time::{BoardId, Turns, VirtualTime};
+pub use virtual_time::{Turns, VirtualTime};
 
 /// The end-of-string byte that stops a read, and how it is compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -5,12 +5,12 @@
 //! from start to end, so threads sharing a bus never interleave their bytes and never
 //! read each other's responses.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use crate::address::{Address, PrimaryAddress, SecondaryAddress};
 use crate::backend::tuning::BoardTuning;
-use crate::backend::{Backend, BackendExt, BoardId, ClockKind, Eos, ReadStatus, Turns};
+use crate::backend::{Backend, BackendExt, ClockKind, Eos, ReadStatus, Turns};
 use crate::error::{Error, Result};
 use crate::message::{addressing, InterfaceMessage};
 use crate::status::{BusLines, StatusByte};
@@ -75,10 +75,6 @@ impl std::ops::DerefMut for Locked<'_> {
     }
 }
 
-/// The buses on boards that several backend handles can reach, by board (see
-/// [`BoardId`]); entries die with their last `Bus` handle.
-static SHARED_BOARDS: Mutex<Vec<(BoardId, Weak<Shared>)>> = Mutex::new(Vec::new());
-
 /// A [`Bus`] that is not kept open by this handle ([`Bus::downgrade`]).
 #[derive(Clone)]
 pub(crate) struct WeakBus(Weak<Shared>);
@@ -128,30 +124,12 @@ impl Bus {
 
     /// Wraps a backend chosen at run time.
     ///
-    /// When a `Bus` already drives the same board (a backend with the same
-    /// [`BackendExt::board_id`], e.g. a simulated board handed out twice), the new handle
-    /// shares that bus (its lock, its addressing state, its default timeout) and
-    /// `backend` is dropped: a board carries one transaction at a time and has one
-    /// addressing state, whoever holds a handle to it.
+    /// Every call makes a new bus (its own lock and addressing state): a board carries
+    /// one transaction at a time and has one addressing state, so open it once and
+    /// share the `Bus` by cloning it. A [`crate::ResourceManager`] does that for the
+    /// boards it opens (a second device on an open board gets the same `Bus`), and
+    /// [`crate::open`] through the process's one manager.
     pub fn from_box(mut backend: Box<dyn Backend>) -> Self {
-        let Some(id) = backend.board_id() else {
-            return Self::alone(backend);
-        };
-        let mut boards = SHARED_BOARDS.lock().unwrap_or_else(PoisonError::into_inner);
-        boards.retain(|(_, bus)| bus.strong_count() > 0);
-        if let Some(shared) = boards
-            .iter()
-            .find(|(i, _)| *i == id)
-            .and_then(|(_, bus)| bus.upgrade())
-        {
-            return Self { shared };
-        }
-        let bus = Self::alone(backend);
-        boards.push((id, Arc::downgrade(&bus.shared)));
-        bus
-    }
-
-    fn alone(mut backend: Box<dyn Backend>) -> Self {
         let name = backend.name().to_string();
         let turns = backend.turns();
         let timeout = backend.timeout();

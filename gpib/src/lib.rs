@@ -101,9 +101,7 @@ pub mod trace;
 pub use address::{Address, PrimaryAddress, SecondaryAddress, MAX_ADDRESS};
 #[cfg(feature = "linux-gpib")]
 pub use backend::linux_gpib::LinuxGpibBoard;
-pub use backend::{
-    Backend, BoardId, ClockKind, Eos, ReadEnd, ReadStatus, Turns, WireStats, WriteReadError,
-};
+pub use backend::{Backend, ClockKind, Eos, ReadEnd, ReadStatus, Turns, WireStats, WriteReadError};
 pub use bus::{Bus, Transaction};
 pub use connector::{Connector, OnInterface};
 pub use device::{BlockInfo, Device, DEFAULT_MAX_READ};

@@ -242,7 +242,26 @@ impl ResourceManager {
     /// open as there.
     #[cfg(feature = "sim")]
     pub fn simulated(config: &str) -> Result<Self> {
-        let host = crate::sim::config::load(config)?;
+        Self::with_host(crate::sim::config::load(config)?)
+    }
+
+    /// A manager with every board of `host` attached as `GPIB0`, `GPIB1`, ..., as
+    /// [`ResourceManager::simulated`] makes for a configuration: the one place the
+    /// host's boards are opened, so every device and [`Bus`] taken from it
+    /// ([`ResourceManager::open`], [`ResourceManager::open_interface`]) shares one
+    /// `Bus` per board.
+    ///
+    /// ```
+    /// let host = gpib::sim::bench();
+    /// let mut rm = gpib::ResourceManager::with_host(host)?;
+    /// let dmm = rm.open("GPIB0::22::INSTR")?;
+    /// let bus = rm.open_interface("GPIB0::INTFC")?; // the Bus `dmm` is on
+    /// println!("{}", dmm.query("*IDN?")?);
+    /// bus.device(11)?.write_str("ABRT")?;
+    /// # Ok::<(), gpib::Error>(())
+    /// ```
+    #[cfg(feature = "sim")]
+    pub fn with_host(host: crate::sim::SimHost) -> Result<Self> {
         let sim = crate::sim::SimConnector::new(host);
         let interfaces = sim.list();
         let mut rm = Self::new();

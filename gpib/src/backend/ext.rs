@@ -9,7 +9,7 @@ use crate::address::Address;
 use crate::error::{Error, Result};
 use crate::status::{BoardStatus, BusLines};
 
-use super::{Backend, BoardId, ClockKind, Turns};
+use super::{Backend, ClockKind, Turns};
 
 /// Calls on any [`Backend`] that go through its optional capabilities
 /// ([`Backend::virtual_time`], [`Backend::board_control`], [`Backend::device_level`],
@@ -35,12 +35,6 @@ pub trait BackendExt: Backend {
     /// measured from the operating system.
     fn modelled_host_cpu(&mut self) -> Option<Duration> {
         self.virtual_time().and_then(|v| v.modelled_host_cpu())
-    }
-
-    /// The board this backend drives when another handle may drive it too; `None`: this
-    /// backend is the board's only handle.
-    fn board_id(&mut self) -> Option<BoardId> {
-        self.virtual_time().and_then(|v| v.board_id())
     }
 
     /// Whether waiting (for SRQ, or a delay) takes wall time: on hardware, over a

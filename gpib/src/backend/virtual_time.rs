@@ -1,5 +1,5 @@
-//! The virtual-time capability: a backend whose clock and host CPU are modelled and
-//! whose board several handles may drive (the simulator), reached through
+//! The virtual-time capability: a backend whose clock and host CPU are modelled (the
+//! simulator), reached through
 //! [`Backend::virtual_time`](super::Backend::virtual_time).
 
 use std::sync::Arc;
@@ -7,31 +7,6 @@ use std::time::Duration;
 
 use crate::clock::ClockKind;
 use crate::error::Result;
-
-/// Which board a backend drives, for backends of which several handles can drive the
-/// same board (a simulated board handed out twice by `gpib::sim::SimHost::board`).
-///
-/// A board has one addressing state and carries one transaction at a time, whoever
-/// holds a handle to it: every [`crate::Bus`] made on backends with equal ids shares
-/// one lock and one record of who is addressed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct BoardId {
-    backend: &'static str,
-    instance: usize,
-    board: usize,
-}
-
-impl BoardId {
-    /// The board `board` of backend `backend`'s `instance` (e.g. a simulated host's
-    /// identity), unique while any handle to it is alive.
-    pub fn new(backend: &'static str, instance: usize, board: usize) -> Self {
-        Self {
-            backend,
-            instance,
-            board,
-        }
-    }
-}
 
 /// Turn-taking among the threads that share a backend's clock (the simulator's
 /// participants, `gpib::sim::Participant`): [`crate::Bus`] takes the turn before
@@ -59,10 +34,6 @@ pub trait VirtualTime {
     /// Host CPU time modelled so far; `None` when CPU time must be measured from the
     /// operating system instead.
     fn modelled_host_cpu(&mut self) -> Option<Duration>;
-
-    /// The board this backend drives, when another handle may drive it too (see
-    /// [`BoardId`]).
-    fn board_id(&mut self) -> Option<BoardId>;
 
     /// Whether waiting (for SRQ, or a delay) takes wall time: the simulator in
     /// real-time mode. [`crate::Bus::wait_srq`] then waits with the bus unlocked, so

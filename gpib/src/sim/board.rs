@@ -4,9 +4,7 @@ use std::time::Duration;
 
 use crate::address::{Address, PrimaryAddress};
 use crate::backend::tuning::BoardTuning;
-use crate::backend::{
-    Backend, BoardControl, BoardId, ClockKind, Eos, ReadStatus, Turns, VirtualTime,
-};
+use crate::backend::{Backend, BoardControl, ClockKind, Eos, ReadStatus, Turns, VirtualTime};
 use crate::error::{Error, Result};
 use crate::sim::host::SimHost;
 use crate::sim::ops::SrqWait;
@@ -23,7 +21,9 @@ pub struct SimBoard {
 }
 
 impl SimHost {
-    /// A backend for board `index`.
+    /// A backend for board `index`. A [`crate::Bus`] made of it is a bus of its own (its
+    /// own lock and addressing state): make one and clone it, or open the host's boards
+    /// through [`crate::ResourceManager::with_host`], which keeps one `Bus` per board.
     pub fn board(&self, index: usize) -> Result<SimBoard> {
         let g = self.lock();
         let Some(address) = g.boards.get(index).map(|b| b.address) else {
@@ -258,11 +258,6 @@ impl VirtualTime for SimBoard {
 
     fn modelled_host_cpu(&mut self) -> Option<Duration> {
         Some(self.host.lock().cpus.busy())
-    }
-
-    fn board_id(&mut self) -> Option<BoardId> {
-        // The host's allocation identifies it while this handle keeps it alive.
-        Some(BoardId::new("sim", self.host.identity(), self.index))
     }
 
     fn waits_in_wall_time(&mut self) -> bool {

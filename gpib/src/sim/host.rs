@@ -87,11 +87,6 @@ impl SimHost {
         }
     }
 
-    /// A number that identifies this host (all its handles) while any handle is alive.
-    pub(crate) fn identity(&self) -> usize {
-        Arc::as_ptr(&self.inner) as usize
-    }
-
     /// The host's name (its configuration's).
     pub fn name(&self) -> String {
         self.lock().name.clone()

@@ -13,8 +13,8 @@ use std::time::Duration;
 use crate::address::{Address, PrimaryAddress};
 use crate::backend::tuning::{BoardTuning, T1Delay};
 use crate::backend::{
-    Backend, BoardControl, BoardId, ClockKind, DeviceLevel, Eos, ReadEnd, ReadStatus, Turns,
-    VirtualTime, WireStats, WriteReadError,
+    Backend, BoardControl, ClockKind, DeviceLevel, Eos, ReadEnd, ReadStatus, Turns, VirtualTime,
+    WireStats, WriteReadError,
 };
 use crate::error::Result;
 use crate::status::{BoardStatus, BusLines, StatusByte};
@@ -196,10 +196,6 @@ impl VirtualTime for Probe {
         self.log("modelled_host_cpu");
         None
     }
-    fn board_id(&mut self) -> Option<BoardId> {
-        self.log("board_id");
-        None
-    }
     fn waits_in_wall_time(&mut self) -> bool {
         self.log("waits_in_wall_time");
         false
@@ -325,8 +321,6 @@ fn every_method_reaches_the_inner_one(b: &mut dyn Backend, log: &Log) -> usize {
     expect("delay", log);
     v.modelled_host_cpu();
     expect("modelled_host_cpu", log);
-    v.board_id();
-    expect("board_id", log);
     v.waits_in_wall_time();
     expect("waits_in_wall_time", log);
     v.wait_srq_step(Duration::from_secs(1)).unwrap();
@@ -355,8 +349,8 @@ fn every_method_reaches_the_inner_one(b: &mut dyn Backend, log: &Log) -> usize {
 }
 
 /// Every operation of the trait and its four capabilities (the 12 of `Backend` less
-/// `wire_stats`, checked by value; 7 + 6 + 7 + 8).
-const OPERATIONS: usize = 11 + 7 + 6 + 7 + 8;
+/// `wire_stats`, checked by value; 7 + 6 + 6 + 8).
+const OPERATIONS: usize = 11 + 7 + 6 + 6 + 8;
 
 #[test]
 fn the_tracer_forwards_every_method_provided_ones_included() {

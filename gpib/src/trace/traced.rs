@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use crate::address::{Address, PrimaryAddress};
 use crate::backend::{
-    Backend, BackendExt, BoardControl, BoardId, ClockKind, DeviceLevel, Eos, ReadStatus, Turns,
-    VirtualTime, WireStats, WriteReadError,
+    Backend, BackendExt, BoardControl, ClockKind, DeviceLevel, Eos, ReadStatus, Turns, VirtualTime,
+    WireStats, WriteReadError,
 };
 use crate::error::{Error, ErrorKind, Result};
 use crate::status::{BoardStatus, BusLines, StatusByte};
@@ -536,10 +536,6 @@ impl<B: Backend> VirtualTime for TracedBackend<B> {
 
     fn modelled_host_cpu(&mut self) -> Option<Duration> {
         self.inner.modelled_host_cpu()
-    }
-
-    fn board_id(&mut self) -> Option<BoardId> {
-        self.inner.board_id()
     }
 
     fn waits_in_wall_time(&mut self) -> bool {
