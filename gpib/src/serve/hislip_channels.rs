@@ -446,7 +446,7 @@ fn read_slices(
         let left = until.saturating_duration_since(Instant::now());
         let last = talking || left <= READ_SLICE;
         let slice = if last { left } else { READ_SLICE };
-        d.set_timeout(Some(slice.max(Duration::from_millis(1))));
+        d.set_timeout(Some(slice.max(Duration::from_millis(1)).into()));
         match d.read(buf) {
             Ok(st) => return Sliced::Read(st),
             Err(e) if e.kind() == crate::ErrorKind::Timeout && !last => {
