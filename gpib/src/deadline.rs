@@ -52,6 +52,27 @@ pub(crate) fn is_timeout(e: &io::Error) -> bool {
     )
 }
 
+/// The socket timeout to set for what is left of `deadline`, given the one `applied`
+/// (`None`: not known; `Some(None)`: no timeout): `None` when what is set is within an
+/// eighth of it already (each set is a system call); `TimedOut` once the deadline has
+/// passed.
+pub(crate) fn socket_timeout_to_set(
+    applied: Option<Option<Duration>>,
+    deadline: Deadline,
+) -> io::Result<Option<Option<Duration>>> {
+    let want = match deadline.left() {
+        None => None,
+        Some(l) if l.is_zero() => return Err(Deadline::timed_out()),
+        Some(l) => Some(l),
+    };
+    let keep = match (applied, want) {
+        (Some(None), None) => true,
+        (Some(Some(t)), Some(w)) => t.abs_diff(w) <= w / 8,
+        _ => false,
+    };
+    Ok((!keep).then_some(want))
+}
+
 /// A buffered socket reader whose reads all end by its [`Deadline`]: past it, a read
 /// that would wait fails with `TimedOut` (bytes already buffered are still returned).
 pub(crate) struct TimedReader {
@@ -110,17 +131,7 @@ impl TimedReader {
     /// is within an eighth of it already (each set is a system call); `TimedOut`
     /// once the deadline has passed.
     fn arm(&mut self) -> io::Result<()> {
-        let want = match self.deadline.left() {
-            None => None,
-            Some(l) if l.is_zero() => return Err(Deadline::timed_out()),
-            Some(l) => Some(l),
-        };
-        let keep = match (self.applied, want) {
-            (Some(None), None) => true,
-            (Some(Some(t)), Some(w)) => t.abs_diff(w) <= w / 8,
-            _ => false,
-        };
-        if !keep {
+        if let Some(want) = socket_timeout_to_set(self.applied, self.deadline)? {
             self.inner.get_ref().set_read_timeout(want)?;
             self.applied = Some(want);
         }

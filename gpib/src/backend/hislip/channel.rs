@@ -123,17 +123,7 @@ impl Channel {
     /// Sets the socket's write timeout to what is left of `deadline`, unless what is
     /// set is within an eighth of it already; `TimedOut` once it has passed.
     fn arm(&mut self, deadline: Deadline) -> io::Result<()> {
-        let want = match deadline.left() {
-            None => None,
-            Some(l) if l.is_zero() => return Err(Deadline::timed_out()),
-            Some(l) => Some(l),
-        };
-        let keep = match (self.applied, want) {
-            (Some(None), None) => true,
-            (Some(Some(t)), Some(w)) => t.abs_diff(w) <= w / 8,
-            _ => false,
-        };
-        if !keep {
+        if let Some(want) = deadline::socket_timeout_to_set(self.applied, deadline)? {
             self.w.set_write_timeout(want)?;
             self.applied = Some(want);
         }
