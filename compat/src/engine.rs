@@ -464,48 +464,7 @@ pub fn library() -> &'static Library {
 }
 
 /// Where the simulated host comes from: `GPIB_SIM_CONFIG` and linux-gpib's `IB_CONFIG`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Source<'a> {
-    /// `GPIB_SIM_CONFIG`: a built-in name or a TOML path.
-    pub sim_config: Option<&'a str>,
-    /// `IB_CONFIG`: the path of a gpib.conf.
-    pub ib_config: Option<&'a std::path::Path>,
-}
-
-impl Source<'_> {
-    fn describe(&self) -> String {
-        match (self.sim_config, self.ib_config) {
-            (Some(n), _) => format!("GPIB_SIM_CONFIG={n}"),
-            (None, Some(p)) => format!("IB_CONFIG={}", p.display()),
-            (None, None) => "GPIB_SIM_CONFIG=bench".into(),
-        }
-    }
-}
-
-/// Reads a configuration (files are regular files of at most 1 MiB, read by the
-/// simulator's capped reader: a device or FIFO is refused at once):
-///
-/// * `GPIB_SIM_CONFIG` set: that built-in or TOML file; a TOML file with neither
-///   `gpib_conf` nor `[[board]]` (only `[[instrument]]`s) takes `IB_CONFIG`'s gpib.conf;
-/// * else `IB_CONFIG` set: the gpib.conf alone, a plain SCPI instrument on each device;
-/// * else the built-in `bench`.
-///
-/// linux-gpib's default file, /etc/gpib.conf, is never read: on a machine with a real
-/// linux-gpib it describes real boards.
-fn read_config(source: Source<'_>) -> Result<Config, String> {
-    // The errors name the file (or say it is neither a file nor a built-in).
-    match (source.sim_config, source.ib_config) {
-        (Some(name), ib) if !config::builtin_names().contains(&name) => {
-            Config::read_file_with(std::path::Path::new(name), ib)
-                .map_err(|e| format!("GPIB_SIM_CONFIG: {e}"))
-        }
-        (Some(name), _) => {
-            Config::from_name_or_path(name).map_err(|e| format!("GPIB_SIM_CONFIG: {e}"))
-        }
-        (None, Some(ib)) => Config::from_gpib_conf_file(ib).map_err(|e| format!("IB_CONFIG: {e}")),
-        (None, None) => Config::from_name_or_path("bench").map_err(|e| format!("bench: {e}")),
-    }
-}
+pub use gpib_sim::sim::config::HostSource as Source;
 
 impl Library {
     /// Builds the library for configuration `name` (a built-in name or a TOML path).
@@ -523,7 +482,7 @@ impl Library {
     pub fn load_from(source: Source<'_>) -> Self {
         let name = source.describe();
         let name = name.as_str();
-        let built = read_config(source).and_then(|cfg| {
+        let built = source.read().and_then(|cfg| {
             let host = cfg.build().map_err(|e| format!("{name}: {e}"))?;
             Ok((cfg, host))
         });

@@ -84,6 +84,17 @@ impl SimBoard {
     /// host CPU the model charged it is spent on the calling thread ([`realtime::pass`]).
     ///
     /// The turn is taken and given back under the one lock the operation holds.
+    /// Gives the board primary address `pad`, as a driver does when told a new one
+    /// (linux-gpib's `IBPAD` on a board that is online): the addressing it answers to
+    /// changes with it.
+    pub fn set_address(&mut self, pad: PrimaryAddress) {
+        self.run(|w, i| {
+            w.boards[i].address = pad;
+            w.boards[i].addressing.set_me(pad);
+        });
+        self.address = pad;
+    }
+
     fn run<T>(&self, f: impl FnOnce(&mut World, usize) -> T) -> T {
         // With no participant registered the calling thread takes no turns and no one
         // waits for one: the lock alone (a thread that is one keeps the count up).

@@ -55,6 +55,11 @@ enum Pending {
 }
 
 impl Addressing {
+    /// The board takes primary address `me` (what it answers MTA/MLA to from now on).
+    pub(crate) fn set_me(&mut self, me: PrimaryAddress) {
+        self.me = me;
+    }
+
     /// A bus whose controller (the board) has primary address `me`, nobody addressed.
     pub(crate) fn new(me: PrimaryAddress) -> Self {
         Self {

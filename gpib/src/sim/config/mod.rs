@@ -368,6 +368,7 @@ mod build;
 mod fields;
 mod file;
 mod gpib_conf;
+mod host_source;
 mod keys;
 mod pyvisa_sim;
 mod sources;
@@ -379,5 +380,6 @@ pub use fields::{MAX_BYTE_NS, MAX_CALL_US, MAX_DMA_BLOCK_BYTES, MAX_RESPONSE_LAT
 use file::in_file;
 pub use file::read_text_file;
 pub use gpib_conf::InstrumentConfig;
+pub use host_source::HostSource;
 pub use pyvisa_sim::PyvisaSimBoard;
 pub use sources::{Source, SourceKind};

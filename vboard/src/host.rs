@@ -1,0 +1,62 @@
+//! The process's simulated host: built from `GPIB_VBOARD_CONFIG`, else
+//! `GPIB_SIM_CONFIG` / `IB_CONFIG`, the first
+//! time a board goes online (or is found online), in real time unless
+//! `GPIB_SIM_REALTIME=0` asks for virtual time.
+
+use std::sync::OnceLock;
+
+use gpib_sim::sim::config::{Config, HostSource};
+use gpib_sim::sim::{SimBoard, SimHost};
+use gpib_sim::PrimaryAddress;
+
+use crate::user::Errno;
+
+struct Host {
+    sim: Result<SimHost, String>,
+}
+
+static HOST: OnceLock<Host> = OnceLock::new();
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|s| !s.trim().is_empty())
+}
+
+fn build() -> Host {
+    // GPIB_VBOARD_CONFIG is for the virtual board alone, where a program's own process
+    // reads GPIB_SIM_CONFIG for something else (the test suites do).
+    let sim_config = env("GPIB_VBOARD_CONFIG").or_else(|| env("GPIB_SIM_CONFIG"));
+    let ib_config = env("IB_CONFIG").map(std::path::PathBuf::from);
+    let source = HostSource {
+        sim_config: sim_config.as_deref(),
+        ib_config: ib_config.as_deref(),
+    };
+    let built = source.read().and_then(|cfg: Config| {
+        cfg.build()
+            .map_err(|e| format!("{}: {e}", source.describe()))
+    });
+    if let Ok(host) = &built {
+        let realtime = std::env::var("GPIB_SIM_REALTIME").map_or(true, |v| v.trim() != "0");
+        host.set_realtime(realtime);
+    }
+    if let Err(e) = &built {
+        eprintln!("gpib-vboard: the simulated bus did not load: {e}");
+    }
+    Host { sim: built }
+}
+
+/// Board `minor` of the simulated host at primary address `pad` (what attaching a
+/// board does). EIO when the configuration did not load or has no such board.
+pub fn attach(minor: usize, pad: u32) -> Result<SimBoard, Errno> {
+    let host = HOST.get_or_init(build);
+    let sim = host.sim.as_ref().map_err(|_| libc::EIO)?;
+    let mut board = sim.board(minor).map_err(|e| {
+        eprintln!("gpib-vboard: /dev/gpib{minor}: {e}");
+        libc::EIO
+    })?;
+    let pad = u8::try_from(pad)
+        .ok()
+        .and_then(|p| PrimaryAddress::try_from(p).ok())
+        .ok_or(libc::EINVAL)?;
+    board.set_address(pad);
+    Ok(board)
+}
