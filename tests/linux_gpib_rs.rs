@@ -15,7 +15,7 @@ use gpib_suite::SCPI;
 const CHILD: &str = "GPIB_TEST_LINUX_GPIB_RS_CHILD";
 
 /// Runs the test `name` (this module's) again in a child process with `GPIB_SIM_CONFIG`
-/// = `config` (a file under compat/tests, or None for the default bench), and checks
+/// and `GPIB_VBOARD_CONFIG` = `config` (a file under compat/tests, or None for the default bench), and checks
 /// that it ran and passed there. Returns true in the child, where the body runs.
 fn in_child(name: &str, config: Option<&str>) -> bool {
     if std::env::var_os(CHILD).is_some() {
@@ -25,12 +25,14 @@ fn in_child(name: &str, config: Option<&str>) -> bool {
     c.args([&format!("linux_gpib_rs::{name}"), "--exact", "--nocapture"])
         .env(CHILD, name)
         .env_remove("GPIB_SIM_REALTIME")
-        .env_remove("GPIB_SIM_CONFIG");
+        .env_remove("GPIB_SIM_CONFIG")
+        .env_remove("GPIB_VBOARD_CONFIG");
     if let Some(file) = config {
-        c.env(
-            "GPIB_SIM_CONFIG",
-            format!("{}/compat/tests/{file}", env!("CARGO_MANIFEST_DIR")),
-        );
+        let path = format!("{}/compat/tests/{file}", env!("CARGO_MANIFEST_DIR"));
+        // compat's library reads the first, the virtual board under linux-gpib's own
+        // library the second (vboard/ci.sh runs these tests on both).
+        c.env("GPIB_SIM_CONFIG", &path)
+            .env("GPIB_VBOARD_CONFIG", &path);
     }
     let out = c.output().expect("the test binary runs");
     let text = format!(

@@ -11,7 +11,9 @@ path time is the wall clock's, so figures vary from run to run: numbers are comp
 numbers-at-that-place (each run of digits stands for any), and runs of spaces as one.
 Words, units and the order of lines must be as shown. A `.toml` file named in an
 environment assignment is taken from the repository's root. Exit status 0, or 3 for doctor
-and calibrate ("a problem found"), counts as success.
+and calibrate ("a problem found"), counts as success. With VBOARD_MIRROR=1 (vboard/ci.sh:
+linux-gpib's own library over the virtual board) a GPIB_SIM_CONFIG assignment also sets
+GPIB_VBOARD_CONFIG, which the virtual board reads.
 """
 
 import os
@@ -71,6 +73,10 @@ def check(diag, path, start, body):
             if v.endswith(".toml") and not os.path.isabs(v) and os.path.exists(os.path.join(ROOT, v)):
                 v = os.path.join(ROOT, v)
             env[k] = v
+            # Under linux-gpib's own library the virtual board reads its bus from
+            # GPIB_VBOARD_CONFIG (vboard/ci.sh sets VBOARD_MIRROR=1).
+            if k == "GPIB_SIM_CONFIG" and os.environ.get("VBOARD_MIRROR") == "1":
+                env["GPIB_VBOARD_CONFIG"] = v
         if not words or words[0] != "gpib-diag":
             return f"{path}:{start}: `{cmd}` does not run gpib-diag"
         p = subprocess.run([diag] + words[1:], env=env, capture_output=True, text=True, timeout=300)

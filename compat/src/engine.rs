@@ -517,6 +517,13 @@ impl Library {
                 },
                 bus: Mutex::new(BoardBus::new(sim)),
             };
+            // As linux-gpib's gpib_config leaves a system controller's board before any
+            // program runs (its defaults: interface clear, then REN asserted).
+            {
+                let mut bus = board.lock();
+                let _ = bus.interface_clear();
+                let _ = bus.remote_enable(true);
+            }
             lib.boards.push(board);
         }
         {

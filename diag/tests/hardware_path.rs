@@ -40,11 +40,12 @@ fn through_libgpib(config: &str, realtime: bool, extra: &[&str]) -> (i32, Value)
     c.args(["doctor", "--backend", "linux-gpib", "--device", "11"])
         .args(["--budget", BUDGET, "--format", "json"])
         .args(extra)
-        .env("GPIB_SIM_CONFIG", config);
+        .envs(common::libgpib_bus(config));
     if realtime {
         c.env("GPIB_SIM_REALTIME", "1");
     } else {
-        c.env_remove("GPIB_SIM_REALTIME");
+        // Virtual time: compat's default, the virtual board's when asked.
+        c.env("GPIB_SIM_REALTIME", "0");
     }
     report(c.output().expect("gpib-diag runs"), config)
 }
@@ -241,7 +242,7 @@ fn another_process_keeping_the_cpu_busy_is_found() {
         .arg(env!("CARGO_BIN_EXE_gpib-diag"))
         .args(["doctor", "--backend", "linux-gpib", "--device", "11"])
         .args(["--budget", BUDGET, "--format", "json"])
-        .env("GPIB_SIM_CONFIG", "hp9000-350")
+        .envs(common::libgpib_bus("hp9000-350"))
         .env("GPIB_SIM_REALTIME", "1")
         .output()
         .expect("gpib-diag runs");
@@ -272,7 +273,7 @@ fn calibrated_within_5_percent(config: &str, sizes: &[&str]) -> Value {
             .args(["calibrate", "--backend", "linux-gpib", "--device", "11"])
             .args(sizes)
             .args(["--format", "json"])
-            .env("GPIB_SIM_CONFIG", config)
+            .envs(common::libgpib_bus(config))
             .env("GPIB_SIM_REALTIME", "1")
             .output()
             .expect("gpib-diag runs");
@@ -391,7 +392,7 @@ fn autopoll_under_an_srq_storm_is_found_by_trying_it_off() {
         let mut c = common::gpib_diag();
         c.args(["doctor", "--backend", "linux-gpib", "--device", "22"])
             .args(["--budget", BUDGET, "--format", "json"])
-            .env("GPIB_SIM_CONFIG", config("srq_storm.toml"))
+            .envs(common::libgpib_bus(config("srq_storm.toml")))
             .env("GPIB_SIM_REALTIME", "1");
         let (code, r) = report(c.output().expect("gpib-diag runs"), "srq_storm");
         if code == 3 && problems(&r).first().map(String::as_str) == Some("autopoll") {
@@ -480,7 +481,7 @@ fn a_device_that_never_asserts_eoi_is_found_by_ending_reads_on_a_newline() {
     let mut c = common::gpib_diag();
     c.args(["doctor", "--backend", "linux-gpib", "--device", "22"])
         .args(["--budget", "1", "--timeout", "0.2", "--format", "json"])
-        .env("GPIB_SIM_CONFIG", config("no_eoi.toml"))
+        .envs(common::libgpib_bus(config("no_eoi.toml")))
         .env("GPIB_SIM_REALTIME", "1");
     let (code, r) = report(c.output().expect("gpib-diag runs"), "no_eoi");
     assert_eq!(code, 3, "{r:#}");

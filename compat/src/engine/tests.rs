@@ -206,3 +206,14 @@ fn ibwrtf_sends_regular_files_only() {
     assert_eq!(wrtf(&lib, &mut d, p.to_str().unwrap()), Ok(Some(6)));
     let _ = std::fs::remove_file(&p);
 }
+
+/// A program finds a board as linux-gpib's gpib_config leaves a system controller's:
+/// REN asserted (linux-gpib's own library over the virtual board shows `REN on` in
+/// ibtest's line status; this library showed `REN off`).
+#[test]
+fn boards_start_with_ren_asserted_as_gpib_config_leaves_them() {
+    let lib = Library::load("bench");
+    let lines = lib.board(0).lock().lines().unwrap();
+    assert!(lines.ren, "{lines:?}");
+    assert!(!lines.ifc, "{lines:?}");
+}

@@ -56,3 +56,12 @@ pub fn diag_within(args: &[&str], secs: u64) -> Output {
     );
     out
 }
+
+/// The environment that gives libgpib's simulated bus `config`: `GPIB_SIM_CONFIG` for
+/// compat's library, `GPIB_VBOARD_CONFIG` for the virtual board under linux-gpib's own
+/// (vboard/ci.sh runs the hardware-path tests on both).
+#[allow(dead_code)] // not every test binary runs on libgpib
+pub fn libgpib_bus(config: impl AsRef<std::ffi::OsStr>) -> [(&'static str, std::ffi::OsString); 2] {
+    let c = config.as_ref().to_os_string();
+    [("GPIB_SIM_CONFIG", c.clone()), ("GPIB_VBOARD_CONFIG", c)]
+}
