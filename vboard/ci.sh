@@ -98,6 +98,12 @@ grep -qx 'online 1' "$GPIB_VBOARD_STATE/gpib0" || fail "gpib_config did not brin
 grep -qx 'interface ni_pci' "$GPIB_VBOARD_STATE/gpib0" || fail "gpib_config did not set the board type"
 echo "board 0 online: $(tr '\n' ' ' <"$GPIB_VBOARD_STATE/gpib0")"
 
+section "bad arguments: the errno linux-gpib's kernel layer gives, never a crash (vboard/tests/bad_arguments.c)"
+gcc -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -I "$LG/include" "$ROOT/vboard/tests/bad_arguments.c" -o "$OUT/bad_arguments"
+GPIB_VBOARD_CONFIG=bench LD_PRELOAD="$VBOARD" "$OUT/bad_arguments" >"$OUT/bad_arguments.txt" ||
+  { cat "$OUT/bad_arguments.txt"; fail "a bad argument got a wrong answer"; }
+echo "$(grep -c '^ok ' "$OUT/bad_arguments.txt") checks: $(tail -n 1 "$OUT/bad_arguments.txt")"
+
 section "C: compat/tests/find_and_idn.c on both libraries (compiled against linux-gpib's own ib.h)"
 (unset IB_CONFIG; LD_LIBRARY_PATH="$COMPAT" GPIB_SIM_CONFIG="$ROOT/compat/tests/idn_bench.toml" "$OUT/find_and_idn") >"$OUT/compat.out" ||
   fail "find_and_idn failed on compat"
@@ -106,6 +112,23 @@ diff -u "$ROOT/compat/tests/find_and_idn.expected" "$OUT/real.out" ||
 diff -u "$OUT/compat.out" "$OUT/real.out" || fail "the two libraries disagree"
 cat "$OUT/real.out"
 echo "the same output on both libraries"
+
+section "linux-gpib's own Python extension (language/python, built here) on both libraries: compat/tests/python_bindings.py"
+PYB="$LG/language/python"
+if [[ ! -f "$LG/.python-built-$stamp" ]]; then
+  (cd "$PYB" && python3 setup.py -q build_ext --inplace >/dev/null 2>&1) && touch "$LG/.python-built-$stamp"
+fi
+if ls "$PYB"/gpib*.so >/dev/null 2>&1; then
+  PYTHONPATH="$PYB" GPIB_VBOARD_CONFIG="$ROOT/compat/tests/idn_bench.toml" real python3 "$ROOT/compat/tests/python_bindings.py" >"$OUT/python-real.txt" ||
+    fail "linux-gpib's Python extension failed on its library"
+  (unset IB_CONFIG; PYTHONPATH="$PYB" LD_LIBRARY_PATH="$COMPAT" GPIB_SIM_CONFIG="$ROOT/compat/tests/idn_bench.toml" python3 "$ROOT/compat/tests/python_bindings.py") >"$OUT/python-compat.txt" ||
+    fail "linux-gpib's Python extension failed on compat"
+  diff -u "$ROOT/compat/tests/find_and_idn.expected" "$OUT/python-real.txt" || fail "the Python extension printed something else on linux-gpib's library"
+  diff -u "$OUT/python-compat.txt" "$OUT/python-real.txt" || fail "the Python extension printed something else on the two libraries"
+  echo "linux-gpib's gpib module: the same output on both libraries, as find_and_idn"
+else
+  echo "skipped: linux-gpib's Python extension did not build here (python3 headers or setuptools missing)"
+fi
 
 section "linux-gpib's own programs through a terminal: ibtest and ibterm (vboard/tests/drive_programs.py) on both libraries"
 EXAMPLES="$LG/examples/.libs"
@@ -154,7 +177,9 @@ section "the gpib crate's linux-gpib backend through linux-gpib's library: every
 # test needs a board set up from that file: it runs on its own below.
 export GPIB_VBOARD_CONFIG=bench
 TESTS="$(test_binary --test tests --features linux-gpib)"
-run_tests shared-tests "$TESTS" --skip gpib_conf::linux_gpib_opens_the_example_by_name
+# Only the tests that reach libgpib (the rest of the binary is the simulator's, run by
+# the README's test command).
+run_tests shared-tests "$TESTS" linux_gpib --skip gpib_conf::linux_gpib_opens_the_example_by_name
 
 section "hardware tests of the gpib crate (GPIB_HW_BOARD=0 and gpib0, GPIB_HW_ADDRESS=22)"
 UNIT="$(test_binary -p gpib --features linux-gpib --lib)"
@@ -180,6 +205,9 @@ DIAG="$LG_TARGET/release/gpib-diag"
 GPIB_VBOARD_CONFIG=hp9000-350 real "$DIAG" io-test --backend linux-gpib --device 11 4000 | tee "$OUT/io_test.txt"
 grep -c '^transfer size: 4000$' "$OUT/io_test.txt" | grep -qx 2 ||
   fail "io-test through linux-gpib's library did not move 4000 bytes each way"
+echo "-- doctor and calibrate through linux-gpib's library in real time: the planted causes named, calibrate's held-out sizes within 5 % (diag/tests/hardware_path.rs)"
+HWP="$(test_binary -p gpib-diag --features linux-gpib --test hardware_path)"
+run_tests doctor-calibrate "$HWP" --test-threads 1
 echo "-- the documents' hardware-path transcripts (doctor, calibrate) on linux-gpib's library"
 mkdir -p "$OUT/transcripts"
 (cd "$OUT/transcripts" && VBOARD_MIRROR=1 real python3 "$ROOT/compat/scripts/hardware_transcripts.py" "$DIAG" "$ROOT/README.md" "$ROOT"/docs/*.md) ||
