@@ -698,11 +698,16 @@ fn example_args(w: &[String]) -> Result<Option<(String, Vec<String>)>, String> {
 
 /// The CI scripts' text, which runs the commands this test does not run itself.
 fn ci_text() -> String {
-    ["\n.ci/run", "compat/ci.sh", "vboard/ci.sh", "net/pyvisa_test.sh"]
-        .iter()
-        .map(|f| std::fs::read_to_string(root().join(f.trim())).unwrap_or_default())
-        .collect::<Vec<_>>()
-        .join("\n")
+    [
+        "\n.ci/run",
+        "compat/ci.sh",
+        "vboard/ci.sh",
+        "net/pyvisa_test.sh",
+    ]
+    .iter()
+    .map(|f| std::fs::read_to_string(root().join(f.trim())).unwrap_or_default())
+    .collect::<Vec<_>>()
+    .join("\n")
 }
 
 fn check_shell(b: &Block, cwd: &Path) -> Result<(), String> {

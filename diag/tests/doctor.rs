@@ -602,3 +602,45 @@ fn a_device_that_never_asserts_eoi_is_named_by_ending_reads_on_a_newline() {
     );
     assert_eq!(r2["read_end"]["stalled_after"], 25);
 }
+
+/// `--autopoll on` probes with the program's automatic serial polling on, and the
+/// doctor tries it off (linux-gpib's library opens a board with it off, so a program
+/// that polls automatically says so); a word other than on or off is a usage error.
+#[test]
+fn the_programs_autopoll_is_set_before_the_probe_and_the_other_tried() {
+    let autopoll = |r: &Value| {
+        r["settings"]
+            .as_array()
+            .expect("settings")
+            .iter()
+            .find(|s| s["setting"] == "autopoll")
+            .map(|s| {
+                (
+                    s["found"].as_str().unwrap().to_string(),
+                    s["tried"].as_str().unwrap().to_string(),
+                )
+            })
+    };
+    let (_, off) = doctor(&["--bus", "bench", "--device", "22", "--budget", "0.5"]);
+    assert_eq!(
+        autopoll(&off),
+        None,
+        "bench has autopoll off: nothing to try: {off:#}"
+    );
+    let (_, on) = doctor(&[
+        "--bus",
+        "bench",
+        "--device",
+        "22",
+        "--budget",
+        "0.5",
+        "--autopoll",
+        "on",
+    ]);
+    assert_eq!(autopoll(&on), Some(("on".into(), "off".into())), "{on:#}");
+    common::fails(
+        &["doctor", "--bus", "bench", "--autopoll", "yes"],
+        2,
+        "say on or off",
+    );
+}

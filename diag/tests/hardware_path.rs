@@ -390,8 +390,10 @@ fn autopoll_under_an_srq_storm_is_found_by_trying_it_off() {
     let mut last = Value::Null;
     for _ in 0..3 {
         let mut c = common::gpib_diag();
+        // The program polls automatically (linux-gpib's library opens a board with
+        // autopoll off: the program asks for it).
         c.args(["doctor", "--backend", "linux-gpib", "--device", "22"])
-            .args(["--budget", BUDGET, "--format", "json"])
+            .args(["--budget", BUDGET, "--format", "json", "--autopoll", "on"])
             .envs(common::libgpib_bus(config("srq_storm.toml")))
             .env("GPIB_SIM_REALTIME", "1");
         let (code, r) = report(c.output().expect("gpib-diag runs"), "srq_storm");

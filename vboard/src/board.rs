@@ -40,6 +40,8 @@ pub fn same_address(pad1: u32, sad1: i32, pad2: u32, sad2: i32) -> bool {
 pub struct State {
     /// The configuration that outlives a process.
     pub p: Persisted,
+    /// What was last written to (or read from) the board's file.
+    pub saved: Persisted,
     /// The settings were read from their file (the first open in this process does).
     pub loaded: bool,
     /// The board's I/O timeout in µs (`IBTMO`), 0 for none.
@@ -64,6 +66,7 @@ impl State {
     fn new() -> Self {
         Self {
             p: Persisted::default(),
+            saved: Persisted::default(),
             loaded: false,
             usec_timeout: 3_000_000,
             autospollers: 0,
@@ -116,7 +119,7 @@ impl State {
 
     /// The EOS the board's reads stop on (`IBEOS` with REOS), 7 or 8 bits.
     pub fn read_eos(&self) -> Option<Eos> {
-        (self.p.eos_flags & REOS != 0).then(|| Eos {
+        (self.p.eos_flags & REOS != 0).then_some(Eos {
             byte: self.p.eos as u8,
             eight_bit: self.p.eos_flags & abi::BIN != 0,
         })
@@ -165,9 +168,13 @@ impl State {
         status
     }
 
-    /// Writes the lasting configuration for the next process.
-    pub fn save(&self, minor: usize) {
-        self.p.save(minor);
+    /// Writes the lasting configuration for the next process, when it changed
+    /// (libgpib sets the EOS before every read and write).
+    pub fn save(&mut self, minor: usize) {
+        if self.p != self.saved {
+            self.p.save(minor);
+            self.saved = self.p.clone();
+        }
     }
 }
 
@@ -260,8 +267,115 @@ impl Board {
     }
 }
 
-/// The calling thread's id (the kernel's `current->pid`).
+thread_local! {
+    static TID: std::cell::Cell<i32> = const { std::cell::Cell::new(0) };
+}
+
+extern "C" fn forget_tid() {
+    // The thread that forked goes on in the child with a new id.
+    TID.with(|t| t.set(0));
+}
+
+/// The calling thread's id (the kernel's `current->pid`), asked once per thread.
 pub fn tid() -> i32 {
-    // SAFETY: gettid has no preconditions and cannot fail.
-    unsafe { libc::gettid() }
+    static AT_FORK: std::sync::Once = std::sync::Once::new();
+    AT_FORK.call_once(|| {
+        // SAFETY: registers a handler that only clears a thread-local cell.
+        unsafe { libc::pthread_atfork(None, None, Some(forget_tid)) };
+    });
+    TID.with(|t| {
+        if t.get() == 0 {
+            // SAFETY: gettid has no preconditions and cannot fail.
+            t.set(unsafe { libc::gettid() });
+        }
+        t.get()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_match_as_the_kernel_compares_them() {
+        assert!(same_address(5, -1, 5, -1));
+        assert!(same_address(5, -1, 5, -7), "both without a secondary");
+        assert!(same_address(5, 3, 5, 3));
+        assert!(!same_address(5, 3, 5, -1));
+        assert!(!same_address(5, 3, 6, 3));
+    }
+
+    #[test]
+    fn device_queues_count_their_descriptors_and_go_with_the_last() {
+        let mut st = State::new();
+        st.open_device(22, -1);
+        st.open_device(11, -1);
+        st.open_device(22, -1);
+        // The most recent first, as the kernel's list.
+        assert_eq!(
+            st.devices.iter().map(|d| d.pad).collect::<Vec<_>>(),
+            [11, 22]
+        );
+        assert_eq!(st.queue(22, -1).unwrap().references, 2);
+        st.close_device(22, -1).unwrap();
+        assert!(st.queue(22, -1).is_some());
+        st.close_device(22, -1).unwrap();
+        assert!(st.queue(22, -1).is_none());
+        assert_eq!(st.close_device(22, -1), Err(libc::EINVAL));
+    }
+
+    #[test]
+    fn a_full_status_queue_drops_its_oldest_byte_and_says_so() {
+        let mut q = StatusQueue {
+            pad: 1,
+            sad: -1,
+            references: 1,
+            bytes: VecDeque::new(),
+            dropped: false,
+        };
+        for i in 0..MAX_QUEUED + 3 {
+            push_status_byte(&mut q, 0x40 | (i % 64) as u8);
+        }
+        assert_eq!(q.bytes.len(), MAX_QUEUED);
+        assert!(q.dropped);
+        assert_eq!(q.bytes[0], 0x40 | 3);
+    }
+
+    #[test]
+    fn the_user_lock_belongs_to_the_thread_that_took_it() {
+        let m = UserMutex::default();
+        assert_eq!(m.unlock(7), Err(libc::EPERM));
+        m.lock(7);
+        assert!(m.held_by(7));
+        assert!(!m.try_lock(8));
+        assert_eq!(m.unlock(8), Err(libc::EPERM));
+        m.unlock(7).unwrap();
+        assert!(m.try_lock(8));
+        m.release();
+        assert!(!m.held_by(8));
+    }
+
+    #[test]
+    fn reads_stop_on_the_eos_byte_only_with_reos() {
+        let mut st = State::new();
+        st.p.eos = 0x0a;
+        st.p.eos_flags = 0;
+        assert_eq!(st.read_eos(), None);
+        st.p.eos_flags = REOS;
+        assert_eq!(
+            st.read_eos(),
+            Some(Eos {
+                byte: 0x0a,
+                eight_bit: false
+            })
+        );
+        st.p.eos_flags = REOS | abi::BIN;
+        assert_eq!(
+            st.read_eos(),
+            Some(Eos {
+                byte: 0x0a,
+                eight_bit: true
+            })
+        );
+    }
 }

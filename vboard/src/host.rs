@@ -21,11 +21,28 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|s| !s.trim().is_empty())
 }
 
-fn build() -> Host {
-    // GPIB_VBOARD_CONFIG is for the virtual board alone, where a program's own process
-    // reads GPIB_SIM_CONFIG for something else (the test suites do).
+/// The configuration's variables: `GPIB_VBOARD_CONFIG` is for the virtual board alone,
+/// where a program's own process reads `GPIB_SIM_CONFIG` for something else (the test
+/// suites do).
+fn variables() -> (Option<String>, Option<std::path::PathBuf>) {
     let sim_config = env("GPIB_VBOARD_CONFIG").or_else(|| env("GPIB_SIM_CONFIG"));
     let ib_config = env("IB_CONFIG").map(std::path::PathBuf::from);
+    (sim_config, ib_config)
+}
+
+/// Which simulated bus this process serves, in words (`GPIB_SIM_CONFIG=bench`): the
+/// hardware a board's kept settings were made on.
+pub fn describe() -> String {
+    let (sim_config, ib_config) = variables();
+    HostSource {
+        sim_config: sim_config.as_deref(),
+        ib_config: ib_config.as_deref(),
+    }
+    .describe()
+}
+
+fn build() -> Host {
+    let (sim_config, ib_config) = variables();
     let source = HostSource {
         sim_config: sim_config.as_deref(),
         ib_config: ib_config.as_deref(),

@@ -91,12 +91,27 @@ fn open_board(minor: usize, flags: c_int) -> c_int {
         if !st.loaded {
             st.loaded = true;
             st.p = crate::persist::Persisted::load(minor);
+            st.saved = st.p.clone();
             if st.p.online && st.p.interface.is_some() {
                 match crate::host::attach(minor, st.p.pad) {
                     Ok(mut sim) => {
+                        // The bus as the last process left it: REN, and the T1 delay
+                        // the driver was told.
+                        use gpib_sim::Backend as _;
                         if st.p.ren {
-                            use gpib_sim::Backend as _;
                             let _ = sim.remote_enable(true);
+                        }
+                        let same_bus = st.p.bus == crate::host::describe();
+                        if st.p.t1_ns != 0 && same_bus {
+                            let t1 = gpib_sim::backend::tuning::T1Delay::from_nanos(u64::from(
+                                st.p.t1_ns,
+                            ));
+                            if let Some(t) = sim.tuning() {
+                                let _ = t.set_t1(t1);
+                            }
+                        } else {
+                            // Another bus is other hardware: its driver's T1.
+                            st.p.t1_ns = crate::ioctl::attached_t1(&mut sim);
                         }
                         st.sim = Some(sim);
                     }

@@ -50,9 +50,10 @@ pub fn read(file: &Arc<OpenFile>, board: &Board, arg: usize) -> Result<i32, Errn
         .buffer_ptr
         .saturating_add(u64::from(cmd.completed_transfer_count));
     let mut remain = (cmd.requested_transfer_count - cmd.completed_transfer_count) as usize;
-    // The whole buffer must be writable before anything is read.
+    // The whole buffer must be there before anything is read from the bus (no byte is
+    // taken from the device into a buffer that cannot hold it).
     if remain > 0 {
-        probe(at, remain, true)?;
+        crate::user::probe(at, remain)?;
     }
     desc.set_io(true);
     let _io = InProgress(&desc, true);
@@ -102,9 +103,8 @@ pub fn write(file: &Arc<OpenFile>, board: &Board, arg: usize) -> Result<i32, Err
         .buffer_ptr
         .saturating_add(u64::from(cmd.completed_transfer_count));
     let mut remain = (cmd.requested_transfer_count - cmd.completed_transfer_count) as usize;
-    if remain > 0 {
-        probe(at, remain, false)?;
-    }
+    // Each piece is copied in before it goes out: a buffer shorter than its count fails
+    // (EFAULT) at the piece that runs past it, as the kernel's copy_from_user does.
     desc.set_io(true);
     let _io = InProgress(&desc, true);
     let mut result = Ok(());
@@ -150,9 +150,6 @@ pub fn command(file: &Arc<OpenFile>, board: &Board, arg: usize) -> Result<i32, E
         .buffer_ptr
         .saturating_add(u64::from(cmd.completed_transfer_count));
     let mut remain = (cmd.requested_transfer_count - cmd.completed_transfer_count) as usize;
-    if remain > 0 {
-        probe(at, remain, false)?;
-    }
     desc.set_io(true);
     let mut result;
     let mut fault = false;
@@ -188,26 +185,6 @@ pub fn command(file: &Arc<OpenFile>, board: &Board, arg: usize) -> Result<i32, E
         desc.set_io(false);
     }
     result.map(|()| 0)
-}
-
-/// The caller's `len` bytes at `at` are all there (readable, or writable when
-/// `writable`): checked before a transfer starts, as `access_ok` is, a page at a time.
-fn probe(at: u64, len: usize, writable: bool) -> Result<(), Errno> {
-    let mut b = [0u8; 1];
-    let last = at.checked_add(len as u64 - 1).ok_or(libc::EFAULT)?;
-    let page = 4096u64;
-    let mut p = at;
-    loop {
-        read_bytes(p, &mut b)?;
-        if writable {
-            write_bytes(p, &b)?;
-        }
-        if p >= last {
-            break;
-        }
-        p = ((p / page) + 1).saturating_mul(page).min(last);
-    }
-    Ok(())
 }
 
 /// `IBRPP`: take control, then a parallel poll.

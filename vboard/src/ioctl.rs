@@ -248,7 +248,12 @@ fn online(board: &Board, arg: usize) -> Result<i32, Errno> {
         if st.p.interface.is_none() {
             return Err(libc::ENODEV);
         }
-        let sim = crate::host::attach(board.minor, st.p.pad)?;
+        let mut sim = crate::host::attach(board.minor, st.p.pad)?;
+        // The simulated board's driver starts at its board's T1 and says so, as the
+        // drivers that set a T1 delay when they attach do (libgpib's ibask(IbaTIMING)
+        // fails on a board whose T1 was never set).
+        st.p.t1_ns = attached_t1(&mut sim);
+        st.p.bus = crate::host::describe();
         st.sim = Some(sim);
         st.p.online = true;
     } else {
@@ -263,6 +268,14 @@ fn online(board: &Board, arg: usize) -> Result<i32, Errno> {
     }
     st.save(board.minor);
     Ok(0)
+}
+
+/// The T1 delay of a board just attached, in ns.
+pub fn attached_t1(sim: &mut gpib_sim::sim::SimBoard) -> u32 {
+    use gpib_sim::Backend as _;
+    sim.tuning()
+        .and_then(|t| t.t1().ok())
+        .map_or(0, |t| u32::try_from(t.nanos()).unwrap_or(u32::MAX))
 }
 
 fn autospoll(file: &Arc<OpenFile>, board: &Board, arg: usize) -> Result<i32, Errno> {

@@ -17,6 +17,9 @@ pub struct Persisted {
     pub interface: Option<String>,
     /// `IBONL` brought it online.
     pub online: bool,
+    /// The simulated bus it was brought online on (its hardware: a process on another
+    /// bus finds the driver's settings of that bus, not these).
+    pub bus: String,
     /// Its primary address (`IBPAD` on the board descriptor).
     pub pad: u32,
     /// Its secondary address, or negative for none.
@@ -52,6 +55,7 @@ impl Default for Persisted {
         Self {
             interface: None,
             online: false,
+            bus: String::new(),
             pad: 0,
             sad: -1,
             master: false,
@@ -110,6 +114,7 @@ impl Persisted {
         match key {
             "interface" => self.interface = Some(v.to_owned()).filter(|s| !s.is_empty()),
             "online" => self.online = flag(v)?,
+            "bus" => self.bus = v.to_owned(),
             "pad" => self.pad = v.parse().ok().filter(|p| *p <= 30)?,
             "sad" => self.sad = v.parse().ok().filter(|s| *s <= 30)?,
             "master" => self.master = flag(v)?,
@@ -138,6 +143,7 @@ impl Persisted {
         // Writing to a String cannot fail.
         let _ = writeln!(s, "interface {}", self.interface.as_deref().unwrap_or(""));
         let _ = writeln!(s, "online {}", b(self.online));
+        let _ = writeln!(s, "bus {}", self.bus);
         let _ = writeln!(s, "pad {}", self.pad);
         let _ = writeln!(s, "sad {}", self.sad);
         let _ = writeln!(s, "master {}", b(self.master));
@@ -183,6 +189,7 @@ mod tests {
         let p = Persisted {
             interface: Some("ni_pci".into()),
             online: true,
+            bus: "GPIB_SIM_CONFIG=bench".into(),
             pad: 7,
             sad: 3,
             master: true,

@@ -6,10 +6,72 @@
 
 use std::mem::{size_of, MaybeUninit};
 
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Once;
+
 use libc::c_void;
+
+/// This process's id, asked once (and again in a child after `fork`).
+static PID: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn forget_pid() {
+    PID.store(0, Ordering::Relaxed);
+}
+
+fn pid() -> libc::pid_t {
+    static AT_FORK: Once = Once::new();
+    AT_FORK.call_once(|| {
+        // SAFETY: registers a handler that only stores to an atomic.
+        unsafe { libc::pthread_atfork(None, None, Some(forget_pid)) };
+    });
+    let p = PID.load(Ordering::Relaxed);
+    if p != 0 {
+        return p;
+    }
+    // SAFETY: getpid has no preconditions and cannot fail.
+    let p = unsafe { libc::getpid() };
+    PID.store(p, Ordering::Relaxed);
+    p
+}
 
 /// An errno value.
 pub type Errno = i32;
+
+thread_local! {
+    /// The top (highest address) of the calling thread's stack, once asked.
+    static STACK_TOP: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+fn stack_top() -> usize {
+    STACK_TOP.with(|top| {
+        if top.get() == 0 {
+            let mut attr = MaybeUninit::<libc::pthread_attr_t>::uninit();
+            // SAFETY: pthread_getattr_np fills `attr` for the calling thread; it is
+            // read only when that succeeded, and destroyed after.
+            unsafe {
+                if libc::pthread_getattr_np(libc::pthread_self(), attr.as_mut_ptr()) == 0 {
+                    let mut base: *mut c_void = std::ptr::null_mut();
+                    let mut size: usize = 0;
+                    if libc::pthread_attr_getstack(attr.as_ptr(), &mut base, &mut size) == 0 {
+                        top.set((base as usize).saturating_add(size));
+                    }
+                    libc::pthread_attr_destroy(attr.as_mut_ptr());
+                }
+            }
+        }
+        top.get()
+    })
+}
+
+/// Whether `len` bytes at `at` lie in the calling thread's live stack: between this
+/// function's own frame and the stack's top, the frames of the callers, which are
+/// mapped and writable (an ioctl's argument is almost always one of them).
+fn on_live_stack(at: usize, len: usize) -> bool {
+    let here = 0u8;
+    let sp = std::ptr::addr_of!(here) as usize;
+    let top = stack_top();
+    top != 0 && at > sp && at.checked_add(len).is_some_and(|end| end <= top)
+}
 
 fn copy(local: *mut c_void, remote: *mut c_void, len: usize, to_user: bool) -> Result<(), Errno> {
     if len == 0 {
@@ -17,6 +79,18 @@ fn copy(local: *mut c_void, remote: *mut c_void, len: usize, to_user: bool) -> R
     }
     if remote.is_null() {
         return Err(libc::EFAULT);
+    }
+    if on_live_stack(remote as usize, len) {
+        // SAFETY: the caller's bytes are in a live frame of this thread's stack
+        // (checked above), mapped and writable; `local` has `len` bytes.
+        unsafe {
+            if to_user {
+                std::ptr::copy_nonoverlapping(local as *const u8, remote as *mut u8, len)
+            } else {
+                std::ptr::copy_nonoverlapping(remote as *const u8, local as *mut u8, len)
+            }
+        }
+        return Ok(());
     }
     let liov = libc::iovec {
         iov_base: local,
@@ -31,9 +105,9 @@ fn copy(local: *mut c_void, remote: *mut c_void, len: usize, to_user: bool) -> R
     // and reports an unmapped page as EFAULT instead of touching it.
     let n = unsafe {
         if to_user {
-            libc::process_vm_writev(libc::getpid(), &liov, 1, &riov, 1, 0)
+            libc::process_vm_writev(pid(), &liov, 1, &riov, 1, 0)
         } else {
-            libc::process_vm_readv(libc::getpid(), &liov, 1, &riov, 1, 0)
+            libc::process_vm_readv(pid(), &liov, 1, &riov, 1, 0)
         }
     };
     if n < 0 {
@@ -102,4 +176,69 @@ pub fn write_bytes(at: u64, data: &[u8]) -> Result<(), Errno> {
         data.len(),
         true,
     )
+}
+
+/// Whether the caller's `len` bytes at `at` are all mapped and readable: one byte of
+/// each page, read in one call (1,024 pages a call).
+pub fn probe(at: u64, len: usize) -> Result<(), Errno> {
+    const PAGE: u64 = 4096;
+    if len == 0 {
+        return Ok(());
+    }
+    let last = at.checked_add(len as u64 - 1).ok_or(libc::EFAULT)?;
+    if at == 0 || usize::try_from(last).is_err() {
+        return Err(libc::EFAULT);
+    }
+    if on_live_stack(at as usize, len) {
+        return Ok(());
+    }
+    let mut pages = Vec::new();
+    let mut p = at;
+    loop {
+        pages.push(p);
+        if p / PAGE == last / PAGE {
+            break;
+        }
+        p = (p / PAGE + 1) * PAGE;
+    }
+    let mut sink = vec![0u8; pages.len().min(1024)];
+    for chunk in pages.chunks(1024) {
+        let local = libc::iovec {
+            iov_base: sink.as_mut_ptr().cast(),
+            iov_len: chunk.len(),
+        };
+        let remote: Vec<libc::iovec> = chunk
+            .iter()
+            .map(|&a| libc::iovec {
+                iov_base: a as usize as *mut c_void,
+                iov_len: 1,
+            })
+            .collect();
+        // SAFETY: the local iovec is `sink`, at least `chunk.len()` bytes; the remote
+        // ones are checked by the system call, which reports an unmapped page as
+        // EFAULT (or a short count) instead of touching it.
+        let n = unsafe {
+            libc::process_vm_readv(
+                pid(),
+                &local,
+                1,
+                remote.as_ptr(),
+                remote.len() as libc::c_ulong,
+                0,
+            )
+        };
+        if n < 0 {
+            let e = std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EFAULT);
+            if e == libc::ENOSYS || e == libc::EPERM {
+                return Ok(()); // no such calls here: trusted, as `copy` does
+            }
+            return Err(libc::EFAULT);
+        }
+        if n as usize != chunk.len() {
+            return Err(libc::EFAULT);
+        }
+    }
+    Ok(())
 }

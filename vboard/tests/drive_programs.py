@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""drive_programs.py EXAMPLES_DIR -- linux-gpib's own interactive programs, ibtest and
-ibterm, driven through a pseudo-terminal as a person at a keyboard would, on whichever
-libgpib the environment selects (vboard/ci.sh runs it on compat's library and on
+"""drive_programs.py EXAMPLES_DIR -- linux-gpib's own example programs (the interactive
+ibtest and ibterm, driven through a pseudo-terminal as a person at a keyboard would, and
+findlisteners) on whichever libgpib the environment selects (vboard/ci.sh runs it on compat's library and on
 linux-gpib's over the virtual board, and compares what the two print).
 
 Each session's keystrokes go to the program's terminal (echo off, so the transcript is
@@ -24,6 +24,9 @@ SESSIONS = [
     ("ibtest", [], "d\n22\nw\n*IDN?\nr\n\ns\nx\nt\n9\nr\n\nq\n"),
     # ibtest on the board by name: the bus lines, interface clear, remote enable, quit.
     ("ibtest", [], "b\ngpib0\nl\ni\ne\n1\nq\n"),
+    # findlisteners: every address of board 0 scanned, then the board by its name.
+    ("findlisteners", [], ""),
+    ("findlisteners", ["gpib0"], ""),
     # ibterm: a query per line, then end of input (Ctrl-D).
     ("ibterm", ["-d", "22"], "*IDN?\n*ESR?\n\x04"),
 ]

@@ -542,6 +542,11 @@ pub struct DoctorArgs {
     /// in one call, alternately, and the difference tested.
     #[arg(long, value_name = "BYTES", value_parser = parse_size, help_heading = "Doctor")]
     pub read_size: Option<u64>,
+    /// Your program's automatic serial polling (linux-gpib's IbcAUTOPOLL): the board is
+    /// set so before the probe, as your program sets it (linux-gpib's library opens a
+    /// board with it off), and the doctor then tries the other.
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off, help_heading = "Doctor")]
+    pub autopoll: Option<bool>,
     /// Other devices on the same board to read and write at the probed device's
     /// largest size (addresses or names, comma-separated): the board's fastest device
     /// as a reference, which tells a slow device from a slow board, cable or host.
@@ -675,4 +680,13 @@ pub fn budget(seconds: f64) -> Result<std::time::Duration, crate::error::DiagErr
                 "--budget {seconds} must be a number of seconds above 0"
             ))
         })
+}
+
+/// `on` or `off`.
+fn parse_on_off(s: &str) -> std::result::Result<bool, String> {
+    match s {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("{s:?}: say on or off")),
+    }
 }

@@ -55,6 +55,7 @@ pub fn run(args: &DoctorArgs) -> Result<bool> {
         baseline: args.baseline,
         threshold: args.threshold,
         read_size: args.read_size,
+        autopoll: args.autopoll,
         references: args
             .reference
             .iter()

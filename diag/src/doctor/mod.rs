@@ -186,6 +186,8 @@ pub struct Request {
     pub threshold: f64,
     /// The bytes each read call of the user's program asks for, tried against one call.
     pub read_size: Option<u64>,
+    /// The user's program's automatic serial polling, set before the probe.
+    pub autopoll: Option<bool>,
     /// Other devices on the board to measure as references.
     pub references: Vec<u8>,
 }
@@ -197,6 +199,9 @@ pub fn examine(req: &Request, simulated: bool, target: Target) -> Result<Report>
     } else {
         None
     };
+    if let Some(on) = req.autopoll {
+        target.bus.tuning(|t| t.set_autopoll(on))?;
+    }
     let bus = probe::bus_state(&target);
     let target_board = target.board;
     let mut findings = Vec::new();
