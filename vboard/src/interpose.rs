@@ -114,6 +114,8 @@ fn open_board(minor: usize, flags: c_int) -> c_int {
                             st.p.t1_ns = crate::ioctl::attached_t1(&mut sim);
                         }
                         st.sim = Some(sim);
+                        // This process's files have not asked for automatic polling.
+                        crate::ioctl::model_autopoll(&mut st);
                     }
                     Err(_) => st.p.online = false,
                 }

@@ -256,6 +256,8 @@ fn online(board: &Board, arg: usize) -> Result<i32, Errno> {
         st.p.bus = crate::host::describe();
         st.sim = Some(sim);
         st.p.online = true;
+        // No file polls automatically on a board just brought online.
+        model_autopoll(&mut st);
     } else {
         if !st.p.online {
             return Ok(0);
@@ -279,30 +281,40 @@ pub fn attached_t1(sim: &mut gpib_sim::sim::SimBoard) -> u32 {
 }
 
 fn autospoll(file: &Arc<OpenFile>, board: &Board, arg: usize) -> Result<i32, Errno> {
+    use std::sync::atomic::Ordering::SeqCst;
     let enable: i16 = read_in(arg)?;
     let desc = file.descriptor(0)?;
     let mut st = board.lock();
-    let was = desc
-        .autopoll_enabled
-        .load(std::sync::atomic::Ordering::SeqCst);
+    let was = desc.autopoll_enabled.load(SeqCst);
     if enable != 0 {
         if !was {
             st.autospollers += 1;
-            desc.autopoll_enabled
-                .store(true, std::sync::atomic::Ordering::SeqCst);
+            desc.autopoll_enabled.store(true, SeqCst);
         }
+        model_autopoll(&mut st);
         return Ok(0);
     }
     if !was {
         return Err(libc::EINVAL);
     }
-    desc.autopoll_enabled
-        .store(false, std::sync::atomic::Ordering::SeqCst);
+    desc.autopoll_enabled.store(false, SeqCst);
     if st.autospollers == 0 {
         return Err(libc::EINVAL);
     }
     st.autospollers -= 1;
+    model_autopoll(&mut st);
     Ok(0)
+}
+
+/// Tells the simulated board whether its driver polls automatically (some open file
+/// asked for it), so that the simulator's model of polling a device that keeps
+/// requesting service (its cost on the bus and the CPU) runs while it does.
+pub fn model_autopoll(st: &mut crate::board::State) {
+    use gpib_sim::Backend as _;
+    let on = st.autospollers > 0;
+    if let Some(t) = st.sim.as_mut().and_then(|s| s.tuning()) {
+        let _ = t.set_autopoll(on);
+    }
 }
 
 fn board_info(board: &Board, arg: usize) -> Result<i32, Errno> {
@@ -483,6 +495,7 @@ pub fn close(file: &OpenFile, board: &Board) {
     if let Some(d) = f.descriptors[0].as_ref() {
         if d.autopoll_enabled.load(std::sync::atomic::Ordering::SeqCst) {
             st.autospollers = st.autospollers.saturating_sub(1);
+            model_autopoll(&mut st);
         }
     }
     for d in f.descriptors.iter_mut() {
