@@ -14,6 +14,8 @@ use crate::timeout::Timeout;
 use block_read::{past_deadline, read_block, SliceSink, VecSink};
 use link::Link;
 
+#[cfg(test)]
+mod block_query_tests;
 mod block_read;
 mod link;
 
@@ -375,7 +377,7 @@ impl Device {
     pub fn read_block_into(&self, buf: &mut [u8]) -> Result<BlockInfo> {
         self.run(|tx| {
             tx.address_from_device(self.address)?;
-            read_block(tx, &mut SliceSink(buf))
+            read_block(tx, &mut SliceSink(buf), None)
         })
     }
 
@@ -387,7 +389,7 @@ impl Device {
         let mut v = Vec::new();
         let r = self.run(|tx| {
             tx.address_from_device(self.address)?;
-            read_block(tx, &mut self.vec_sink(&mut v))
+            read_block(tx, &mut self.vec_sink(&mut v), None)
         });
         with_data(r.map(drop), v)
     }
@@ -396,11 +398,8 @@ impl Device {
     /// [`Device::read_block`] is).
     pub fn query_block(&self, command: &str) -> Result<Vec<u8>> {
         let mut v = Vec::new();
-        let r = self.run(|tx| {
-            self.send(tx, command.as_bytes(), true)?;
-            tx.address_from_device(self.address)?;
-            read_block(tx, &mut self.vec_sink(&mut v))
-        });
+        let r =
+            self.run(|tx| self.query_block_on(tx, command.as_bytes(), &mut self.vec_sink(&mut v)));
         with_data(r.map(drop), v)
     }
 
@@ -413,11 +412,24 @@ impl Device {
 
     /// Sends `command` and reads the block it answers into `buf`, in one transaction.
     pub fn query_block_into(&self, command: &str, buf: &mut [u8]) -> Result<BlockInfo> {
-        self.run(|tx| {
-            self.send(tx, command.as_bytes(), true)?;
-            tx.address_from_device(self.address)?;
-            read_block(tx, &mut SliceSink(buf))
-        })
+        self.run(|tx| self.query_block_on(tx, command.as_bytes(), &mut SliceSink(buf)))
+    }
+
+    /// Sends `command` (plus terminator) and reads the block it answers into `sink`.
+    /// A command that fits one message goes with the block's first read: one backend
+    /// call on a device-level backend, as a query's write and read.
+    fn query_block_on<S: block_read::Sink>(
+        &self,
+        tx: &mut Link<'_, '_>,
+        command: &[u8],
+        sink: &mut S,
+    ) -> Result<BlockInfo> {
+        if let Some(r) = self.with_message(command, |m| read_block(tx, sink, Some(m))) {
+            return r;
+        }
+        self.send(tx, command, true)?;
+        tx.address_from_device(self.address)?;
+        read_block(tx, sink, None)
     }
 
     /// Sends `command`, reads the block it answers and decodes it as values of `T`.

@@ -120,7 +120,12 @@ struct Head {
 
 impl Head {
     /// The stage's result when `extra` bytes after the header are at the sink's start.
-    fn in_sink(header: block::BlockHeader, extra: usize, ended: bool, sink: &dyn Sink) -> Self {
+    fn in_sink<S: Sink + ?Sized>(
+        header: block::BlockHeader,
+        extra: usize,
+        ended: bool,
+        sink: &S,
+    ) -> Self {
         let body = header.body_len.map_or(extra, |l| {
             extra.min(usize::try_from(l).unwrap_or(usize::MAX))
         });
@@ -135,10 +140,17 @@ impl Head {
     }
 }
 
-/// Reads one block from the addressed talker into `sink`; the bus is already addressed.
-pub(super) fn read_block(tx: &mut Link<'_, '_>, sink: &mut dyn Sink) -> Result<BlockInfo> {
+/// Reads one block from the link's device into `sink`. With `query` (a whole
+/// message, its terminator included) the message is sent first, in the same backend
+/// call as the block's first read where the backend has one
+/// ([`Link::write_read`]); without it the device is already addressed to talk.
+pub(super) fn read_block<S: Sink + ?Sized>(
+    tx: &mut Link<'_, '_>,
+    sink: &mut S,
+    query: Option<&[u8]>,
+) -> Result<BlockInfo> {
     let mut small = [0u8; MAX_HEADER_LEN];
-    let head = match read_head_into_sink(tx, sink)? {
+    let head = match read_head_into_sink(tx, sink, query)? {
         Ok(h) => h,
         Err(have) => {
             small[..have].copy_from_slice(sink.filled(have));
@@ -149,21 +161,35 @@ pub(super) fn read_block(tx: &mut Link<'_, '_>, sink: &mut dyn Sink) -> Result<B
 }
 
 /// The header read into the sink itself with up to [`FIRST_READ`] bytes (one read
-/// for small blocks), the body bytes that came with it moved to the sink's start.
+/// for small blocks, in the same backend call as `query` when there is one), the
+/// body bytes that came with it moved to the sink's start.
 /// `Err(n)` when the sink has less room than a longest header (then `n` is 0: nothing
 /// was read) or the first read returned `n` bytes of a header without END (a backend
 /// that returns what it has): [`read_head_apart`] goes on from those bytes.
-fn read_head_into_sink(
+fn read_head_into_sink<S: Sink + ?Sized>(
     tx: &mut Link<'_, '_>,
-    sink: &mut dyn Sink,
+    sink: &mut S,
+    query: Option<&[u8]>,
 ) -> Result<std::result::Result<Head, usize>> {
+    let device = tx.device();
     let room = sink.room(0, Some(FIRST_READ));
     if room.len() <= MAX_HEADER_LEN {
+        if let Some(m) = query {
+            tx.write_to(device, m, true)?;
+            tx.address_from_device(device)?;
+        }
         return Ok(Err(0));
     }
-    let (got, ended) = match tx.read(room, None) {
+    let first = match query {
+        Some(m) => tx.write_read(device, m, room, None),
+        None => tx.read(room, None).map_err(WriteReadError::Read),
+    };
+    let (got, ended) = match first {
         Ok(st) => (st.count, st.end == ReadEnd::Eoi),
-        Err(e) => {
+        // The query did not go out (or its device could not be addressed to talk):
+        // nothing of the block was read.
+        Err(WriteReadError::Write(e)) => return Err(e),
+        Err(WriteReadError::Read(e)) => {
             let got = e.transferred().unwrap_or(0).min(FIRST_READ);
             let bytes = sink.filled(got);
             if let Some(h) = whole_definite_block(bytes) {
@@ -184,8 +210,13 @@ fn read_head_into_sink(
             return Err(e);
         }
     };
-    let bytes = sink.filled(got);
-    match block::parse_header(&bytes[..got.min(MAX_HEADER_LEN)])? {
+    let bytes = &sink.filled(got)[..got.min(MAX_HEADER_LEN)];
+    // A definite-length header, the common case, without a `Result` to unpack.
+    let parsed = match block::definite_header(bytes) {
+        Some(h) => HeaderParse::Complete(h),
+        None => block::parse_header(bytes)?,
+    };
+    match parsed {
         HeaderParse::Complete(h) => {
             let hl = h.header_len;
             sink.move_to_start(hl, got);
@@ -204,9 +235,9 @@ fn read_head_into_sink(
 
 /// The header read into `head` (at most [`MAX_HEADER_LEN`] bytes, of which the first
 /// `have` are there already), the body bytes that came with it copied to the sink.
-fn read_head_apart(
+fn read_head_apart<S: Sink + ?Sized>(
     tx: &mut Link<'_, '_>,
-    sink: &mut dyn Sink,
+    sink: &mut S,
     head: &mut [u8; MAX_HEADER_LEN],
     mut have: usize,
 ) -> Result<Head> {
@@ -279,7 +310,11 @@ fn read_head_apart(
 
 /// The body after the header stage: `head.extra` bytes of it (and maybe what follows
 /// it) are at the sink's start already.
-fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<BlockInfo> {
+fn read_body<S: Sink + ?Sized>(
+    tx: &mut Link<'_, '_>,
+    sink: &mut S,
+    head: Head,
+) -> Result<BlockInfo> {
     let Head {
         header,
         body,
@@ -294,8 +329,9 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
         .map(|l| usize::try_from(l).unwrap_or(usize::MAX));
     let mut filled = body;
     let mut last_had_end = ended;
-    // The device's timeout bounds the whole body, from its first read's return.
-    let (timeout, mut began) = (tx.timeout(), None);
+    // The device's timeout bounds the whole body, from its first read's return (read
+    // only when a second read is needed).
+    let mut began = None;
     match want_end {
         Some(len) => {
             if after > 0 {
@@ -341,12 +377,15 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                     terminator = sink.room(len, Some(len + 1)).first().copied();
                     filled = len;
                 }
-                if filled < len && !last_had_end && past_deadline(tx, &mut began, timeout) {
-                    return Err(Error::Timeout {
-                        operation: "read",
-                        timeout,
-                        transferred: hl + filled,
-                    });
+                if filled < len && !last_had_end {
+                    let timeout = tx.timeout();
+                    if past_deadline(tx, &mut began, timeout) {
+                        return Err(Error::Timeout {
+                            operation: "read",
+                            timeout,
+                            transferred: hl + filled,
+                        });
+                    }
                 }
             }
             sink.finish(len);
@@ -404,7 +443,7 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                 })?;
                 filled += st.count;
                 last_had_end = st.end == ReadEnd::Eoi;
-                if !last_had_end && past_deadline(tx, &mut began, timeout) {
+                if !last_had_end && past_deadline(tx, &mut began, tx.timeout()) {
                     sink.finish(filled);
                     return Err(missing_end(header.format, filled, hl + filled));
                 }
