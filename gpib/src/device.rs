@@ -149,8 +149,25 @@ impl Device {
         })
     }
 
+    /// `data` with the write terminator after it, when that is shorter than
+    /// [`SHORT_WRITE`] bytes (most commands and queries).
+    fn short_message(&self, data: &[u8]) -> Option<ShortMessage> {
+        let t = self.write_terminator?;
+        if data.len() >= SHORT_WRITE {
+            return None;
+        }
+        let mut m = ShortMessage {
+            buf: [0; SHORT_WRITE],
+            len: data.len() + 1,
+        };
+        m.buf[..data.len()].copy_from_slice(data);
+        m.buf[data.len()] = t;
+        Some(m)
+    }
+
     /// Runs `f` on `data` with the write terminator after it, as one message of one
     /// write; `None` when it takes two (a long message: the terminator goes apart).
+    #[inline(always)]
     fn with_message<T>(&self, data: &[u8], f: impl FnOnce(&[u8]) -> T) -> Option<T> {
         match self.write_terminator {
             None => Some(f(data)),
@@ -424,6 +441,10 @@ impl Device {
         command: &[u8],
         sink: &mut S,
     ) -> Result<BlockInfo> {
+        if let Some(m) = self.short_message(command) {
+            // In tail position: the block's result is written where the caller wants it.
+            return read_block(tx, sink, Some(m.bytes()));
+        }
         if let Some(r) = self.with_message(command, |m| read_block(tx, sink, Some(m))) {
             return r;
         }
@@ -532,8 +553,21 @@ impl Device {
     }
 }
 
+/// A short command and its terminator, on the stack ([`Device::short_message`]).
+struct ShortMessage {
+    buf: [u8; SHORT_WRITE],
+    len: usize,
+}
+
+impl ShortMessage {
+    fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
 /// Runs `f` on `data` followed by `t`, put together in a buffer of `N` bytes on the
 /// stack (`data` is shorter than `N`).
+#[inline(always)]
 fn terminated<const N: usize, T>(data: &[u8], t: u8, f: impl FnOnce(&[u8]) -> T) -> T {
     let mut buf = [0u8; N];
     buf[..data.len()].copy_from_slice(data);

@@ -166,6 +166,8 @@ pub(super) fn read_block<S: Sink + ?Sized>(
 /// `Err(n)` when the sink has less room than a longest header (then `n` is 0: nothing
 /// was read) or the first read returned `n` bytes of a header without END (a backend
 /// that returns what it has): [`read_head_apart`] goes on from those bytes.
+// Inlined into its one caller: what it returns stays in registers.
+#[inline(always)]
 fn read_head_into_sink<S: Sink + ?Sized>(
     tx: &mut Link<'_, '_>,
     sink: &mut S,
@@ -310,6 +312,8 @@ fn read_head_apart<S: Sink + ?Sized>(
 
 /// The body after the header stage: `head.extra` bytes of it (and maybe what follows
 /// it) are at the sink's start already.
+// Inlined into its one caller: what it returns stays in registers.
+#[inline(always)]
 fn read_body<S: Sink + ?Sized>(
     tx: &mut Link<'_, '_>,
     sink: &mut S,
