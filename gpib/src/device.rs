@@ -445,6 +445,18 @@ impl Device {
             // In tail position: the block's result is written where the caller wants it.
             return read_block(tx, sink, Some(m.bytes()));
         }
+        self.query_block_long(tx, command, sink)
+    }
+
+    /// [`Device::query_block_on`] for a command of [`SHORT_WRITE`] bytes or more, or
+    /// without a terminator (out of line: most block queries are short).
+    #[inline(never)]
+    fn query_block_long<S: block_read::Sink>(
+        &self,
+        tx: &mut Link<'_, '_>,
+        command: &[u8],
+        sink: &mut S,
+    ) -> Result<BlockInfo> {
         if let Some(r) = self.with_message(command, |m| read_block(tx, sink, Some(m))) {
             return r;
         }
