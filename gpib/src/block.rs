@@ -71,6 +71,42 @@ fn show(b: u8) -> String {
 ///
 /// `bytes` is what has arrived so far; `read` in any error is `bytes.len()`.
 pub fn parse_header(bytes: &[u8]) -> Result<HeaderParse, Error> {
+    // The common case first, with nothing else to decide: a whole definite-length
+    // header. Everything else (other formats, a header still arriving, errors) is
+    // `parse_any`'s.
+    match definite_header(bytes) {
+        Some(h) => Ok(HeaderParse::Complete(h)),
+        None => parse_any(bytes),
+    }
+}
+
+/// The header at the start of `bytes` when it is a whole, well-formed
+/// definite-length one (`#<n><n digits>`); `None` for anything else
+/// ([`parse_header`] tells what).
+#[inline]
+pub(crate) fn definite_header(bytes: &[u8]) -> Option<BlockHeader> {
+    let [b'#', kind @ b'1'..=b'9', rest @ ..] = bytes else {
+        return None;
+    };
+    let digits = usize::from(kind - b'0');
+    let mut len: u64 = 0;
+    for &d in rest.get(..digits)? {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        // At most 9 digits: under 10^9, no overflow.
+        len = len * 10 + u64::from(d - b'0');
+    }
+    Some(BlockHeader {
+        format: BlockFormat::Definite,
+        header_len: 2 + digits,
+        body_len: Some(len),
+    })
+}
+
+/// [`parse_header`] for every format and every outcome.
+#[inline(never)]
+fn parse_any(bytes: &[u8]) -> Result<HeaderParse, Error> {
     let n = bytes.len();
     let Some(&first) = bytes.first() else {
         return Ok(HeaderParse::NeedAtLeast(2));

@@ -14,6 +14,8 @@ use crate::timeout::Timeout;
 use block_read::{past_deadline, read_block, SliceSink, VecSink};
 use link::Link;
 
+#[cfg(test)]
+mod block_query_tests;
 mod block_read;
 mod link;
 
@@ -147,8 +149,25 @@ impl Device {
         })
     }
 
+    /// `data` with the write terminator after it, when that is shorter than
+    /// [`SHORT_WRITE`] bytes (most commands and queries).
+    fn short_message(&self, data: &[u8]) -> Option<ShortMessage> {
+        let t = self.write_terminator?;
+        if data.len() >= SHORT_WRITE {
+            return None;
+        }
+        let mut m = ShortMessage {
+            buf: [0; SHORT_WRITE],
+            len: data.len() + 1,
+        };
+        m.buf[..data.len()].copy_from_slice(data);
+        m.buf[data.len()] = t;
+        Some(m)
+    }
+
     /// Runs `f` on `data` with the write terminator after it, as one message of one
     /// write; `None` when it takes two (a long message: the terminator goes apart).
+    #[inline(always)]
     fn with_message<T>(&self, data: &[u8], f: impl FnOnce(&[u8]) -> T) -> Option<T> {
         match self.write_terminator {
             None => Some(f(data)),
@@ -375,7 +394,7 @@ impl Device {
     pub fn read_block_into(&self, buf: &mut [u8]) -> Result<BlockInfo> {
         self.run(|tx| {
             tx.address_from_device(self.address)?;
-            read_block(tx, &mut SliceSink(buf))
+            read_block(tx, &mut SliceSink(buf), None)
         })
     }
 
@@ -387,7 +406,7 @@ impl Device {
         let mut v = Vec::new();
         let r = self.run(|tx| {
             tx.address_from_device(self.address)?;
-            read_block(tx, &mut self.vec_sink(&mut v))
+            read_block(tx, &mut self.vec_sink(&mut v), None)
         });
         with_data(r.map(drop), v)
     }
@@ -396,11 +415,8 @@ impl Device {
     /// [`Device::read_block`] is).
     pub fn query_block(&self, command: &str) -> Result<Vec<u8>> {
         let mut v = Vec::new();
-        let r = self.run(|tx| {
-            self.send(tx, command.as_bytes(), true)?;
-            tx.address_from_device(self.address)?;
-            read_block(tx, &mut self.vec_sink(&mut v))
-        });
+        let r =
+            self.run(|tx| self.query_block_on(tx, command.as_bytes(), &mut self.vec_sink(&mut v)));
         with_data(r.map(drop), v)
     }
 
@@ -413,11 +429,40 @@ impl Device {
 
     /// Sends `command` and reads the block it answers into `buf`, in one transaction.
     pub fn query_block_into(&self, command: &str, buf: &mut [u8]) -> Result<BlockInfo> {
-        self.run(|tx| {
-            self.send(tx, command.as_bytes(), true)?;
-            tx.address_from_device(self.address)?;
-            read_block(tx, &mut SliceSink(buf))
-        })
+        self.run(|tx| self.query_block_on(tx, command.as_bytes(), &mut SliceSink(buf)))
+    }
+
+    /// Sends `command` (plus terminator) and reads the block it answers into `sink`.
+    /// A command that fits one message goes with the block's first read: one backend
+    /// call on a device-level backend, as a query's write and read.
+    fn query_block_on<S: block_read::Sink>(
+        &self,
+        tx: &mut Link<'_, '_>,
+        command: &[u8],
+        sink: &mut S,
+    ) -> Result<BlockInfo> {
+        if let Some(m) = self.short_message(command) {
+            // In tail position: the block's result is written where the caller wants it.
+            return read_block(tx, sink, Some(m.bytes()));
+        }
+        self.query_block_long(tx, command, sink)
+    }
+
+    /// [`Device::query_block_on`] for a command of [`SHORT_WRITE`] bytes or more, or
+    /// without a terminator (out of line: most block queries are short).
+    #[inline(never)]
+    fn query_block_long<S: block_read::Sink>(
+        &self,
+        tx: &mut Link<'_, '_>,
+        command: &[u8],
+        sink: &mut S,
+    ) -> Result<BlockInfo> {
+        if let Some(r) = self.with_message(command, |m| read_block(tx, sink, Some(m))) {
+            return r;
+        }
+        self.send(tx, command, true)?;
+        tx.address_from_device(self.address)?;
+        read_block(tx, sink, None)
     }
 
     /// Sends `command`, reads the block it answers and decodes it as values of `T`.
@@ -520,8 +565,21 @@ impl Device {
     }
 }
 
+/// A short command and its terminator, on the stack ([`Device::short_message`]).
+struct ShortMessage {
+    buf: [u8; SHORT_WRITE],
+    len: usize,
+}
+
+impl ShortMessage {
+    fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
 /// Runs `f` on `data` followed by `t`, put together in a buffer of `N` bytes on the
 /// stack (`data` is shorter than `N`).
+#[inline(always)]
 fn terminated<const N: usize, T>(data: &[u8], t: u8, f: impl FnOnce(&[u8]) -> T) -> T {
     let mut buf = [0u8; N];
     buf[..data.len()].copy_from_slice(data);

@@ -99,6 +99,8 @@ pub struct LinuxGpibBoard {
     /// `ibwrt`/`ibrd` on it, libgpib addressing the bus in the same call. A few
     /// entries, found by a scan (cheaper than hashing the address on every transfer).
     devices: Vec<DeviceDescriptor>,
+    /// The index in `devices` of the last transfer's device, looked at first.
+    last_device: usize,
     /// `IbcUnAddr` on the device descriptors ([`crate::backend::tuning::BoardTuning`]).
     unaddress: bool,
 }
@@ -228,6 +230,7 @@ impl LinuxGpibBoard {
                 ..Applied::default()
             },
             devices: Vec::new(),
+            last_device: 0,
             unaddress: false,
         };
         log::debug!("opened {board:?}");
@@ -237,6 +240,27 @@ impl LinuxGpibBoard {
     /// The `ibdev` descriptor of `device` on this board (opened on first use), with
     /// the board's timeout applied.
     fn device_descriptor(&mut self, device: Address) -> Result<(c_int, &mut Applied)> {
+        // The common case, one call per transfer: the device of the last transfer,
+        // its timeout in place. Anything else (another device, a first use, a new
+        // timeout) goes the long way.
+        let t = self.timeout;
+        let i = self.last_device;
+        if self
+            .devices
+            .get(i)
+            .is_some_and(|d| d.address == device && d.applied.timeout == Some(t))
+        {
+            let d = &mut self.devices[i];
+            return Ok((d.ud, &mut d.applied));
+        }
+        self.find_descriptor(device)
+    }
+
+    /// [`Self::device_descriptor`] when the last transfer's will not do: the device's
+    /// descriptor found (or opened with `ibdev`), its timeout set.
+    #[cold]
+    #[inline(never)]
+    fn find_descriptor(&mut self, device: Address) -> Result<(c_int, &mut Applied)> {
         let t = self.timeout;
         let i = if let Some(i) = self.devices.iter().position(|d| d.address == device) {
             i
@@ -269,6 +293,7 @@ impl LinuxGpibBoard {
             });
             self.devices.len() - 1
         };
+        self.last_device = i;
         let d = &mut self.devices[i];
         apply_timeout(d.ud, &mut d.applied, t)?;
         Ok((d.ud, &mut d.applied))

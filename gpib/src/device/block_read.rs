@@ -120,7 +120,12 @@ struct Head {
 
 impl Head {
     /// The stage's result when `extra` bytes after the header are at the sink's start.
-    fn in_sink(header: block::BlockHeader, extra: usize, ended: bool, sink: &dyn Sink) -> Self {
+    fn in_sink<S: Sink + ?Sized>(
+        header: block::BlockHeader,
+        extra: usize,
+        ended: bool,
+        sink: &S,
+    ) -> Self {
         let body = header.body_len.map_or(extra, |l| {
             extra.min(usize::try_from(l).unwrap_or(usize::MAX))
         });
@@ -135,78 +140,154 @@ impl Head {
     }
 }
 
-/// Reads one block from the addressed talker into `sink`; the bus is already addressed.
-pub(super) fn read_block(tx: &mut Link<'_, '_>, sink: &mut dyn Sink) -> Result<BlockInfo> {
-    let mut small = [0u8; MAX_HEADER_LEN];
-    let head = match read_head_into_sink(tx, sink)? {
+/// Reads one block from the link's device into `sink`. With `query` (a whole
+/// message, its terminator included) the message is sent first, in the same backend
+/// call as the block's first read where the backend has one
+/// ([`Link::write_read`]); without it the device is already addressed to talk.
+pub(super) fn read_block<S: Sink + ?Sized>(
+    tx: &mut Link<'_, '_>,
+    sink: &mut S,
+    query: Option<&[u8]>,
+) -> Result<BlockInfo> {
+    let head = match read_head_into_sink(tx, sink, query)? {
         Ok(h) => h,
-        Err(have) => {
-            small[..have].copy_from_slice(sink.filled(have));
-            read_head_apart(tx, sink, &mut small, have)?
-        }
+        Err(have) => head_apart(tx, sink, have)?,
     };
+    // The common case of a small block, all of it in the first read: its body, the
+    // NL and END. The rest (more to read, a check that fails) is `read_body`'s.
+    if let (Some(len), 1, true, true) = (
+        head.header.body_len,
+        head.after,
+        head.after_is_nl,
+        head.ended,
+    ) {
+        let len = usize::try_from(len).unwrap_or(usize::MAX);
+        sink.finish(len);
+        return Ok(BlockInfo {
+            format: head.header.format,
+            len,
+        });
+    }
     read_body(tx, sink, head)
 }
 
+/// [`read_head_apart`] from the `have` header bytes at the sink's start (out of line:
+/// small blocks never come here).
+#[inline(never)]
+fn head_apart<S: Sink + ?Sized>(tx: &mut Link<'_, '_>, sink: &mut S, have: usize) -> Result<Head> {
+    let mut small = [0u8; MAX_HEADER_LEN];
+    small[..have].copy_from_slice(sink.filled(have));
+    read_head_apart(tx, sink, &mut small, have)
+}
+
 /// The header read into the sink itself with up to [`FIRST_READ`] bytes (one read
-/// for small blocks), the body bytes that came with it moved to the sink's start.
+/// for small blocks, in the same backend call as `query` when there is one), the
+/// body bytes that came with it moved to the sink's start.
 /// `Err(n)` when the sink has less room than a longest header (then `n` is 0: nothing
 /// was read) or the first read returned `n` bytes of a header without END (a backend
 /// that returns what it has): [`read_head_apart`] goes on from those bytes.
-fn read_head_into_sink(
+// Inlined into its one caller: what it returns stays in registers.
+#[inline(always)]
+fn read_head_into_sink<S: Sink + ?Sized>(
     tx: &mut Link<'_, '_>,
-    sink: &mut dyn Sink,
+    sink: &mut S,
+    query: Option<&[u8]>,
 ) -> Result<std::result::Result<Head, usize>> {
+    let device = tx.device();
     let room = sink.room(0, Some(FIRST_READ));
     if room.len() <= MAX_HEADER_LEN {
-        return Ok(Err(0));
+        return no_room(tx, query);
     }
-    let (got, ended) = match tx.read(room, None) {
-        Ok(st) => (st.count, st.end == ReadEnd::Eoi),
-        Err(e) => {
-            let got = e.transferred().unwrap_or(0).min(FIRST_READ);
-            let bytes = sink.filled(got);
-            if let Some(h) = whole_definite_block(bytes) {
-                // A short block and its NL, without END: accepted, as longer ones are
-                // (some devices drop EOI there).
-                let hl = h.header_len;
-                sink.move_to_start(hl, got);
-                // Nothing follows it (the read timed out): as good as END for what
-                // comes after the NL.
-                return Ok(Ok(Head::in_sink(h, got - hl, true, sink)));
-            }
-            let n = got.min(MAX_HEADER_LEN);
-            let e = header_read_failed(e, &bytes[..n], 0);
-            if let Ok(HeaderParse::Complete(h)) = block::parse_header(&bytes[..n]) {
-                // The body bytes that came stay in the buffer, from its start.
-                sink.move_to_start(h.header_len, got);
-            }
-            return Err(e);
-        }
+    let first = match query {
+        Some(m) => tx.write_read(device, m, room, None),
+        None => tx.read(room, None).map_err(WriteReadError::Read),
     };
-    let bytes = sink.filled(got);
-    match block::parse_header(&bytes[..got.min(MAX_HEADER_LEN)])? {
-        HeaderParse::Complete(h) => {
-            let hl = h.header_len;
-            sink.move_to_start(hl, got);
-            Ok(Ok(Head::in_sink(h, got - hl, ended, sink)))
-        }
-        HeaderParse::NeedAtLeast(_) if !ended && got < MAX_HEADER_LEN => Ok(Err(got)),
-        HeaderParse::NeedAtLeast(k) => {
-            // The read ended inside the header (a short answer with END).
-            Err(Error::MalformedBlock {
-                reason: format!("END after {got} header byte(s), need at least {k}"),
-                read: got,
-            })
-        }
+    let (got, ended) = match first {
+        Ok(st) => (st.count, st.end == ReadEnd::Eoi),
+        // The query did not go out (or its device could not be addressed to talk):
+        // nothing of the block was read.
+        Err(WriteReadError::Write(e)) => return Err(e),
+        Err(WriteReadError::Read(e)) => return first_read_failed(e, sink),
+    };
+    let bytes = &sink.filled(got)[..got.min(MAX_HEADER_LEN)];
+    // A definite-length header, the common case, without a `Result` to unpack.
+    let h = match block::definite_header(bytes) {
+        Some(h) => h,
+        None => match block::parse_header(bytes)? {
+            HeaderParse::Complete(h) => h,
+            HeaderParse::NeedAtLeast(k) => return header_cut(got, ended, k),
+        },
+    };
+    let hl = h.header_len;
+    sink.move_to_start(hl, got);
+    Ok(Ok(Head::in_sink(h, got - hl, ended, sink)))
+}
+
+/// [`read_head_into_sink`] with a sink that has no room for a longest header: the
+/// query (if any) sent, nothing read (`Err(0)`).
+#[cold]
+#[inline(never)]
+fn no_room(
+    tx: &mut Link<'_, '_>,
+    query: Option<&[u8]>,
+) -> Result<std::result::Result<Head, usize>> {
+    if let Some(m) = query {
+        let device = tx.device();
+        tx.write_to(device, m, true)?;
+        tx.address_from_device(device)?;
     }
+    Ok(Err(0))
+}
+
+/// The first read of a block failed with `e` after the bytes it says it moved into
+/// the sink: a whole short block and its NL are kept, anything else is the error
+/// (with the body bytes that came moved to the sink's start).
+#[cold]
+#[inline(never)]
+fn first_read_failed<S: Sink + ?Sized>(
+    e: Error,
+    sink: &mut S,
+) -> Result<std::result::Result<Head, usize>> {
+    let got = e.transferred().unwrap_or(0).min(FIRST_READ);
+    let bytes = sink.filled(got);
+    if let Some(h) = whole_definite_block(bytes) {
+        // A short block and its NL, without END: accepted, as longer ones are
+        // (some devices drop EOI there).
+        let hl = h.header_len;
+        sink.move_to_start(hl, got);
+        // Nothing follows it (the read timed out): as good as END for what
+        // comes after the NL.
+        return Ok(Ok(Head::in_sink(h, got - hl, true, sink)));
+    }
+    let n = got.min(MAX_HEADER_LEN);
+    let e = header_read_failed(e, &bytes[..n], 0);
+    if let Ok(HeaderParse::Complete(h)) = block::parse_header(&bytes[..n]) {
+        // The body bytes that came stay in the buffer, from its start.
+        sink.move_to_start(h.header_len, got);
+    }
+    Err(e)
+}
+
+/// The first read returned `got` bytes of a header that needs `k`: read on for the
+/// rest (`Err(got)`), or, when the read ended with END, a malformed block.
+#[cold]
+#[inline(never)]
+fn header_cut(got: usize, ended: bool, k: usize) -> Result<std::result::Result<Head, usize>> {
+    if !ended && got < MAX_HEADER_LEN {
+        return Ok(Err(got));
+    }
+    // The read ended inside the header (a short answer with END).
+    Err(Error::MalformedBlock {
+        reason: format!("END after {got} header byte(s), need at least {k}"),
+        read: got,
+    })
 }
 
 /// The header read into `head` (at most [`MAX_HEADER_LEN`] bytes, of which the first
 /// `have` are there already), the body bytes that came with it copied to the sink.
-fn read_head_apart(
+fn read_head_apart<S: Sink + ?Sized>(
     tx: &mut Link<'_, '_>,
-    sink: &mut dyn Sink,
+    sink: &mut S,
     head: &mut [u8; MAX_HEADER_LEN],
     mut have: usize,
 ) -> Result<Head> {
@@ -279,7 +360,13 @@ fn read_head_apart(
 
 /// The body after the header stage: `head.extra` bytes of it (and maybe what follows
 /// it) are at the sink's start already.
-fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<BlockInfo> {
+// Out of line: a small block that came whole never needs it.
+#[inline(never)]
+fn read_body<S: Sink + ?Sized>(
+    tx: &mut Link<'_, '_>,
+    sink: &mut S,
+    head: Head,
+) -> Result<BlockInfo> {
     let Head {
         header,
         body,
@@ -294,8 +381,9 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
         .map(|l| usize::try_from(l).unwrap_or(usize::MAX));
     let mut filled = body;
     let mut last_had_end = ended;
-    // The device's timeout bounds the whole body, from its first read's return.
-    let (timeout, mut began) = (tx.timeout(), None);
+    // The device's timeout bounds the whole body, from its first read's return (read
+    // only when a second read is needed).
+    let mut began = None;
     match want_end {
         Some(len) => {
             if after > 0 {
@@ -341,12 +429,15 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                     terminator = sink.room(len, Some(len + 1)).first().copied();
                     filled = len;
                 }
-                if filled < len && !last_had_end && past_deadline(tx, &mut began, timeout) {
-                    return Err(Error::Timeout {
-                        operation: "read",
-                        timeout,
-                        transferred: hl + filled,
-                    });
+                if filled < len && !last_had_end {
+                    let timeout = tx.timeout();
+                    if past_deadline(tx, &mut began, timeout) {
+                        return Err(Error::Timeout {
+                            operation: "read",
+                            timeout,
+                            transferred: hl + filled,
+                        });
+                    }
                 }
             }
             sink.finish(len);
@@ -404,7 +495,7 @@ fn read_body(tx: &mut Link<'_, '_>, sink: &mut dyn Sink, head: Head) -> Result<B
                 })?;
                 filled += st.count;
                 last_had_end = st.end == ReadEnd::Eoi;
-                if !last_had_end && past_deadline(tx, &mut began, timeout) {
+                if !last_had_end && past_deadline(tx, &mut began, tx.timeout()) {
                     sink.finish(filled);
                     return Err(missing_end(header.format, filled, hl + filled));
                 }

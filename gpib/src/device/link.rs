@@ -2,7 +2,7 @@
 //! addresses devices with raw command bytes or by itself (device-level backends).
 
 use crate::address::Address;
-use crate::backend::{device_level, Backend, Eos, ReadStatus, WriteReadError};
+use crate::backend::{device_level, Backend, DeviceLevel, Eos, ReadStatus, WriteReadError};
 use crate::bus::Transaction;
 use crate::error::Result;
 use crate::message::InterfaceMessage;
@@ -51,7 +51,7 @@ impl<'t, 'a> Link<'t, 'a> {
     pub(crate) fn write_to(&mut self, device: Address, data: &[u8], eoi: bool) -> Result<usize> {
         self.device = device;
         if self.device_level {
-            return device_level::of(self.tx.backend())?.device_write(device, data, eoi);
+            return self.level()?.device_write(device, data, eoi);
         }
         self.tx.write_to_device(device, data, eoi)
     }
@@ -65,7 +65,7 @@ impl<'t, 'a> Link<'t, 'a> {
     ) -> Result<ReadStatus> {
         self.device = device;
         if self.device_level {
-            return device_level::of(self.tx.backend())?.device_read(device, buf, eos);
+            return self.level()?.device_read(device, buf, eos);
         }
         self.tx.read_from_device(device, buf, eos)
     }
@@ -83,7 +83,8 @@ impl<'t, 'a> Link<'t, 'a> {
     ) -> std::result::Result<ReadStatus, WriteReadError> {
         self.device = device;
         if self.device_level {
-            return device_level::of(self.tx.backend())
+            return self
+                .level()
                 .map_err(WriteReadError::Write)?
                 .device_write_read(device, data, buf, eos);
         }
@@ -99,7 +100,8 @@ impl<'t, 'a> Link<'t, 'a> {
     /// Writes to the device (already addressed on a raw backend).
     pub(crate) fn write(&mut self, data: &[u8], eoi: bool) -> Result<usize> {
         if self.device_level {
-            return device_level::of(self.tx.backend())?.device_write(self.device, data, eoi);
+            let device = self.device;
+            return self.level()?.device_write(device, data, eoi);
         }
         self.tx.write(data, eoi)
     }
@@ -107,7 +109,8 @@ impl<'t, 'a> Link<'t, 'a> {
     /// Reads from the device (already addressed on a raw backend).
     pub(crate) fn read(&mut self, buf: &mut [u8], eos: Option<Eos>) -> Result<ReadStatus> {
         if self.device_level {
-            return device_level::of(self.tx.backend())?.device_read(self.device, buf, eos);
+            let device = self.device;
+            return self.level()?.device_read(device, buf, eos);
         }
         self.tx.read(buf, eos)
     }
@@ -129,6 +132,20 @@ impl<'t, 'a> Link<'t, 'a> {
         self.tx.addressed_command(device, m)
     }
 
+    /// The device this link was last pointed at.
+    pub(crate) fn device(&self) -> Address {
+        self.device
+    }
+
+    /// The backend's device-level transfers (one call to the backend; [`Link::new`]
+    /// found them there).
+    fn level(&mut self) -> Result<&mut dyn DeviceLevel> {
+        self.tx
+            .backend()
+            .device_level()
+            .ok_or_else(not_device_level)
+    }
+
     /// The backend's clock.
     pub(crate) fn now(&mut self) -> std::time::Duration {
         self.tx.backend().now()
@@ -148,4 +165,10 @@ impl<'t, 'a> Link<'t, 'a> {
     pub(crate) fn backend(&mut self) -> &mut dyn Backend {
         self.tx.backend()
     }
+}
+
+/// A device-level transfer on a backend that has none (never: [`Link::new`] checked).
+#[cold]
+fn not_device_level() -> crate::Error {
+    crate::Error::unsupported("device-level operations", "this backend")
 }

@@ -109,12 +109,11 @@ impl World {
         bytes: &[u8],
     ) {
         let b = &self.boards[board];
-        let present: Vec<usize> = (0..b.devices.len())
-            .filter(|&i| b.devices[i].present())
-            .collect();
-        let accept = present
-            .iter()
-            .map(|&i| b.devices[i].timing.accept_ns)
+        // The devices present, walked twice rather than collected (no allocation per
+        // command record).
+        let present = || (0..b.devices.len()).filter(|&i| b.devices[i].present());
+        let accept = present()
+            .map(|i| b.devices[i].timing.accept_ns)
             .max()
             .unwrap_or(b.timing.accept_ns);
         let mut flags = trace_flags::ATN | trace_flags::BOARD_TALKS;
@@ -125,7 +124,7 @@ impl World {
             board: board as u16,
             flags,
             talker: b.address.get(),
-            listeners: self.address_mask(board, present.iter().copied()),
+            listeners: self.address_mask(board, present()),
             start_ns: ns(t),
             ready_ns: ns(first),
             first_ns: ns(first),

@@ -99,7 +99,9 @@ fn iberr_of(error: &IbError) -> i32 {
 /// The figures of the call named `call` that linux-gpib-rs answered `e` for: its
 /// status and error (linux-gpib-rs's `IbStatus` and `IbError`), and its count, read
 /// right after the call on this thread. Called at once after the wrapper returns,
-/// before any other libgpib call.
+/// before any other libgpib call. Out of line: the calls' success path stays small.
+#[cold]
+#[inline(never)]
 fn failed(call: &'static str, e: GpibError) -> LibgpibError {
     #[allow(clippy::useless_conversion)] // c_long is 32 bits on 32-bit targets
     let count = i64::from(utility::ThreadIbcntl());
@@ -246,8 +248,9 @@ pub fn wrt(ud: c_int, data: &[u8]) -> Result<i64, LibgpibError> {
 /// `ibrd(ud, buf)`: reads at most `buf.len()` bytes into `buf`.
 pub fn rd(ud: c_int, buf: &mut [u8]) -> Result<Done, LibgpibError> {
     match traditional::ibrd(ud, buf) {
+        // The one bit a read's status is read for (no status word built back).
         Ok((status, n)) => Ok(Done {
-            ibsta: status.as_ibsta(),
+            end: status.end,
             count: i64::try_from(n).unwrap_or(i64::MAX),
         }),
         Err(e) => Err(failed("ibrd", e)),

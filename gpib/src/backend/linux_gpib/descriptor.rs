@@ -4,6 +4,7 @@
 use std::os::raw::c_int;
 
 use super::errors::{clamp_count, driver_error};
+use super::status::LibgpibError;
 use super::{calls, Applied, Call};
 use crate::abi;
 use crate::address::Address;
@@ -22,6 +23,13 @@ pub(super) fn apply_eos(
     if applied.eos == Some(eos) {
         return Ok(());
     }
+    set_eos(ud, applied, eos, t)
+}
+
+/// [`apply_eos`] when the mode changes: one `ibeos` (out of line: most reads keep
+/// the mode of the one before).
+#[inline(never)]
+fn set_eos(ud: c_int, applied: &mut Applied, eos: Option<Eos>, t: Timeout) -> Result<()> {
     applied.eos = None;
     calls::eos(ud, eos_mode(eos)).map_err(|e| driver_error("ibeos", Call::Other, e, None, t))?;
     applied.eos = Some(eos);
@@ -33,6 +41,12 @@ pub(super) fn apply_eot(ud: c_int, applied: &mut Applied, eoi: bool, t: Timeout)
     if applied.eot == Some(eoi) {
         return Ok(());
     }
+    set_eot(ud, applied, eoi, t)
+}
+
+/// [`apply_eot`] when the setting changes: one `ibeot` (out of line, as [`set_eos`]).
+#[inline(never)]
+fn set_eot(ud: c_int, applied: &mut Applied, eoi: bool, t: Timeout) -> Result<()> {
     applied.eot = None;
     calls::eot(ud, eoi).map_err(|e| driver_error("ibeot", Call::Other, e, None, t))?;
     applied.eot = Some(eoi);
@@ -62,10 +76,7 @@ pub(super) fn write_on(
     apply_eot(ud, applied, eoi, t)?;
     match calls::wrt(ud, data) {
         Ok(sent) => Ok(clamp_count(sent, data.len())),
-        Err(e) => {
-            let sent = clamp_count(e.count, data.len());
-            Err(driver_error("write", Call::Write, e, Some(sent), t))
-        }
+        Err(e) => Err(transfer_error("write", Call::Write, e, data.len(), t)),
     }
 }
 
@@ -90,7 +101,7 @@ pub(super) fn read_on(
             let on_eos = n > 0 && eos.is_some_and(|e| e.matches(buf[n - 1]));
             let end = if on_eos {
                 ReadEnd::Eos
-            } else if done.ibsta & abi::END != 0 {
+            } else if done.end {
                 ReadEnd::Eoi
             } else if n == buf.len() {
                 ReadEnd::BufferFull
@@ -102,11 +113,23 @@ pub(super) fn read_on(
             };
             Ok(ReadStatus { count: n, end })
         }
-        Err(e) => {
-            let got = clamp_count(e.count, buf.len());
-            Err(driver_error("read", Call::Read, e, Some(got), t))
-        }
+        Err(e) => Err(transfer_error("read", Call::Read, e, buf.len(), t)),
     }
+}
+
+/// The error of a failed `ibwrt` or `ibrd` of `len` bytes, with the count it moved
+/// (out of line: the transfers' own code stays small).
+#[cold]
+#[inline(never)]
+fn transfer_error(
+    what: &'static str,
+    call: Call,
+    e: LibgpibError,
+    len: usize,
+    t: Timeout,
+) -> crate::Error {
+    let moved = clamp_count(e.count, len);
+    driver_error(what, call, e, Some(moved), t)
 }
 
 /// The `ibeos` mode word for `eos`: REOS (with BIN for 8-bit compares) and the byte,

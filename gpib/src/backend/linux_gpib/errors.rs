@@ -11,6 +11,7 @@ pub(super) fn clamp_count(count: i64, max: usize) -> usize {
 }
 
 /// Builds the library's error for a failed call, keeping linux-gpib's as its source.
+#[cold]
 pub(super) fn driver_error(
     what: &'static str,
     call: Call,

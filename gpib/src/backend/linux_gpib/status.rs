@@ -85,11 +85,11 @@ impl std::fmt::Display for StatusWord {
     }
 }
 
-/// What a call that succeeded reports: its status word and count.
+/// What a read that succeeded reports: whether `END` is in its status, and its count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Done {
-    /// `ibsta` (e.g. `END` after a read that ended on EOI).
-    pub ibsta: i32,
+    /// `END` in `ibsta`: the read ended on EOI (or on EOS, where that is set).
+    pub end: bool,
     /// `ibcntl`: bytes transferred.
     pub count: i64,
 }
