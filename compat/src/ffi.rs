@@ -1,8 +1,8 @@
 //! The exported C functions of `libgpib.so.0`, with linux-gpib's names and signatures
 //! (see `include/gpib/ib.h`). Each checks its C arguments, runs one operation of
 //! `engine` on the descriptor, and leaves the status in the calling thread's values
-//! and the globals. A null pointer or a negative count is EARG, an unknown
-//! descriptor EDVR (ENEB for a board index without a board); a panic inside is caught
+//! and the globals. A null pointer or a negative count is EARG, and so is an unknown
+//! descriptor (a board index without a board too, as in linux-gpib); a panic inside is caught
 //! and reported as EDVR, never unwound into C.
 
 #![allow(non_snake_case)]
@@ -42,6 +42,20 @@ fn guard<T>(fallback: T, f: impl FnOnce() -> T) -> T {
     }
 }
 
+/// The answer to a descriptor that is not open: EARG with no count, as linux-gpib's
+/// `ibCheckDescriptor` (lib/ibutil.c:212-219) gives for any descriptor without a
+/// configuration, a board index without an interface section included. A configuration
+/// that did not load keeps its own answer (ENEB for board indices, EDVR otherwise).
+fn unknown_descriptor(lib: &Library, ud: c_int) -> c_int {
+    if lib.load_error.is_none() {
+        finish(ERR, Some(EARG), None)
+    } else if (0..MAX_BOARDS as c_int).contains(&ud) {
+        finish(ERR, Some(ENEB), None)
+    } else {
+        finish(ERR, Some(EDVR), Some(EINVAL))
+    }
+}
+
 /// Which descriptors a call accepts.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Want {
@@ -58,11 +72,7 @@ fn call(ud: c_int, want: Want, io: bool, f: impl FnOnce(&Library, &mut Desc) -> 
         crossings::served();
         let lib = library();
         let Some(slot) = lib.get(ud) else {
-            return if (0..MAX_BOARDS as c_int).contains(&ud) {
-                finish(ERR, Some(ENEB), None)
-            } else {
-                finish(ERR, Some(EDVR), Some(EINVAL))
-            };
+            return unknown_descriptor(lib, ud);
         };
         let mut d = slot.lock().unwrap_or_else(|p| p.into_inner());
         d.timed_out = false;
@@ -103,11 +113,7 @@ fn call_unlocked(
         crossings::served();
         let lib = library();
         let Some(slot) = lib.get(ud) else {
-            return if (0..MAX_BOARDS as c_int).contains(&ud) {
-                finish(ERR, Some(ENEB), None)
-            } else {
-                finish(ERR, Some(EDVR), Some(EINVAL))
-            };
+            return unknown_descriptor(lib, ud);
         };
         let wrong = {
             let mut d = engine::lock_desc(&slot);

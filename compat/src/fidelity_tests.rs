@@ -17,6 +17,24 @@ fn ibconfig_dma_off_is_ecap_as_in_linux_gpib() {
 }
 
 #[test]
+fn an_unknown_descriptor_is_earg_with_no_count_as_in_linux_gpib() {
+    let _g = serial_only();
+    // linux-gpib's ibCheckDescriptor (lib/ibutil.c:212-219): a descriptor with no
+    // configuration, a board index without an interface section included, is EARG, and
+    // ibcnt stays 0 (found by vboard/fidelity: `ibwrt 40 ...`, `TestSRQ 1`).
+    for ud in [40, 4095, 1, 15, -1] {
+        // SAFETY: a valid buffer of 1 byte.
+        let sta = unsafe { ibwrt(ud, b"x".as_ptr().cast(), 1) };
+        assert_eq!(sta & ERR, ERR, "ud {ud}");
+        assert_eq!((ThreadIberr(), ThreadIbcntl()), (EARG, 0), "ud {ud}");
+    }
+    let mut srq: i16 = 7;
+    // SAFETY: `srq` is writable.
+    unsafe { TestSRQ(1, &mut srq) };
+    assert_eq!((ThreadIbsta() & ERR, ThreadIberr()), (ERR, EARG));
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

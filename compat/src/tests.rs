@@ -75,7 +75,7 @@ fn find_listeners_identify_and_poll() {
     assert_eq!(ibonl(ud, 0) & ERR, 0);
     // Closed: now an unknown descriptor.
     assert_eq!(ibonl(ud, 0) & ERR, ERR);
-    assert_eq!(ThreadIberr(), EDVR);
+    assert_eq!(ThreadIberr(), EARG);
     // Too small a result array: the first ones, and ETAB.
     let mut one = [NOADDR; 1];
     // SAFETY: as above, with room for one result.
@@ -95,12 +95,12 @@ fn find_listeners_identify_and_poll() {
 fn bad_descriptors_and_arguments_never_crash() {
     let _g = serial();
     assert_eq!(write(999, b"x"), ERR);
-    assert_eq!(ThreadIberr(), EDVR);
+    assert_eq!(ThreadIberr(), EARG);
     assert_eq!(write(-1, b"x"), ERR);
-    assert_eq!(ThreadIberr(), EDVR);
-    // A board index without a board.
+    assert_eq!(ThreadIberr(), EARG);
+    // A board index without a board: no configuration, EARG as in linux-gpib.
     assert_eq!(write(5, b"x"), ERR);
-    assert_eq!(ThreadIberr(), ENEB);
+    assert_eq!(ThreadIberr(), EARG);
     let ud = dev(22);
     // SAFETY: null pointers and bad counts are what is being tested.
     unsafe {
@@ -430,7 +430,7 @@ fn each_thread_sees_its_own_status() {
     });
     let (bs, be) = bad.join().unwrap();
     let (gs, gc) = good.join().unwrap();
-    assert_eq!((bs & ERR, be), (ERR, EDVR));
+    assert_eq!((bs & ERR, be), (ERR, EARG));
     assert_eq!((gs & ERR, gc), (0, 6));
     let _ = status::thread();
     let _: *const c_void = std::ptr::null();
@@ -525,11 +525,16 @@ fn status_now() -> (c_int, c_int, c_int, c_long) {
 fn every_call_resets_iberr_and_ibcnt_on_entry() {
     let _g = serial();
     let ud = dev(22);
-    // An error (EDVR, errno EINVAL in ibcnt), then a successful serial poll: ibrsp
-    // reports no count, so iberr and ibcnt are 0 (linux-gpib's general_enter_library).
-    assert_eq!(write(999, b"x"), ERR);
-    assert_eq!(status_now().1, EDVR);
-    assert_eq!(status_now().2, 22);
+    // An error with a count (EFSO, errno ENOENT in ibcnt), then a successful serial
+    // poll: ibrsp reports no count, so iberr and ibcnt are 0 (linux-gpib's
+    // general_enter_library).
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(
+        unsafe { ibrdf(ud, c"/nonexistent-gpib-dir/x".as_ptr()) } & ERR,
+        ERR
+    );
+    assert_eq!(status_now().1, EFSO);
+    assert_eq!(status_now().2, 2);
     let mut stb: c_char = 0;
     // SAFETY: `stb` is writable.
     let sta = unsafe { ibrsp(ud, &mut stb) };
