@@ -39,10 +39,32 @@ fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.
     let name: &[u8] = b"gpib\xff\xfe0\0";
+    crate::status::finish(CMPL, None, Some(9));
     // SAFETY: a NUL-terminated string.
     assert_eq!(unsafe { ibfind(name.as_ptr().cast::<c_char>()) }, -1);
     assert_eq!(ThreadIberr(), EDVR);
-    assert_eq!(ThreadIbcnt(), 2, "ENOENT, as for any name not configured");
+    assert_eq!(
+        ThreadIbcnt(),
+        9,
+        "ibcnt left as it was, as for any name not configured"
+    );
+}
+
+#[test]
+fn ibfind_of_a_name_not_configured_leaves_ibcnt_as_it_was() {
+    let _g = serial_only();
+    // linux-gpib's ibfind (lib/ibFind.c:38-42) fails before general_enter_library:
+    // iberr EDVR, ibsta ERR, and ibcnt still the previous call's (found by
+    // vboard/fidelity: `ibrd ... cnt=25` then `ibfind("nosuch")` with cnt=25).
+    let ud = ibdev(0, 22, 0, 11, 1, 0);
+    assert!(ud >= 0);
+    // SAFETY: a buffer of 6 bytes.
+    assert_eq!(unsafe { ibwrt(ud, b"*IDN?\n".as_ptr().cast(), 6) } & ERR, 0);
+    assert_eq!(ThreadIbcnt(), 6);
+    // SAFETY: a NUL-terminated string.
+    assert_eq!(unsafe { ibfind(c"nosuch".as_ptr()) }, -1);
+    assert_eq!((ThreadIberr(), ThreadIbcnt()), (EDVR, 6));
+    ibonl(ud, 0);
 }
 
 #[test]

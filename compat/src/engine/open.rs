@@ -51,11 +51,13 @@ pub fn find(lib: &Library, name: &str) -> Res<i32> {
 }
 
 /// What libgpib's `ibfind` reports for a name not in its configuration (one that is
-/// not UTF-8 text included: no name of a configuration is).
+/// not UTF-8 text included: no name of a configuration is): EDVR, and `ibcnt` left as
+/// the previous call left it, since linux-gpib's `ibfind` fails before it enters the
+/// library (lib/ibFind.c:38-42 sets only iberr and ibsta).
 pub fn not_configured() -> Fail {
     Fail {
         iberr: EDVR,
-        count: Some(2), // ENOENT
+        count: Some(crate::status::thread().cntl),
         timo: false,
     }
 }
