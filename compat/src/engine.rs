@@ -62,8 +62,16 @@ pub use ieee4882::*;
 
 /// The `iberr` a real libgpib reports for a simulator error (`gpib::abi`'s mapping),
 /// with the errno in the count for a system-level failure.
+///
+/// A data transfer on a board not addressed for it is a timeout (EABO with TIMO), not
+/// EADR: linux-gpib never reports EADR; its kernel driver waits for a handshake that
+/// does not come until the timeout (sys/ibread.c, sys/ibwrite.c: -ETIMEDOUT, which
+/// lib/ibRd.c:89-91 and lib/ibWrt.c report as EABO), as the virtual board does.
 pub fn fail_from(e: &gpib_sim::Error, call: Call) -> Fail {
-    let (iberr, timo) = gpib_sim::abi::iberr_for(e.kind(), call);
+    let (iberr, timo) = match e.kind() {
+        gpib_sim::ErrorKind::NotAddressed => (EABO, true),
+        kind => gpib_sim::abi::iberr_for(kind, call),
+    };
     let count = if iberr == EDVR {
         Some(match e {
             gpib_sim::Error::Io(io) => io.raw_os_error().map_or(EIO, i64::from),
