@@ -35,6 +35,25 @@ fn an_unknown_descriptor_is_earg_with_no_count_as_in_linux_gpib() {
 }
 
 #[test]
+fn ibask_eos_char_above_0x7f_is_negative_and_dma_is_the_channel_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibask.c:231-233 answers the EOS byte from a `char`; lib/ibask.c:315-317 the
+    // board's DMA channel (0 when gpib.conf sets none), even after IbcDMA 1 (found by
+    // the gpib.conf comparison: `eos = 0x8a` read back -118, DMA 0).
+    let ud = ibdev(0, 22, 0, 11, 1, REOS | 0x8a);
+    assert!(ud >= 0);
+    let mut v = 0;
+    // SAFETY: `v` is writable.
+    assert_eq!(unsafe { ibask(ud, OPT_EOS_CHAR, &mut v) } & ERR, 0);
+    assert_eq!(v, -118);
+    assert_eq!(ibconfig(0, OPT_DMA, 1) & ERR, 0);
+    // SAFETY: `v` is writable.
+    assert_eq!(unsafe { ibask(0, OPT_DMA, &mut v) } & ERR, 0);
+    assert_eq!(v, 0);
+    ibonl(ud, 0);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

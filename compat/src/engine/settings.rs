@@ -60,7 +60,9 @@ pub fn ask(lib: &Library, d: &Desc, option: i32) -> Res<i32> {
         OPT_EOS_RD => Some(s.eos_mode().linux_gpib() & REOS),
         OPT_EOS_WRT => Some(s.eos_mode().linux_gpib() & XEOS),
         OPT_EOS_CMP => Some(s.eos_mode().linux_gpib() & BIN),
-        OPT_EOS_CHAR => Some(i32::from(s.eos_mode().byte)),
+        // linux-gpib keeps the byte in a `char` (lib/ibask.c:231-233): a byte above 0x7f
+        // reads back negative on x86, as there.
+        OPT_EOS_CHAR => Some(i32::from(s.eos_mode().byte as i8)),
         OPT_READ_ADJUST | OPT_WRITE_ADJUST => Some(0),
         OPT_END_BIT_IS_NORMAL => Some(1),
         OPT_BNA => Some(d.board as i32),
@@ -77,7 +79,9 @@ pub fn ask(lib: &Library, d: &Desc, option: i32) -> Res<i32> {
             OPT_SC | OPT_SRE | OPT_7BIT_EOS => 1,
             OPT_PP2 => i32::from(s.pp2),
             OPT_TIMING => lib.board(d.board).lock().tuning(|t| t.t1())?.code(),
-            OPT_DMA => i32::from(s.dma),
+            // linux-gpib answers the board's DMA channel from gpib.conf (lib/ibask.c:315-317,
+            // `board->dma`), not whether transfers use DMA: 0, none, on the simulator.
+            OPT_DMA => 0,
             OPT_EVENT_QUEUE => i32::from(s.event_queue),
             // linux-gpib: SPOLL detection is always on; LLO on open never.
             OPT_SPOLL_BIT => 1,
