@@ -430,7 +430,7 @@ pub unsafe extern "C" fn ibcmd(ud: c_int, cmd: *const c_void, cnt: c_long) -> c_
         // SAFETY: forwarded contract.
         let b = unsafe { bytes(cmd, cnt) }?;
         crossings::charge(Op::Cmd, d);
-        engine::cmd(lib, d, b)
+        engine::cmd_no_count(lib, d, b)
     })
 }
 

@@ -54,6 +54,20 @@ fn ibask_eos_char_above_0x7f_is_negative_and_dma_is_the_channel_as_in_linux_gpib
 }
 
 #[test]
+fn ibcmd_and_sendcmds_leave_ibcnt_0_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibCmd.c: ibcmd never calls setIbcnt, and SendCmds is ibcmd (found by
+    // vboard/fidelity: `ibcmd 0 UNL UNT MTA0 MLA1` with cnt=4 here, 0 there).
+    let cmd = [0x3fu8, 0x5f, 0x40, 0x21];
+    // SAFETY: a buffer of 4 bytes.
+    assert_eq!(unsafe { ibcmd(0, cmd.as_ptr().cast(), 4) } & ERR, 0);
+    assert_eq!(ThreadIbcntl(), 0);
+    // SAFETY: a buffer of 4 bytes.
+    unsafe { SendCmds(0, cmd.as_ptr().cast(), 4) };
+    assert_eq!((ThreadIbsta() & ERR, ThreadIbcntl()), (0, 0));
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

@@ -103,7 +103,18 @@ pub fn rd(lib: &Library, d: &mut Desc, buf: &mut [u8]) -> Res {
     Ok(Some(n as i64))
 }
 
-/// `ibcmd` (and `ibcmda`, `SendCmds`).
+/// `ibcmd` and `SendCmds`: linux-gpib's `ibcmd` never sets ibcnt (lib/ibCmd.c:
+/// `ibcmd` has no `setIbcnt`; `SendCmds` is `ibcmd`), so neither the bytes sent nor, on
+/// a failure, the bytes that went before it are reported (errno still is, after EDVR).
+pub fn cmd_no_count(lib: &Library, d: &mut Desc, bytes: &[u8]) -> Res {
+    match cmd(lib, d, bytes) {
+        Ok(_) => Ok(None),
+        Err(f) if f.iberr == EDVR => Err(f),
+        Err(f) => Err(Fail { count: None, ..f }),
+    }
+}
+
+/// `ibcmda` (the bytes sent are its asynchronous count).
 pub fn cmd(lib: &Library, d: &mut Desc, bytes: &[u8]) -> Res {
     let board = lib.board(d.board);
     let mut bus = board.lock();

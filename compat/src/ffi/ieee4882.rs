@@ -332,7 +332,7 @@ pub unsafe extern "C" fn SendCmds(board_desc: c_int, cmds: *const c_void, count:
     call4882(board_desc, |lib, d| {
         // SAFETY: forwarded contract.
         let b = unsafe { bytes(cmds, count) }?;
-        engine::cmd(lib, d, b)
+        engine::cmd_no_count(lib, d, b)
     })
 }
 
