@@ -68,6 +68,23 @@ fn ibcmd_and_sendcmds_leave_ibcnt_0_as_in_linux_gpib() {
 }
 
 #[test]
+fn a_read_of_0_bytes_succeeds_at_once_as_in_linux_gpib() {
+    let _g = serial_only();
+    // sys/osfuncs.c read_ioctl moves bytes while some remain: none asked, none waited
+    // for (found by vboard/fidelity: `ibrd s0 0` timed out here, CMPL there).
+    let ud = ibdev(0, 22, 0, 11, 1, 0);
+    assert!(ud >= 0);
+    let mut b = [0u8; 1];
+    // SAFETY: a writable buffer; 0 bytes asked for.
+    let sta = unsafe { ibrd(ud, b.as_mut_ptr().cast(), 0) };
+    assert_eq!((sta & (ERR | TIMO | END), ThreadIbcntl()), (0, 0));
+    // SAFETY: as above, on the board, not addressed to listen.
+    let sta = unsafe { ibrd(0, b.as_mut_ptr().cast(), 0) };
+    assert_eq!((sta & (ERR | TIMO), ThreadIbcntl()), (0, 0));
+    ibonl(ud, 0);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

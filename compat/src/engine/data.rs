@@ -73,6 +73,12 @@ pub(super) fn read_data(
     eos: Option<Eos>,
 ) -> Res<usize> {
     d.end = false;
+    // Nothing asked for: linux-gpib's kernel moves no byte and waits for none
+    // (sys/osfuncs.c, read_ioctl: its loop runs while bytes remain), so the read
+    // succeeds at once, addressed or not.
+    if buf.is_empty() {
+        return Ok(0);
+    }
     match bus.read(buf, eos) {
         Ok(st) => {
             d.end = match st.end {
