@@ -600,7 +600,10 @@ pub unsafe extern "C" fn ibln(
     found_listener: *mut c_short,
 ) -> c_int {
     call(ud, Want::Any, true, |lib, d| {
-        if found_listener.is_null() {
+        // On a device descriptor linux-gpib's ibln addresses the bus, then fails with
+        // EARG when it reads the lines (lib/ibLines.c:25-28, internal_iblines takes
+        // board descriptors only): it never answers there.
+        if found_listener.is_null() || !d.is_board {
             return Err(Fail::code(EARG));
         }
         let v = engine::ln(lib, d, pad, sad)?;

@@ -85,6 +85,24 @@ fn a_read_of_0_bytes_succeeds_at_once_as_in_linux_gpib() {
 }
 
 #[test]
+fn ibln_on_a_device_descriptor_is_earg_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibFindLstn.c ibln reads the lines through internal_iblines, which takes
+    // board descriptors only (lib/ibLines.c:25-28) (found by vboard/fidelity:
+    // `ibln s0 22 0` answered found=1 here, EARG there).
+    let ud = ibdev(0, 22, 0, 11, 1, 0);
+    assert!(ud >= 0);
+    let mut found: i16 = 7;
+    // SAFETY: `found` is writable.
+    let sta = unsafe { ibln(ud, 22, 0, &mut found) };
+    assert_eq!((sta & ERR, ThreadIberr(), found), (ERR, EARG, 7));
+    // SAFETY: as above, on the board.
+    let sta = unsafe { ibln(0, 22, 0, &mut found) };
+    assert_eq!((sta & ERR, found), (0, 1));
+    ibonl(ud, 0);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.
