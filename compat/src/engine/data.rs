@@ -25,6 +25,13 @@ pub(super) fn write_data(
     data: &[u8],
     eoi_last: bool,
 ) -> Res<usize> {
+    // linux-gpib's kernel ibwrt puts a controller in standby (ATN off) before it moves
+    // a byte, whether the transfer then succeeds or not (sys/ibwrite.c:43-47); none
+    // for no bytes (sys/ibwrite.c:37-41).
+    if data.is_empty() {
+        return Ok(0);
+    }
+    bus.go_to_standby()?;
     let mut sent = 0usize;
     let mut rest = data;
     let mode = d.s.eos_mode();
@@ -79,6 +86,8 @@ pub(super) fn read_data(
     if buf.is_empty() {
         return Ok(0);
     }
+    // As for a write: standby first (sys/ibread.c:49-53).
+    bus.go_to_standby()?;
     match bus.read(buf, eos) {
         Ok(st) => {
             d.end = match st.end {
