@@ -130,6 +130,21 @@ fn a_board_transfer_that_fails_still_releases_atn_as_in_linux_gpib() {
 }
 
 #[test]
+fn reset_sys_counts_its_bytes_and_refuses_an_empty_list_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibBoard.c:160 sends "*RST" + NL with InternalSendList: ibcnt 5; an empty list
+    // is EARG there (found by vboard/fidelity: `ResetSys 0 [22]` cnt=5 there, 0 here).
+    let list = [22u16, NOADDR];
+    // SAFETY: a NOADDR-terminated list.
+    unsafe { ResetSys(0, list.as_ptr()) };
+    assert_eq!((ThreadIbsta() & ERR, ThreadIbcntl()), (0, 5));
+    let empty = [NOADDR];
+    // SAFETY: a NOADDR-terminated list.
+    unsafe { ResetSys(0, empty.as_ptr()) };
+    assert_eq!((ThreadIbsta() & ERR, ThreadIberr()), (ERR, EARG));
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

@@ -277,11 +277,14 @@ pub fn reset_sys(lib: &Library, d: &mut Desc, list: &[Address]) -> Res {
         bus.remote_enable(true)?;
         bus.interface_clear()?;
         clear_on(bus, &[])?;
-        if !list.is_empty() {
-            bus.send_setup(list)?;
-            data_bytes_on(bus, d, b"*RST", NLEND)?;
+        // linux-gpib sends `*RST` with InternalSendList (lib/ibBoard.c:160), which
+        // refuses an empty list (EARG, after REN, IFC and DCL) and reports the bytes
+        // sent in ibcnt (lib/ibWrt.c:335).
+        if list.is_empty() {
+            return Err(Fail::code(EARG));
         }
-        Ok(None)
+        bus.send_setup(list)?;
+        data_bytes_on(bus, d, b"*RST", NLEND)
     })
 }
 
