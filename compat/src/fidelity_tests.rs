@@ -145,6 +145,19 @@ fn reset_sys_counts_its_bytes_and_refuses_an_empty_list_as_in_linux_gpib() {
 }
 
 #[test]
+fn wait_srq_that_times_out_leaves_no_timo_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibWait.c:220: WaitSRQ's status is the board's, read afresh, with no TIMO
+    // (found by vboard/fidelity: `WaitSRQ 0` sta=4120 here, 0120 there).
+    assert_eq!(ibtmo(0, 5) & ERR, 0); // T1ms
+    let mut srq: i16 = 7;
+    // SAFETY: `srq` is writable.
+    unsafe { WaitSRQ(0, &mut srq) };
+    assert_eq!((ThreadIbsta() & (ERR | TIMO), srq), (0, 0));
+    assert_eq!(ibtmo(0, 13) & ERR, 0);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

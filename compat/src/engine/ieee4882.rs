@@ -268,7 +268,11 @@ pub fn test_srq(lib: &Library, d: &Desc) -> bool {
 /// `WaitSRQ`: waits for SRQ for the board's timeout (wall time); true when it came.
 pub fn wait_srq(lib: &Library, slot: &Mutex<Desc>) -> Res<bool> {
     wait(lib, slot, SRQI | TIMO)?;
-    Ok(test_srq(lib, &lock_desc(slot)))
+    // linux-gpib's WaitSRQ ends with the board's status read afresh
+    // (lib/ibWait.c:220, general_exit_library): a wait that timed out leaves no TIMO.
+    let mut d = lock_desc(slot);
+    d.timed_out = false;
+    Ok(test_srq(lib, &d))
 }
 
 /// `ResetSys`: REN, IFC, DCL, then `*RST` to the listed devices.
