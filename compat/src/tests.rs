@@ -129,7 +129,11 @@ fn bad_descriptors_and_arguments_never_crash() {
     }
     assert_eq!(ibdev(0, 31, 0, 11, 1, 0), -1);
     assert_eq!((ThreadIbsta() & ERR, ThreadIberr()), (ERR, EARG));
+    // A board index without a board: EDVR, errno EBADF, as linux-gpib's ibdev answers
+    // (its ioctl goes to a board file never opened).
     assert_eq!(ibdev(7, 1, 0, 11, 1, 0), -1);
+    assert_eq!((ThreadIberr(), ThreadIbcntl()), (EDVR, 9));
+    assert_eq!(ibdev(16, 1, 0, 11, 1, 0), -1);
     assert_eq!(ThreadIberr(), ENEB);
     assert_eq!(ibtmo(ud, 18) & ERR, ERR);
     assert_eq!(ibconfig(ud, 0x7777, 1) & ERR, ERR);

@@ -16,10 +16,21 @@ pub fn dev(
     eot: i32,
     eos: i32,
 ) -> Res<i32> {
-    let b = usize::try_from(board)
-        .ok()
-        .filter(|&b| b < lib.boards.len())
-        .ok_or(Fail::code(ENEB))?;
+    // A board index with no interface section: linux-gpib's ibdev goes on to an ioctl
+    // on the board's file, which was never opened (fd -1): EDVR with errno EBADF
+    // (lib/ibutil.c:258-276, open_gpib_handle). Outside 0..15 it asserts
+    // (ib_internal.h:128); ENEB here.
+    let b = match usize::try_from(board).ok() {
+        Some(b) if b < lib.boards.len() => b,
+        Some(b) if b < MAX_BOARDS && lib.load_error.is_none() => {
+            return Err(Fail {
+                iberr: EDVR,
+                count: Some(i64::from(libc::EBADF)),
+                timo: false,
+            })
+        }
+        _ => return Err(Fail::code(ENEB)),
+    };
     let pad = check_pad(pad)?;
     let sad = check_sad(sad)?;
     let tmo = check_timeout_code(tmo)?;
