@@ -36,12 +36,14 @@
 #define NSLOTS 4
 #define SLOT_BASE 1000
 
-/* Strings written to the instruments (by index). */
+/* Strings written to the instruments (by index).  Not an empty one: linux-gpib's ibwrt of
+ * 0 bytes returns a variable it never set (lib/ibWrt.c:128-160, my_ibwrt's retval when
+ * the loop does not run and send_unt_unl is off), so its answer is undefined. */
 static const char *const texts[] = {
 	"*IDN?\n", "*SRE 16\n", "*SRE 32;*ESE 1;*OPC\n", "*CLS\n", "*STB?\n",
 	"*ESR?\n", "MEAS:VOLT?\n", "*RST\n", "*OPC?\n", "BOGUS\n",
 	"*IDN?", "NEW 4\n", "NEW?\n", "ERR?\n", "RBLD 1,3\n",
-	"*SRE 16;*IDN?\n", "*TRG\n", "*ESE 60\n", "", "*IDN?\r\n",
+	"*SRE 16;*IDN?\n", "*TRG\n", "*ESE 60\n", "\n", "*IDN?\r\n",
 	"*SRE 48;*ESE 255;*OPC;*IDN?\n",
 };
 #define NTEXTS ((int)(sizeof texts / sizeof texts[0]))
