@@ -26,24 +26,36 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def load_allow(path):
     """The allow-list: blocks of `call REGEX`, `real REGEX`, `compat REGEX` lines (each
-    matched against the whole call line of the respective transcript), a `# name` line
-    before each. A differing pair of lines is allowed when one block matches all three."""
+    matched against the whole call line of the respective transcript) and optionally
+    `rest ignored`, a `# name` line before each. A differing pair of lines is allowed
+    when one block matches all three; with `rest ignored`, the rest of the sequence is
+    not compared."""
     rules, cur = [], {}
     with open(path) as f:
         for raw in f:
             line = raw.rstrip("\n")
             if not line.strip():
+                if not any(k in cur for k in ("call", "real", "compat")):
+                    cur = {}
                 continue
             if line.startswith("#"):
-                if cur:
+                # A comment after a block's regexes starts the next block; its first
+                # line names it.
+                if any(k in cur for k in ("call", "real", "compat")):
                     rules.append(cur)
-                cur = {"name": line.lstrip("# ").strip()}
+                    cur = {}
+                cur.setdefault("name", line.lstrip("# ").strip())
                 continue
             key, _, rx = line.partition(" ")
+            if key == "rest":
+                # `rest ignored`: the sequence's later lines follow from the difference
+                # (a board at another address answers otherwise) and are not compared.
+                cur["rest"] = True
+                continue
             if key not in ("call", "real", "compat"):
                 raise SystemExit(f"{path}: bad line: {line}")
             cur[key] = re.compile(rx.strip())
-    if cur:
+    if any(k in cur for k in ("call", "real", "compat")):
         rules.append(cur)
     for r in rules:
         for k in ("call", "real", "compat"):
@@ -62,7 +74,7 @@ def allowed(rules, real, compat):
             and r["real"].fullmatch(real)
             and r["compat"].fullmatch(compat)
         ):
-            return r["name"]
+            return r
     return None
 
 
@@ -90,11 +102,13 @@ def compare(rules, real, compat, used=None):
         b = compat[i] if i < len(compat) else "<missing>"
         if a == b:
             continue
-        name = allowed(rules, a, b)
-        if name is None:
+        rule = allowed(rules, a, b)
+        if rule is None:
             return (i, a, b)
         if used is not None:
-            used[name] = used.get(name, 0) + 1
+            used[rule["name"]] = used.get(rule["name"], 0) + 1
+        if rule.get("rest"):
+            return None
     return None
 
 
