@@ -158,6 +158,20 @@ fn wait_srq_that_times_out_leaves_no_timo_as_in_linux_gpib() {
 }
 
 #[test]
+fn ibwait_on_err_is_earg_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibWait.c:21-23: ERR is not a bit a wait may name (found by vboard/fidelity:
+    // `ibwait s0 TIMO|ERR` waited here, EARG there).
+    let ud = ibdev(0, 22, 0, 7, 1, 0);
+    assert!(ud >= 0);
+    let sta = ibwait(ud, TIMO | ERR);
+    assert_eq!((sta & ERR, ThreadIberr()), (ERR, EARG));
+    let sta = ibwait(0, TIMO | ERR);
+    assert_eq!((sta & ERR, ThreadIberr()), (ERR, EARG));
+    ibonl(ud, 0);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

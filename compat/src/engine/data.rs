@@ -395,11 +395,13 @@ pub fn wait(lib: &Library, slot: &Mutex<Desc>, mask: i32) -> Res {
         if mask == 0 {
             return Ok(None);
         }
+        // The bits linux-gpib lets a wait name (lib/ibWait.c:21-23): the status bits
+        // without ERR; any other bit is EARG.
         let allowed = if d.is_board {
             BOARD_STATUS_MASK
         } else {
             DEVICE_STATUS_MASK
-        };
+        } & !ERR;
         if mask & !allowed != 0 {
             return Err(Fail::code(EARG));
         }
