@@ -172,6 +172,21 @@ fn ibwait_on_err_is_earg_as_in_linux_gpib() {
 }
 
 #[test]
+fn read_status_byte_of_noaddr_is_edvr_eperm_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibutil.c:527 lets NOADDR through; the kernel refuses the poll of pad 255 with
+    // -1 (found by vboard/fidelity: `ReadStatusByte 0 NOADDR` EDVR cnt=1 there, EARG
+    // here).
+    let mut v: i16 = 0;
+    // SAFETY: `v` is writable.
+    unsafe { ReadStatusByte(0, NOADDR, &mut v) };
+    assert_eq!(
+        (ThreadIbsta() & ERR, ThreadIberr(), ThreadIbcntl()),
+        (ERR, EDVR, 1)
+    );
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

@@ -242,6 +242,17 @@ pub unsafe extern "C" fn ReadStatusByte(
     result: *mut c_short,
 ) {
     call4882(board_desc, |lib, d| {
+        // NOADDR passes linux-gpib's addressIsValid (lib/ibutil.c:527), and the serial
+        // poll of its primary address 255 is refused by the kernel's dvrsp with -1
+        // (sys/device.c:213-216):
+        // EDVR, errno EPERM.
+        if address == NOADDR {
+            return Err(Fail {
+                iberr: EDVR,
+                count: Some(i64::from(libc::EPERM)),
+                timo: false,
+            });
+        }
         let a = one_address(address)?;
         if result.is_null() {
             return Err(Fail::code(EARG));
