@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use gpib_sim::backend::tuning::{BoardTuning, T1Delay};
 use gpib_sim::backend::BackendExt;
-use gpib_sim::sim::config::{self, Config};
 use gpib_sim::sim::timing::{BoardTiming, TransferMode};
 use gpib_sim::sim::{NamedDevice, SimBoard, SimHost};
 use gpib_sim::{

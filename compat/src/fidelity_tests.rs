@@ -108,21 +108,19 @@ fn a_board_transfer_that_fails_still_releases_atn_as_in_linux_gpib() {
     // sys/ibwrite.c:43-47 and sys/ibread.c:49-53: a controller goes to standby before
     // the transfer, so ATN is off after it, even when it fails (found by
     // vboard/fidelity: `Send 0 5 ...` ENOL with ATN here, without there).
-    let cmd = [0x3fu8, 0x5f, 0x40, 0x25]; // UNL UNT MTA0 MLA5 (nobody at 5)
-                                          // SAFETY: a buffer of 4 bytes.
-    assert_eq!(
-        unsafe { ibcmd(0, cmd.as_ptr().cast(), 4) } & (ERR | ATN),
-        ATN
-    );
+    // UNL UNT MTA0 MLA5 (nobody at 5).
+    let cmd = [0x3fu8, 0x5f, 0x40, 0x25];
+    // SAFETY: a buffer of 4 bytes.
+    let sta = unsafe { ibcmd(0, cmd.as_ptr().cast(), 4) };
+    assert_eq!(sta & (ERR | ATN), ATN);
     // SAFETY: a buffer of 1 byte.
     let sta = unsafe { ibwrt(0, b"x".as_ptr().cast(), 1) };
     assert_eq!((sta & (ERR | ATN), ThreadIberr()), (ERR, ENOL));
-    let cmd = [0x3fu8, 0x5f, 0x40]; // UNL UNT MTA0: the board talks, nobody listens
-                                    // SAFETY: a buffer of 3 bytes.
-    assert_eq!(
-        unsafe { ibcmd(0, cmd.as_ptr().cast(), 3) } & (ERR | ATN),
-        ATN
-    );
+    // UNL UNT MTA0: the board talks, nobody listens.
+    let cmd = [0x3fu8, 0x5f, 0x40];
+    // SAFETY: a buffer of 3 bytes.
+    let sta = unsafe { ibcmd(0, cmd.as_ptr().cast(), 3) };
+    assert_eq!(sta & (ERR | ATN), ATN);
     let mut b = [0u8; 4];
     // SAFETY: a writable buffer of 4 bytes; the board is not a listener.
     let sta = unsafe { ibrd(0, b.as_mut_ptr().cast(), 4) };

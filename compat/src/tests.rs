@@ -534,10 +534,8 @@ fn every_call_resets_iberr_and_ibcnt_on_entry() {
     // poll: ibrsp reports no count, so iberr and ibcnt are 0 (linux-gpib's
     // general_enter_library).
     // SAFETY: a NUL-terminated path.
-    assert_eq!(
-        unsafe { ibrdf(ud, c"/nonexistent-gpib-dir/x".as_ptr()) } & ERR,
-        ERR
-    );
+    let sta = unsafe { ibrdf(ud, c"/nonexistent-gpib-dir/x".as_ptr()) };
+    assert_eq!(sta & ERR, ERR);
     assert_eq!(status_now().1, EFSO);
     assert_eq!(status_now().2, 2);
     let mut stb: c_char = 0;
