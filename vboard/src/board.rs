@@ -116,7 +116,7 @@ impl State {
 
     /// The EOS the board's reads stop on (`IBEOS` with REOS), 7 or 8 bits.
     pub fn read_eos(&self) -> Option<Eos> {
-        (self.p.eos_flags & REOS != 0).then(|| Eos {
+        (self.p.eos_flags & REOS != 0).then_some(Eos {
             byte: self.p.eos as u8,
             eight_bit: self.p.eos_flags & abi::BIN != 0,
         })
