@@ -134,12 +134,15 @@ class Libs:
         self.gpib_config = args.gpib_config
 
     def configure(self):
-        """gpib_config --minor 0 through the virtual board, as a user's system does at boot."""
+        """gpib_config --minor 0 --no-sre through the virtual board, as a user's system
+        does at boot."""
         os.makedirs(self.state, exist_ok=True)
         env = dict(self.real_env)
         env.pop("FIDELITY_STATE_COPY")
+        # --no-sre: compat's board starts with REN off (compat/README.md, "Where compat
+        # and linux-gpib's library differ"); gpib_config asserts it by default.
         p = subprocess.run(
-            [self.gpib_config, "--minor", "0"], env=env, capture_output=True, text=True
+            [self.gpib_config, "--minor", "0", "--no-sre"], env=env, capture_output=True, text=True
         )
         if p.returncode != 0:
             raise SystemExit(f"gpib_config failed ({p.returncode}): {p.stderr}")
