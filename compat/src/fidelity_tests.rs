@@ -185,6 +185,24 @@ fn read_status_byte_of_noaddr_is_edvr_eperm_as_in_linux_gpib() {
 }
 
 #[test]
+fn ibsad_below_0x60_is_no_secondary_address_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibSad.c:24-33: sad = v - 0x60, EARG only above 30 (found by vboard/fidelity:
+    // `ibsad s0 5` EARG here, accepted there).
+    let ud = ibdev(0, 22, 0x61, 11, 1, 0);
+    assert!(ud >= 0);
+    assert_eq!(ibsad(ud, 5) & ERR, 0);
+    let mut v = -1;
+    // SAFETY: `v` is writable.
+    assert_eq!(unsafe { ibask(ud, OPT_SAD, &mut v) } & ERR, 0);
+    assert_eq!(v, 0);
+    assert_eq!(ibsad(ud, -3) & ERR, 0);
+    assert_eq!(ibsad(ud, 0x7f) & ERR, ERR);
+    assert_eq!(ThreadIberr(), EARG);
+    ibonl(ud, 0);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

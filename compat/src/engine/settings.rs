@@ -30,7 +30,9 @@ pub fn pad(d: &mut Desc, v: i32) -> Res {
 
 /// `ibsad`: a device's new secondary address; a board has none here.
 pub fn sad(d: &mut Desc, v: i32) -> Res {
-    let s = check_sad(v)?;
+    // linux-gpib's internal_ibsad (lib/ibSad.c:24-33) takes `v - 0x60`: above 30 is
+    // EARG, and anything below 0x60 is a negative secondary address, that is none.
+    let s = if v < 0x60 { None } else { check_sad(v)? };
     if d.is_board && s.is_some() {
         return Err(Fail::code(ECAP));
     }
