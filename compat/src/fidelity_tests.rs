@@ -203,6 +203,19 @@ fn ibsad_below_0x60_is_no_secondary_address_as_in_linux_gpib() {
 }
 
 #[test]
+fn send_with_a_bad_eot_mode_addresses_first_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibWrt.c:402-405: InternalSendSetup, then InternalSendDataBytes refuses the
+    // mode (:319-327), so the board is left talker with ATN (found by vboard/fidelity:
+    // `Send 0 22 ... 0x10a` sta 8120 here, 8138 there).
+    let b = b"*IDN?\n";
+    // SAFETY: a buffer of 6 bytes.
+    unsafe { Send(0, 22, b.as_ptr().cast(), 6, 0x10a) };
+    assert_eq!(ThreadIberr(), EARG);
+    assert_eq!(ThreadIbsta() & (ERR | ATN | TACS), ERR | ATN | TACS);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

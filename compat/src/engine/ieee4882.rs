@@ -74,9 +74,11 @@ pub fn send_data_bytes(lib: &Library, d: &mut Desc, data: &[u8], eotmode: i32) -
 
 /// `SendList` / `Send`.
 pub fn send_list(lib: &Library, d: &mut Desc, to: &[Address], data: &[u8], eotmode: i32) -> Res {
-    if to.is_empty() || !matches!(eotmode, NULLEND | DABEND | NLEND) {
+    if to.is_empty() {
         return Err(Fail::code(EARG));
     }
+    // linux-gpib addresses the listeners first and checks the EOT mode after
+    // (lib/ibWrt.c:402-405, then :319-327): a bad mode is EARG with the bus addressed.
     on_bus(lib, d, |bus, d| {
         bus.send_setup(to)?;
         data_bytes_on(bus, d, data, eotmode)
