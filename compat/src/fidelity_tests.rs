@@ -216,6 +216,18 @@ fn send_with_a_bad_eot_mode_addresses_first_as_in_linux_gpib() {
 }
 
 #[test]
+fn ibcmd_of_no_bytes_takes_control_as_in_linux_gpib() {
+    let _g = serial_only();
+    // sys/osfuncs.c:652 calls the kernel's ibcmd at least once, which takes control
+    // (sys/ibcmd.c:95): ATN (found by vboard/fidelity: `SendCmds 0 ""` sta 0120 here,
+    // 0130 there).
+    assert_eq!(ibgts(0, 0) & (ERR | ATN), 0);
+    // SAFETY: no bytes are read.
+    let sta = unsafe { ibcmd(0, b"".as_ptr().cast(), 0) };
+    assert_eq!(sta & (ERR | ATN), ATN);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

@@ -134,6 +134,11 @@ pub fn cmd(lib: &Library, d: &mut Desc, bytes: &[u8]) -> Res {
     let board = lib.board(d.board);
     let mut bus = board.lock();
     io_timeout(&mut bus, d)?;
+    // linux-gpib's kernel calls its ibcmd at least once, and it takes control first
+    // (sys/osfuncs.c:652 do-while, sys/ibcmd.c:95 ibcac): no bytes still assert ATN.
+    if bytes.is_empty() {
+        bus.take_control()?;
+    }
     bus.command(bytes)?;
     Ok(Some(bytes.len() as i64))
 }
