@@ -228,6 +228,24 @@ fn ibcmd_of_no_bytes_takes_control_as_in_linux_gpib() {
 }
 
 #[test]
+fn ibln_and_findlstn_end_with_unl_unt_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibFindLstn.c: ibln and FindLstn end with unlisten_untalk: ATN, the board
+    // neither talker nor listener (found by vboard/fidelity: `ibln 0 0 0x61` left LACS
+    // here; `FindLstn 0 []` left ATN off here).
+    let mut found: i16 = 7;
+    // SAFETY: `found` is writable.
+    let sta = unsafe { ibln(0, 0, 0x61, &mut found) };
+    assert_eq!(sta & (ERR | ATN | TACS | LACS), ATN);
+    assert_eq!(ibgts(0, 0) & (ERR | ATN), 0);
+    let pads = [NOADDR];
+    let mut out = [0u16; 4];
+    // SAFETY: a NOADDR-terminated list and room for 4 results.
+    unsafe { FindLstn(0, pads.as_ptr(), out.as_mut_ptr(), 4) };
+    assert_eq!(ThreadIbsta() & (ERR | ATN | TACS | LACS), ATN);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

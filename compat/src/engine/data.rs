@@ -324,20 +324,28 @@ pub fn ln(lib: &Library, d: &mut Desc, pad: i32, sad: i32) -> Res<bool> {
         let a = Address::new(pad, s).map_err(|_| Fail::code(EARG))?;
         bus.listener_present(a)
     };
-    match sad {
+    let found = match sad {
         ALL_SAD => {
-            if present(None)? {
-                return Ok(true);
-            }
+            let mut any = present(None)?;
             for s in 0..=30 {
-                if present(Some(s))? {
-                    return Ok(true);
+                if any {
+                    break;
                 }
+                any = present(Some(s))?;
             }
-            Ok(false)
+            any
         }
-        s => present(check_sad(s)?),
-    }
+        s => present(check_sad(s)?)?,
+    };
+    // linux-gpib's ibln ends with UNL UNT (lib/ibFindLstn.c, ibln: unlisten_untalk):
+    // ATN asserted, nobody addressed, the board included.
+    unlisten_untalk(&mut bus)?;
+    Ok(found)
+}
+
+/// UNL UNT, as linux-gpib's `unlisten_untalk` (lib/ibFindLstn.c:53-62) sends them.
+pub(super) fn unlisten_untalk(bus: &mut BoardBus) -> Res<()> {
+    bus.command(&[0x3f, 0x5f])
 }
 
 /// `iblines`: the line status word (every line valid).

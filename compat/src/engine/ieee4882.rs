@@ -10,6 +10,15 @@ use super::*;
 /// there, else every secondary address where one does (EARG, with the index in ibcnt,
 /// for an entry that is not a primary address).
 pub fn find_lstn(lib: &Library, d: &mut Desc, pads: &[u16]) -> Res<Vec<u16>> {
+    // linux-gpib's FindLstn ends with UNL UNT (lib/ibFindLstn.c:241), an empty list
+    // included; each ibln here ends so too.
+    if pads.is_empty() {
+        let board = lib.board(d.board);
+        let mut bus = board.lock();
+        io_timeout(&mut bus, d)?;
+        super::unlisten_untalk(&mut bus)?;
+        return Ok(Vec::new());
+    }
     let mut found = Vec::new();
     for (i, &a) in pads.iter().enumerate() {
         let pad = (a & 0xff) as i32;
