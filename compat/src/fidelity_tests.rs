@@ -246,6 +246,19 @@ fn ibln_and_findlstn_end_with_unl_unt_as_in_linux_gpib() {
 }
 
 #[test]
+fn ibrsv_on_the_controller_in_charge_is_edvr_einval_as_in_linux_gpib() {
+    let _g = serial_only();
+    // sys/ibrsv.c:15-19: no service request while CIC (found by vboard/fidelity:
+    // `ibconfig 0 IbcRsv 10` succeeded here, EDVR cnt=22 there).
+    assert_eq!(ibrsv(0, 0x41) & ERR, ERR);
+    assert_eq!((ThreadIberr(), ThreadIbcntl()), (EDVR, 22));
+    assert_eq!(ibconfig(0, OPT_RSV, 10) & ERR, ERR);
+    assert_eq!((ThreadIberr(), ThreadIbcntl()), (EDVR, 22));
+    assert_eq!(ibrsv(0, 0x100) & ERR, ERR);
+    assert_eq!(ThreadIberr(), EARG);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

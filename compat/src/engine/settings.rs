@@ -163,7 +163,17 @@ pub fn config(lib: &Library, d: &mut Desc, option: i32, v: i32) -> Res {
             OPT_SEND_LLO => {}
             OPT_PPOLL_TIME => d.s.ppoll_tmo = check_timeout_code(v)?,
             OPT_IST => d.s.ist = bool_opt(v),
-            OPT_RSV => d.s.rsv = u8::try_from(v).map_err(|_| Fail::code(EARG))?.into(),
+            // linux-gpib checks the byte (lib/ibRsv.c:33-37), then its kernel refuses to
+            // request service while the board is controller-in-charge
+            // (sys/ibrsv.c:15-19, -EINVAL): the simulated board always is.
+            OPT_RSV => {
+                u8::try_from(v).map_err(|_| Fail::code(EARG))?;
+                return Err(Fail {
+                    iberr: EDVR,
+                    count: Some(i64::from(libc::EINVAL)),
+                    timo: false,
+                });
+            }
             _ => return Err(Fail::code(EARG)),
         },
         _ => match option {
