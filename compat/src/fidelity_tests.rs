@@ -259,6 +259,21 @@ fn ibrsv_on_the_controller_in_charge_is_edvr_einval_as_in_linux_gpib() {
 }
 
 #[test]
+fn ibonl_0_reports_end_of_the_last_transfer_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibOnl.c computes the status (conf->end included) before it closes (found by
+    // vboard/fidelity: `ibonl s0 0` after a write with EOI: END there, not here).
+    let ud = ibdev(0, 22, 0, 11, 1, 0);
+    assert!(ud >= 0);
+    // SAFETY: a buffer of 6 bytes.
+    assert_eq!(
+        unsafe { ibwrt(ud, b"*IDN?\n".as_ptr().cast(), 6) } & (ERR | END),
+        END
+    );
+    assert_eq!(ibonl(ud, 0) & (ERR | END), END);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.
