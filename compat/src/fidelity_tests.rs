@@ -274,6 +274,15 @@ fn ibonl_0_reports_end_of_the_last_transfer_as_in_linux_gpib() {
 }
 
 #[test]
+fn trigger_of_no_address_leaves_the_board_talker_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibTrg.c:40-41: MTA(board) UNL then GET, also for an empty list (found by
+    // vboard/fidelity: `Trigger 0 NOADDR` sta 0130 here, 0138 there).
+    Trigger(0, NOADDR);
+    assert_eq!(ThreadIbsta() & (ERR | ATN | TACS | LACS), ATN | TACS);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

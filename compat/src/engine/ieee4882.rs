@@ -179,7 +179,11 @@ pub fn dev_clear_list(lib: &Library, d: &mut Desc, list: &[Address]) -> Res {
 
 /// `TriggerList` (`Trigger`): GET to the listed devices, or to whoever listens.
 pub fn trigger_list(lib: &Library, d: &mut Desc, list: &[Address]) -> Res {
-    list_command(lib, d, list, &[codes::GET], &[codes::GET])
+    // linux-gpib sends its send setup before GET even for an empty list
+    // (lib/ibTrg.c:40-41, create_send_setup: MTA of the board, UNL, the listeners):
+    // the board is left talker.
+    let mta = 0x40 | lib.board(d.board).pad;
+    list_command(lib, d, list, &[mta, 0x3f, codes::GET], &[codes::GET])
 }
 
 /// `EnableLocal`: GTL to the listed devices; REN off for an empty list.
