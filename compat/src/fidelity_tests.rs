@@ -283,6 +283,21 @@ fn trigger_of_no_address_leaves_the_board_talker_as_in_linux_gpib() {
 }
 
 #[test]
+fn ibln_of_a_bad_address_leaves_the_board_talker_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibFindLstn.c ibln: MTA(board) first, then EARG for pad 31 (found by
+    // vboard/fidelity: `ibln 0 31 0` sta 8120 here, 8138 there).
+    assert_eq!(ibgts(0, 0) & ERR, 0);
+    let mut found: i16 = 7;
+    // SAFETY: `found` is writable.
+    let sta = unsafe { ibln(0, 31, 0, &mut found) };
+    assert_eq!(
+        (sta & (ERR | ATN | TACS), ThreadIberr()),
+        (ERR | ATN | TACS, EARG)
+    );
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

@@ -317,9 +317,13 @@ pub fn sre(lib: &Library, d: &mut Desc, on: bool) -> Res {
 /// `ibln`: whether a listener answers at `pad`/`sad` (NO_SAD: the primary only,
 /// ALL_SAD: the primary or any secondary).
 pub fn ln(lib: &Library, d: &mut Desc, pad: i32, sad: i32) -> Res<bool> {
-    let pad = check_pad(pad)?;
     let board = lib.board(d.board);
     let mut bus = board.lock();
+    // linux-gpib's ibln addresses the board as talker before it looks at the address
+    // (lib/ibFindLstn.c: address_board_as_talker, then listenerFound's
+    // addressListIsValid): a bad address is EARG with the board talker and ATN on.
+    bus.command(&[0x40 | board.pad])?;
+    let pad = check_pad(pad)?;
     let mut present = |s: Option<u8>| -> Res<bool> {
         let a = Address::new(pad, s).map_err(|_| Fail::code(EARG))?;
         bus.listener_present(a)
