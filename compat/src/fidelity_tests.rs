@@ -298,6 +298,17 @@ fn ibln_of_a_bad_address_leaves_the_board_talker_as_in_linux_gpib() {
 }
 
 #[test]
+fn hs_cable_length_out_of_range_is_earg_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibconfig.c:105-109: 0 to 15 metres, else EARG (found by vboard/fidelity:
+    // `ibconfig 0 IbcHSCableLength 96` ECAP here, EARG there).
+    assert_eq!(ibconfig(0, OPT_HS_CABLE_LENGTH, 96) & ERR, ERR);
+    assert_eq!(ThreadIberr(), EARG);
+    assert_eq!(ibconfig(0, OPT_HS_CABLE_LENGTH, -1) & ERR, ERR);
+    assert_eq!(ThreadIberr(), EARG);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

@@ -145,6 +145,8 @@ pub fn config(lib: &Library, d: &mut Desc, option: i32, v: i32) -> Res {
             // Giving up system control or HS488 cannot be simulated.
             OPT_SC if v == 0 => return Err(Fail::code(ECAP)),
             OPT_SC => {}
+            // linux-gpib checks the length first (lib/ibconfig.c:105-109, 0 to 15 m).
+            OPT_HS_CABLE_LENGTH if !(0..=15).contains(&v) => return Err(Fail::code(EARG)),
             OPT_HS_CABLE_LENGTH if v != 0 => return Err(Fail::code(ECAP)),
             OPT_HS_CABLE_LENGTH => {}
             OPT_SRE => return sre(lib, d, v != 0),
