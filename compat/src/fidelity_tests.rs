@@ -270,6 +270,7 @@ fn ibonl_0_reports_end_of_the_last_transfer_as_in_linux_gpib() {
         unsafe { ibwrt(ud, b"*IDN?\n".as_ptr().cast(), 6) } & (ERR | END),
         END
     );
+    assert_eq!(ibonl(ud, 1) & (ERR | END), END);
     assert_eq!(ibonl(ud, 0) & (ERR | END), END);
 }
 

@@ -78,11 +78,8 @@ pub fn not_configured() -> Fail {
 pub fn onl(lib: &Library, ud: i32, d: &mut Desc, v: i32) -> Res {
     d.pending = None;
     d.s = d.defaults.clone();
-    // Closing reports the status as it was, END of the last transfer included
-    // (lib/ibOnl.c: general_exit_library before close_gpib_handle).
-    if v != 0 {
-        d.end = false;
-    }
+    // The status reports END of the last transfer still: closing computes it before
+    // close_gpib_handle, and reinit_descriptor leaves conf->end alone (lib/ibOnl.c).
     if v == 0 && ud >= MAX_BOARDS as i32 {
         lib.remove(ud);
     }
