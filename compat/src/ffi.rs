@@ -603,8 +603,11 @@ pub unsafe extern "C" fn ibln(
         // On a device descriptor linux-gpib's ibln addresses the bus, then fails with
         // EARG when it reads the lines (lib/ibLines.c:25-28, internal_iblines takes
         // board descriptors only): it never answers there.
-        if found_listener.is_null() || !d.is_board {
+        if found_listener.is_null() {
             return Err(Fail::code(EARG));
+        }
+        if !d.is_board {
+            return engine::ln_on_device(lib, d, pad, sad).map(|_| None);
         }
         let v = engine::ln(lib, d, pad, sad)?;
         // SAFETY: forwarded contract.

@@ -96,6 +96,9 @@ fn ibln_on_a_device_descriptor_is_earg_as_in_linux_gpib() {
     // SAFETY: `found` is writable.
     let sta = unsafe { ibln(ud, 22, 0, &mut found) };
     assert_eq!((sta & ERR, ThreadIberr(), found), (ERR, EARG, 7));
+    // It addressed the bus first and went to standby: the board is talker, ATN off
+    // (found by vboard/fidelity: `ibwait 0 CMPL` after it showed TACS there).
+    assert_eq!(ibwait(0, CMPL) & (ERR | ATN | TACS), TACS);
     // SAFETY: as above, on the board.
     let sta = unsafe { ibln(0, 22, 0, &mut found) };
     assert_eq!((sta & ERR, found), (0, 1));

@@ -347,6 +347,35 @@ pub fn ln(lib: &Library, d: &mut Desc, pad: i32, sad: i32) -> Res<bool> {
     Ok(found)
 }
 
+/// `ibln` on a device descriptor: linux-gpib addresses the board as talker and `pad`
+/// as listener and goes to standby, then fails with EARG when it reads the lines,
+/// which only a board descriptor may (lib/ibFindLstn.c `listenerFound`,
+/// lib/ibLines.c:25-28): the bus is left so.
+pub fn ln_on_device(lib: &Library, d: &mut Desc, pad: i32, sad: i32) -> Res<bool> {
+    let board = lib.board(d.board);
+    let mut bus = board.lock();
+    bus.command(&[0x40 | board.pad])?;
+    let pad = check_pad(pad)?;
+    let mla = 0x20 | pad;
+    let mut cmd = vec![0x3f];
+    match sad {
+        ALL_SAD => {
+            for s in 0..=30u8 {
+                cmd.extend([mla, 0x60 | s]);
+            }
+        }
+        s => {
+            cmd.push(mla);
+            if let Some(s) = check_sad(s)? {
+                cmd.push(0x60 | s);
+            }
+        }
+    }
+    bus.command(&cmd)?;
+    bus.go_to_standby()?;
+    Err(Fail::code(EARG))
+}
+
 /// UNL UNT, as linux-gpib's `unlisten_untalk` (lib/ibFindLstn.c:53-62) sends them.
 pub(super) fn unlisten_untalk(bus: &mut BoardBus) -> Res<()> {
     bus.command(&[0x3f, 0x5f])
