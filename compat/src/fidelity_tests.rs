@@ -313,6 +313,20 @@ fn hs_cable_length_out_of_range_is_earg_as_in_linux_gpib() {
 }
 
 #[test]
+fn findlstn_stopping_on_etab_leaves_the_board_talker_in_standby_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibFindLstn.c returns on ETAB right after listenerFound, with no UNL UNT
+    // (found by vboard/fidelity: `FindLstn 0 [11, 22] max 1` sta 8130 here, 8128
+    // there).
+    let pads = [11u16, 22, NOADDR];
+    let mut out = [0u16; 1];
+    // SAFETY: a NOADDR-terminated list and room for 1 result.
+    unsafe { FindLstn(0, pads.as_ptr(), out.as_mut_ptr(), 1) };
+    assert_eq!(ThreadIberr(), ETAB);
+    assert_eq!(ThreadIbsta() & (ERR | ATN | TACS), ERR | TACS);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

@@ -376,6 +376,16 @@ pub fn ln_on_device(lib: &Library, d: &mut Desc, pad: i32, sad: i32) -> Res<bool
     Err(Fail::code(EARG))
 }
 
+/// The bus as linux-gpib's FindLstn leaves it when it stops on ETAB (lib/ibFindLstn.c:
+/// it returns right after `listenerFound`, with no UNL UNT): the board talker, `pad`
+/// listener, in standby.
+pub fn find_lstn_stopped(lib: &Library, d: &mut Desc, pad: u8) -> Res<()> {
+    let board = lib.board(d.board);
+    let mut bus = board.lock();
+    bus.command(&[0x40 | board.pad, 0x3f, 0x20 | (pad & 0x1f)])?;
+    bus.go_to_standby()
+}
+
 /// UNL UNT, as linux-gpib's `unlisten_untalk` (lib/ibFindLstn.c:53-62) sends them.
 pub(super) fn unlisten_untalk(bus: &mut BoardBus) -> Res<()> {
     bus.command(&[0x3f, 0x5f])

@@ -119,6 +119,9 @@ pub unsafe extern "C" fn FindLstn(
         let mut found = engine::find_lstn(lib, d, &pads)?;
         // More listeners than room: the ones that fit are stored, and ETAB reported.
         let overflow = found.len() > max;
+        if overflow {
+            engine::find_lstn_stopped(lib, d, (found[max] & 0xff) as u8)?;
+        }
         found.truncate(max);
         for (i, a) in found.iter().enumerate() {
             // SAFETY: at most `max_num_results` entries are written.
