@@ -327,6 +327,23 @@ fn findlstn_stopping_on_etab_leaves_the_board_talker_in_standby_as_in_linux_gpib
 }
 
 #[test]
+fn devclear_reports_no_err_even_when_it_fails_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibClr.c:124-128: DevClearList reports the failure, then success over it; ibsta
+    // has no ERR and iberr keeps the code (found by vboard/fidelity: `DevClear 0 31`
+    // ERR EARG here, no ERR there).
+    DevClear(0, 31);
+    assert_eq!((ThreadIbsta() & ERR, ThreadIberr()), (0, EARG));
+    let l = [31u16, NOADDR];
+    // SAFETY: a NOADDR-terminated list.
+    unsafe { DevClearList(0, l.as_ptr()) };
+    assert_eq!((ThreadIbsta() & ERR, ThreadIberr()), (0, EARG));
+    // A descriptor that is not open still fails (enter_library returns first).
+    DevClear(40, 22);
+    assert_eq!((ThreadIbsta() & ERR, ThreadIberr()), (ERR, EARG));
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.
