@@ -216,6 +216,13 @@ fn send_with_a_bad_eot_mode_addresses_first_as_in_linux_gpib() {
     unsafe { Send(0, 22, b.as_ptr().cast(), 6, 0x10a) };
     assert_eq!(ThreadIberr(), EARG);
     assert_eq!(ThreadIbsta() & (ERR | ATN | TACS), ERR | ATN | TACS);
+    // END of the last transfer stays (the mode is refused before send_data).
+    // SAFETY: a buffer of 6 bytes.
+    unsafe { Send(0, 22, b.as_ptr().cast(), 6, DABEND) };
+    assert_eq!(ThreadIbsta() & (ERR | END), END);
+    // SAFETY: a buffer of 6 bytes.
+    unsafe { Send(0, 22, b.as_ptr().cast(), 6, 0x10a) };
+    assert_eq!(ThreadIbsta() & (ERR | END), ERR | END);
 }
 
 #[test]

@@ -61,6 +61,11 @@ pub fn send_setup(lib: &Library, d: &mut Desc, to: &[Address]) -> Res {
 }
 
 fn data_bytes_on(bus: &mut BoardBus, d: &mut Desc, data: &[u8], eotmode: i32) -> Res {
+    // A bad mode is refused before anything changes, END included
+    // (lib/ibWrt.c:319-327 returns before send_data).
+    if !matches!(eotmode, NULLEND | DABEND | NLEND) {
+        return Err(Fail::code(EARG));
+    }
     d.end = false;
     let n = match eotmode {
         NULLEND => write_data(bus, d, data, false)?,
