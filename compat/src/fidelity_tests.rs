@@ -351,6 +351,21 @@ fn devclear_reports_no_err_even_when_it_fails_as_in_linux_gpib() {
 }
 
 #[test]
+fn send_llo_asserts_ren_first_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/local_lockout.c: InternalEnableRemote, then LLO (found by vboard/fidelity:
+    // iblines after SendLLO showed REN there, not here).
+    assert_eq!(ibsre(0, 0) & ERR, 0);
+    SendLLO(0);
+    assert_eq!(ThreadIbsta() & ERR, 0);
+    let mut lines: i16 = 0;
+    // SAFETY: `lines` is writable.
+    assert_eq!(unsafe { iblines(0, &mut lines) } & ERR, 0);
+    assert_eq!(lines as u16 & 0x1000, 0x1000, "REN");
+    assert_eq!(ibsre(0, 0) & ERR, 0);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

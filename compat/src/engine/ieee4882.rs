@@ -224,7 +224,12 @@ pub fn set_rwls(lib: &Library, d: &mut Desc, list: &[Address]) -> Res {
 
 /// `SendLLO`.
 pub fn send_llo(lib: &Library, d: &mut Desc) -> Res {
-    on_bus(lib, d, |bus, _| bus.command(&[codes::LLO]))?;
+    // linux-gpib enables remote (REN) first (lib/local_lockout.c, local_lockout:
+    // InternalEnableRemote, then LLO).
+    on_bus(lib, d, |bus, _| {
+        bus.remote_enable(true)?;
+        bus.command(&[codes::LLO])
+    })?;
     Ok(None)
 }
 
