@@ -366,6 +366,30 @@ fn send_llo_asserts_ren_first_as_in_linux_gpib() {
 }
 
 #[test]
+fn a_wait_for_end_after_a_write_times_out_as_in_linux_gpib() {
+    let _g = serial_only();
+    // linux-gpib's kernel has END in its status after a read that ended so, not after a
+    // write with EOI (which only the library reports): `ibwait(TIMO|END)` after such a
+    // write waits for the timeout (found by vboard/fidelity: 2100 here, 6100 there).
+    let ud = ibdev(0, 22, 0, 5, 1, 0); // T1ms
+    assert!(ud >= 0);
+    // SAFETY: a buffer of 6 bytes.
+    assert_eq!(
+        unsafe { ibwrt(ud, b"*IDN?\n".as_ptr().cast(), 6) } & (ERR | END),
+        END
+    );
+    assert_eq!(ibwait(ud, TIMO | END) & (ERR | TIMO | END), TIMO | END);
+    let mut b = [0u8; 64];
+    // SAFETY: a writable buffer of 64 bytes.
+    assert_eq!(
+        unsafe { ibrd(ud, b.as_mut_ptr().cast(), 64) } & (ERR | END),
+        END
+    );
+    assert_eq!(ibwait(ud, TIMO | END) & (ERR | TIMO | END), END);
+    ibonl(ud, 0);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

@@ -31,6 +31,7 @@ pub(super) fn write_data(
     if data.is_empty() {
         return Ok(0);
     }
+    d.read_end = false;
     bus.go_to_standby()?;
     let mut sent = 0usize;
     let mut rest = data;
@@ -96,6 +97,7 @@ pub(super) fn read_data(
                 ReadEnd::Eos => true,
                 _ => false,
             };
+            d.read_end = d.end;
             Ok(st.count)
         }
         Err(e) => Err(data_fail(&e, 0)),
@@ -482,7 +484,11 @@ pub fn wait(lib: &Library, slot: &Mutex<Desc>, mask: i32) -> Res {
         if !is_board && mask & RQS != 0 {
             autopoll(lib, d);
         }
-        lib.status(d) & mask & !TIMO != 0
+        let mut sta = lib.status(d);
+        if !d.read_end {
+            sta &= !END;
+        }
+        sta & mask & !TIMO != 0
     };
     // With TIMO in the mask, the wait ends after the timeout, if there is one.
     let limit = limit.duration().filter(|_| mask & TIMO != 0);
