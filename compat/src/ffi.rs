@@ -76,7 +76,9 @@ fn call(ud: c_int, want: Want, io: bool, f: impl FnOnce(&Library, &mut Desc) -> 
         };
         let mut d = slot.lock().unwrap_or_else(|p| p.into_inner());
         d.timed_out = false;
-        let r = if (want == Want::Board && !d.is_board) || (want == Want::Device && d.is_board) {
+        let r = if d.board >= lib.boards.len() {
+            Err(engine::no_board_file())
+        } else if (want == Want::Board && !d.is_board) || (want == Want::Device && d.is_board) {
             Err(Fail::code(EARG))
         } else if io && d.pending.is_some() {
             Err(Fail::code(EOIP))
@@ -115,12 +117,17 @@ fn call_unlocked(
         let Some(slot) = lib.get(ud) else {
             return unknown_descriptor(lib, ud);
         };
-        let wrong = {
+        let (wrong, lost) = {
             let mut d = engine::lock_desc(&slot);
             d.timed_out = false;
-            (want == Want::Board && !d.is_board) || (want == Want::Device && d.is_board)
+            (
+                (want == Want::Board && !d.is_board) || (want == Want::Device && d.is_board),
+                d.board >= lib.boards.len(),
+            )
         };
-        let r = if wrong {
+        let r = if lost {
+            Err(engine::no_board_file())
+        } else if wrong {
             Err(Fail::code(EARG))
         } else {
             f(lib, &slot)

@@ -390,6 +390,24 @@ fn a_wait_for_end_after_a_write_times_out_as_in_linux_gpib() {
 }
 
 #[test]
+fn ibdev_on_a_missing_board_loses_its_descriptor_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibdev.c:87-100: the descriptor is taken, enter_library fails, and it is never
+    // given back (found by vboard/fidelity: the next ibdev got 17 there, 16 here).
+    let first = ibdev(0, 22, 0, 11, 1, 0);
+    assert!(first >= 16);
+    assert_eq!(ibonl(first, 0) & ERR, 0);
+    assert_eq!(ibdev(3, 22, 0, 11, 1, 0), -1);
+    assert_eq!((ThreadIberr(), ThreadIbcntl()), (EDVR, 9));
+    let next = ibdev(0, 22, 0, 11, 1, 0);
+    assert_eq!(next, first + 1);
+    // The lost one answers as its board's file does.
+    assert_eq!(ibtmo(first, 11) & ERR, ERR);
+    assert_eq!((ThreadIberr(), ThreadIbcntl()), (EDVR, 9));
+    ibonl(next, 0);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

@@ -20,15 +20,12 @@ pub fn dev(
     // on the board's file, which was never opened (fd -1): EDVR with errno EBADF
     // (lib/ibutil.c:258-276, open_gpib_handle). Outside 0..15 it asserts
     // (ib_internal.h:128); ENEB here.
-    let b = match usize::try_from(board).ok() {
-        Some(b) if b < lib.boards.len() => b,
-        Some(b) if b < MAX_BOARDS && lib.load_error.is_none() => {
-            return Err(Fail {
-                iberr: EDVR,
-                count: Some(i64::from(libc::EBADF)),
-                timo: false,
-            })
-        }
+    // The descriptor is taken before that (lib/ibdev.c:87, my_ibdev: ibGetDescriptor,
+    // then enter_library fails) and never given back: the next one gets the next
+    // number, and the lost one answers as its board does (EDVR, EBADF).
+    let missing = match usize::try_from(board).ok() {
+        Some(b) if b < lib.boards.len() => None,
+        Some(b) if b < MAX_BOARDS && lib.load_error.is_none() => Some(b),
         _ => return Err(Fail::code(ENEB)),
     };
     let pad = check_pad(pad)?;
@@ -36,7 +33,21 @@ pub fn dev(
     let tmo = check_timeout_code(tmo)?;
     let eos = check_eos(eos)?;
     let s = Settings::device(pad, sad, tmo, eot != 0, eos);
-    lib.insert(Desc::new(b, false, s))
+    if let Some(b) = missing {
+        lib.insert(Desc::new(b, false, s))?;
+        return Err(no_board_file());
+    }
+    lib.insert(Desc::new(board as usize, false, s))
+}
+
+/// A call on a board with no interface section: linux-gpib's ioctl on the board's file,
+/// never opened (fd -1), fails with EBADF: EDVR.
+pub fn no_board_file() -> Fail {
+    Fail {
+        iberr: EDVR,
+        count: Some(i64::from(libc::EBADF)),
+        timo: false,
+    }
 }
 
 /// `ibfind`: a new device descriptor for the device called `name` (with its configured
