@@ -276,10 +276,8 @@ fn ibonl_0_reports_end_of_the_last_transfer_as_in_linux_gpib() {
     let ud = ibdev(0, 22, 0, 11, 1, 0);
     assert!(ud >= 0);
     // SAFETY: a buffer of 6 bytes.
-    assert_eq!(
-        unsafe { ibwrt(ud, b"*IDN?\n".as_ptr().cast(), 6) } & (ERR | END),
-        END
-    );
+    let sta = unsafe { ibwrt(ud, b"*IDN?\n".as_ptr().cast(), 6) };
+    assert_eq!(sta & (ERR | END), END);
     assert_eq!(ibonl(ud, 1) & (ERR | END), END);
     assert_eq!(ibonl(ud, 0) & (ERR | END), END);
 }
@@ -374,17 +372,13 @@ fn a_wait_for_end_after_a_write_times_out_as_in_linux_gpib() {
     let ud = ibdev(0, 22, 0, 5, 1, 0); // T1ms
     assert!(ud >= 0);
     // SAFETY: a buffer of 6 bytes.
-    assert_eq!(
-        unsafe { ibwrt(ud, b"*IDN?\n".as_ptr().cast(), 6) } & (ERR | END),
-        END
-    );
+    let sta = unsafe { ibwrt(ud, b"*IDN?\n".as_ptr().cast(), 6) };
+    assert_eq!(sta & (ERR | END), END);
     assert_eq!(ibwait(ud, TIMO | END) & (ERR | TIMO | END), TIMO | END);
     let mut b = [0u8; 64];
     // SAFETY: a writable buffer of 64 bytes.
-    assert_eq!(
-        unsafe { ibrd(ud, b.as_mut_ptr().cast(), 64) } & (ERR | END),
-        END
-    );
+    let sta = unsafe { ibrd(ud, b.as_mut_ptr().cast(), 64) };
+    assert_eq!(sta & (ERR | END), END);
     assert_eq!(ibwait(ud, TIMO | END) & (ERR | TIMO | END), END);
     ibonl(ud, 0);
 }
