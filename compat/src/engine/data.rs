@@ -484,8 +484,11 @@ pub fn wait(lib: &Library, slot: &Mutex<Desc>, mask: i32) -> Res {
         if !is_board && mask & RQS != 0 {
             autopoll(lib, d);
         }
+        // What the kernel's wait sees has END only from a board's read (its status
+        // register); a device descriptor's wait for END is not ended by a transfer that
+        // is over (the library adds its own END to ibsta afterwards).
         let mut sta = lib.status(d);
-        if !d.read_end {
+        if !is_board || !d.read_end {
             sta &= !END;
         }
         sta & mask & !TIMO != 0
