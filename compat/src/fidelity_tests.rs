@@ -404,6 +404,23 @@ fn ibdev_on_a_missing_board_loses_its_descriptor_as_in_linux_gpib() {
 }
 
 #[test]
+fn with_unaddr_a_failed_transfer_reports_unaddressing_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibRd.c:126-131: with IbcUnAddr, unlisten_untalk's result replaces the read's:
+    // a timeout is TIMO without ERR (found by vboard/fidelity: `ibrd s0 1` after
+    // IbcUnAddr: 4100 there, c100 here).
+    let ud = ibdev(0, 22, 0, 5, 1, 0); // T1ms
+    assert!(ud >= 0);
+    assert_eq!(ibclr(ud) & ERR, 0); // no answer left from another test
+    assert_eq!(ibconfig(ud, OPT_UN_ADDR, 1) & ERR, 0);
+    let mut b = [0u8; 4];
+    // SAFETY: a writable buffer of 4 bytes; nothing to read: a timeout.
+    let sta = unsafe { ibrd(ud, b.as_mut_ptr().cast(), 4) };
+    assert_eq!((sta & (ERR | TIMO), ThreadIbcntl()), (TIMO, 0));
+    ibonl(ud, 0);
+}
+
+#[test]
 fn ibfind_of_a_name_that_is_not_utf8_is_edvr() {
     let _g = serial_only();
     // linux-gpib looks the name up in its configuration: not there, EDVR.

@@ -69,9 +69,27 @@ pub fn wrt(lib: &Library, d: &mut Desc, data: &[u8]) -> Res {
         bus.send_setup(&[d.address()])?;
     }
     let eot = d.s.eot();
-    let n = write_data(&mut bus, d, data, eot)?;
-    unaddress(&mut bus, d)?;
-    Ok(Some(n as i64))
+    let r = write_data(&mut bus, d, data, eot);
+    finish_transfer(&mut bus, d, r)
+}
+
+/// Unaddresses after a device transfer (IbcUnAddr). linux-gpib's result is then
+/// `unlisten_untalk`'s, which replaces the transfer's (lib/ibRd.c:126-131,
+/// lib/ibWrt.c:156-160): a transfer that failed is reported as done, with the bytes it
+/// moved and TIMO if it timed out, and no ERR.
+fn finish_transfer(bus: &mut BoardBus, d: &mut Desc, r: Res<usize>) -> Res {
+    match r {
+        Ok(n) => {
+            unaddress(bus, d)?;
+            Ok(Some(n as i64))
+        }
+        Err(f) if !d.is_board && d.s.unaddr => {
+            unaddress(bus, d)?;
+            d.timed_out = f.timo;
+            Ok(Some(f.count.unwrap_or(0)))
+        }
+        Err(f) => Err(f),
+    }
 }
 
 pub(super) fn read_data(
@@ -115,9 +133,8 @@ pub fn rd(lib: &Library, d: &mut Desc, buf: &mut [u8]) -> Res {
         bus.receive_setup(d.address())?;
     }
     let eos = d.s.read_eos();
-    let n = read_data(&mut bus, d, buf, eos)?;
-    unaddress(&mut bus, d)?;
-    Ok(Some(n as i64))
+    let r = read_data(&mut bus, d, buf, eos);
+    finish_transfer(&mut bus, d, r)
 }
 
 /// `ibcmd` and `SendCmds`: linux-gpib's `ibcmd` never sets ibcnt (lib/ibCmd.c:
