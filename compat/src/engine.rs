@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use gpib_sim::backend::tuning::{BoardTuning, T1Delay};
 use gpib_sim::backend::BackendExt;
-use gpib_sim::sim::config::{self, Config};
 use gpib_sim::sim::timing::{BoardTiming, TransferMode};
 use gpib_sim::sim::{NamedDevice, SimBoard, SimHost};
 use gpib_sim::{
@@ -62,8 +61,16 @@ pub use ieee4882::*;
 
 /// The `iberr` a real libgpib reports for a simulator error (`gpib::abi`'s mapping),
 /// with the errno in the count for a system-level failure.
+///
+/// A data transfer on a board not addressed for it is a timeout (EABO with TIMO), not
+/// EADR: linux-gpib never reports EADR; its kernel driver waits for a handshake that
+/// does not come until the timeout (sys/ibread.c, sys/ibwrite.c: -ETIMEDOUT, which
+/// lib/ibRd.c:89-91 and lib/ibWrt.c report as EABO), as the virtual board does.
 pub fn fail_from(e: &gpib_sim::Error, call: Call) -> Fail {
-    let (iberr, timo) = gpib_sim::abi::iberr_for(e.kind(), call);
+    let (iberr, timo) = match e.kind() {
+        gpib_sim::ErrorKind::NotAddressed => (EABO, true),
+        kind => gpib_sim::abi::iberr_for(kind, call),
+    };
     let count = if iberr == EDVR {
         Some(match e {
             gpib_sim::Error::Io(io) => io.raw_os_error().map_or(EIO, i64::from),
@@ -210,6 +217,10 @@ pub struct Desc {
     pub defaults: Settings,
     /// The last I/O ended with END.
     pub end: bool,
+    /// The last I/O was a read that ended with END: what a wait for END sees, as
+    /// linux-gpib's kernel keeps END in the board status only for reads
+    /// (`end` also covers a write sent with EOI, which the library reports).
+    pub read_end: bool,
     /// The last call timed out.
     pub timed_out: bool,
     /// A completed asynchronous I/O not yet resynchronized by ibwait/ibstop.
@@ -224,6 +235,7 @@ impl Desc {
             defaults: s.clone(),
             s,
             end: false,
+            read_end: false,
             timed_out: false,
             pending: None,
         }

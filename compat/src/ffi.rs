@@ -1,8 +1,8 @@
 //! The exported C functions of `libgpib.so.0`, with linux-gpib's names and signatures
 //! (see `include/gpib/ib.h`). Each checks its C arguments, runs one operation of
 //! `engine` on the descriptor, and leaves the status in the calling thread's values
-//! and the globals. A null pointer or a negative count is EARG, an unknown
-//! descriptor EDVR (ENEB for a board index without a board); a panic inside is caught
+//! and the globals. A null pointer or a negative count is EARG, and so is an unknown
+//! descriptor (a board index without a board too, as in linux-gpib); a panic inside is caught
 //! and reported as EDVR, never unwound into C.
 
 #![allow(non_snake_case)]
@@ -42,6 +42,20 @@ fn guard<T>(fallback: T, f: impl FnOnce() -> T) -> T {
     }
 }
 
+/// The answer to a descriptor that is not open: EARG with no count, as linux-gpib's
+/// `ibCheckDescriptor` (lib/ibutil.c:212-219) gives for any descriptor without a
+/// configuration, a board index without an interface section included. A configuration
+/// that did not load keeps its own answer (ENEB for board indices, EDVR otherwise).
+fn unknown_descriptor(lib: &Library, ud: c_int) -> c_int {
+    if lib.load_error.is_none() {
+        finish(ERR, Some(EARG), None)
+    } else if (0..MAX_BOARDS as c_int).contains(&ud) {
+        finish(ERR, Some(ENEB), None)
+    } else {
+        finish(ERR, Some(EDVR), Some(EINVAL))
+    }
+}
+
 /// Which descriptors a call accepts.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Want {
@@ -58,15 +72,13 @@ fn call(ud: c_int, want: Want, io: bool, f: impl FnOnce(&Library, &mut Desc) -> 
         crossings::served();
         let lib = library();
         let Some(slot) = lib.get(ud) else {
-            return if (0..MAX_BOARDS as c_int).contains(&ud) {
-                finish(ERR, Some(ENEB), None)
-            } else {
-                finish(ERR, Some(EDVR), Some(EINVAL))
-            };
+            return unknown_descriptor(lib, ud);
         };
         let mut d = slot.lock().unwrap_or_else(|p| p.into_inner());
         d.timed_out = false;
-        let r = if (want == Want::Board && !d.is_board) || (want == Want::Device && d.is_board) {
+        let r = if d.board >= lib.boards.len() {
+            Err(engine::no_board_file())
+        } else if (want == Want::Board && !d.is_board) || (want == Want::Device && d.is_board) {
             Err(Fail::code(EARG))
         } else if io && d.pending.is_some() {
             Err(Fail::code(EOIP))
@@ -103,18 +115,19 @@ fn call_unlocked(
         crossings::served();
         let lib = library();
         let Some(slot) = lib.get(ud) else {
-            return if (0..MAX_BOARDS as c_int).contains(&ud) {
-                finish(ERR, Some(ENEB), None)
-            } else {
-                finish(ERR, Some(EDVR), Some(EINVAL))
-            };
+            return unknown_descriptor(lib, ud);
         };
-        let wrong = {
+        let (wrong, lost) = {
             let mut d = engine::lock_desc(&slot);
             d.timed_out = false;
-            (want == Want::Board && !d.is_board) || (want == Want::Device && d.is_board)
+            (
+                (want == Want::Board && !d.is_board) || (want == Want::Device && d.is_board),
+                d.board >= lib.boards.len(),
+            )
         };
-        let r = if wrong {
+        let r = if lost {
+            Err(engine::no_board_file())
+        } else if wrong {
             Err(Fail::code(EARG))
         } else {
             f(lib, &slot)
@@ -424,7 +437,7 @@ pub unsafe extern "C" fn ibcmd(ud: c_int, cmd: *const c_void, cnt: c_long) -> c_
         // SAFETY: forwarded contract.
         let b = unsafe { bytes(cmd, cnt) }?;
         crossings::charge(Op::Cmd, d);
-        engine::cmd(lib, d, b)
+        engine::cmd_no_count(lib, d, b)
     })
 }
 
@@ -594,8 +607,14 @@ pub unsafe extern "C" fn ibln(
     found_listener: *mut c_short,
 ) -> c_int {
     call(ud, Want::Any, true, |lib, d| {
+        // On a device descriptor linux-gpib's ibln addresses the bus, then fails with
+        // EARG when it reads the lines (lib/ibLines.c:25-28, internal_iblines takes
+        // board descriptors only): it never answers there.
         if found_listener.is_null() {
             return Err(Fail::code(EARG));
+        }
+        if !d.is_board {
+            return engine::ln_on_device(lib, d, pad, sad).map(|_| None);
         }
         let v = engine::ln(lib, d, pad, sad)?;
         // SAFETY: forwarded contract.

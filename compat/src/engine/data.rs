@@ -25,6 +25,14 @@ pub(super) fn write_data(
     data: &[u8],
     eoi_last: bool,
 ) -> Res<usize> {
+    // linux-gpib's kernel ibwrt puts a controller in standby (ATN off) before it moves
+    // a byte, whether the transfer then succeeds or not (sys/ibwrite.c:43-47); none
+    // for no bytes (sys/ibwrite.c:37-41).
+    if data.is_empty() {
+        return Ok(0);
+    }
+    d.read_end = false;
+    bus.go_to_standby()?;
     let mut sent = 0usize;
     let mut rest = data;
     let mode = d.s.eos_mode();
@@ -61,9 +69,27 @@ pub fn wrt(lib: &Library, d: &mut Desc, data: &[u8]) -> Res {
         bus.send_setup(&[d.address()])?;
     }
     let eot = d.s.eot();
-    let n = write_data(&mut bus, d, data, eot)?;
-    unaddress(&mut bus, d)?;
-    Ok(Some(n as i64))
+    let r = write_data(&mut bus, d, data, eot);
+    finish_transfer(&mut bus, d, r)
+}
+
+/// Unaddresses after a device transfer (IbcUnAddr). linux-gpib's result is then
+/// `unlisten_untalk`'s, which replaces the transfer's (lib/ibRd.c:126-131,
+/// lib/ibWrt.c:156-160): a transfer that failed is reported as done, with the bytes it
+/// moved and TIMO if it timed out, and no ERR.
+fn finish_transfer(bus: &mut BoardBus, d: &mut Desc, r: Res<usize>) -> Res {
+    match r {
+        Ok(n) => {
+            unaddress(bus, d)?;
+            Ok(Some(n as i64))
+        }
+        Err(f) if !d.is_board && d.s.unaddr => {
+            unaddress(bus, d)?;
+            d.timed_out = f.timo;
+            Ok(Some(f.count.unwrap_or(0)))
+        }
+        Err(f) => Err(f),
+    }
 }
 
 pub(super) fn read_data(
@@ -73,6 +99,14 @@ pub(super) fn read_data(
     eos: Option<Eos>,
 ) -> Res<usize> {
     d.end = false;
+    // Nothing asked for: linux-gpib's kernel moves no byte and waits for none
+    // (sys/osfuncs.c, read_ioctl: its loop runs while bytes remain), so the read
+    // succeeds at once, addressed or not.
+    if buf.is_empty() {
+        return Ok(0);
+    }
+    // As for a write: standby first (sys/ibread.c:49-53).
+    bus.go_to_standby()?;
     match bus.read(buf, eos) {
         Ok(st) => {
             d.end = match st.end {
@@ -81,6 +115,7 @@ pub(super) fn read_data(
                 ReadEnd::Eos => true,
                 _ => false,
             };
+            d.read_end = d.end;
             Ok(st.count)
         }
         Err(e) => Err(data_fail(&e, 0)),
@@ -98,16 +133,31 @@ pub fn rd(lib: &Library, d: &mut Desc, buf: &mut [u8]) -> Res {
         bus.receive_setup(d.address())?;
     }
     let eos = d.s.read_eos();
-    let n = read_data(&mut bus, d, buf, eos)?;
-    unaddress(&mut bus, d)?;
-    Ok(Some(n as i64))
+    let r = read_data(&mut bus, d, buf, eos);
+    finish_transfer(&mut bus, d, r)
 }
 
-/// `ibcmd` (and `ibcmda`, `SendCmds`).
+/// `ibcmd` and `SendCmds`: linux-gpib's `ibcmd` never sets ibcnt (lib/ibCmd.c:
+/// `ibcmd` has no `setIbcnt`; `SendCmds` is `ibcmd`), so neither the bytes sent nor, on
+/// a failure, the bytes that went before it are reported (errno still is, after EDVR).
+pub fn cmd_no_count(lib: &Library, d: &mut Desc, bytes: &[u8]) -> Res {
+    match cmd(lib, d, bytes) {
+        Ok(_) => Ok(None),
+        Err(f) if f.iberr == EDVR => Err(f),
+        Err(f) => Err(Fail { count: None, ..f }),
+    }
+}
+
+/// `ibcmda` (the bytes sent are its asynchronous count).
 pub fn cmd(lib: &Library, d: &mut Desc, bytes: &[u8]) -> Res {
     let board = lib.board(d.board);
     let mut bus = board.lock();
     io_timeout(&mut bus, d)?;
+    // linux-gpib's kernel calls its ibcmd at least once, and it takes control first
+    // (sys/osfuncs.c:652 do-while, sys/ibcmd.c:95 ibcac): no bytes still assert ATN.
+    if bytes.is_empty() {
+        bus.take_control()?;
+    }
     bus.command(bytes)?;
     Ok(Some(bytes.len() as i64))
 }
@@ -286,27 +336,78 @@ pub fn sre(lib: &Library, d: &mut Desc, on: bool) -> Res {
 /// `ibln`: whether a listener answers at `pad`/`sad` (NO_SAD: the primary only,
 /// ALL_SAD: the primary or any secondary).
 pub fn ln(lib: &Library, d: &mut Desc, pad: i32, sad: i32) -> Res<bool> {
-    let pad = check_pad(pad)?;
     let board = lib.board(d.board);
     let mut bus = board.lock();
+    // linux-gpib's ibln addresses the board as talker before it looks at the address
+    // (lib/ibFindLstn.c: address_board_as_talker, then listenerFound's
+    // addressListIsValid): a bad address is EARG with the board talker and ATN on.
+    bus.command(&[0x40 | board.pad])?;
+    let pad = check_pad(pad)?;
     let mut present = |s: Option<u8>| -> Res<bool> {
         let a = Address::new(pad, s).map_err(|_| Fail::code(EARG))?;
         bus.listener_present(a)
     };
+    let found = match sad {
+        ALL_SAD => {
+            let mut any = present(None)?;
+            for s in 0..=30 {
+                if any {
+                    break;
+                }
+                any = present(Some(s))?;
+            }
+            any
+        }
+        s => present(check_sad(s)?)?,
+    };
+    // linux-gpib's ibln ends with UNL UNT (lib/ibFindLstn.c, ibln: unlisten_untalk):
+    // ATN asserted, nobody addressed, the board included.
+    unlisten_untalk(&mut bus)?;
+    Ok(found)
+}
+
+/// `ibln` on a device descriptor: linux-gpib addresses the board as talker and `pad`
+/// as listener and goes to standby, then fails with EARG when it reads the lines,
+/// which only a board descriptor may (lib/ibFindLstn.c `listenerFound`,
+/// lib/ibLines.c:25-28): the bus is left so.
+pub fn ln_on_device(lib: &Library, d: &mut Desc, pad: i32, sad: i32) -> Res<bool> {
+    let board = lib.board(d.board);
+    let mut bus = board.lock();
+    bus.command(&[0x40 | board.pad])?;
+    let pad = check_pad(pad)?;
+    let mla = 0x20 | pad;
+    let mut cmd = vec![0x3f];
     match sad {
         ALL_SAD => {
-            if present(None)? {
-                return Ok(true);
+            for s in 0..=30u8 {
+                cmd.extend([mla, 0x60 | s]);
             }
-            for s in 0..=30 {
-                if present(Some(s))? {
-                    return Ok(true);
-                }
-            }
-            Ok(false)
         }
-        s => present(check_sad(s)?),
+        s => {
+            cmd.push(mla);
+            if let Some(s) = check_sad(s)? {
+                cmd.push(0x60 | s);
+            }
+        }
     }
+    bus.command(&cmd)?;
+    bus.go_to_standby()?;
+    Err(Fail::code(EARG))
+}
+
+/// The bus as linux-gpib's FindLstn leaves it when it stops on ETAB (lib/ibFindLstn.c:
+/// it returns right after `listenerFound`, with no UNL UNT): the board talker, `pad`
+/// listener, in standby.
+pub fn find_lstn_stopped(lib: &Library, d: &mut Desc, pad: u8) -> Res<()> {
+    let board = lib.board(d.board);
+    let mut bus = board.lock();
+    bus.command(&[0x40 | board.pad, 0x3f, 0x20 | (pad & 0x1f)])?;
+    bus.go_to_standby()
+}
+
+/// UNL UNT, as linux-gpib's `unlisten_untalk` (lib/ibFindLstn.c:53-62) sends them.
+pub(super) fn unlisten_untalk(bus: &mut BoardBus) -> Res<()> {
+    bus.command(&[0x3f, 0x5f])
 }
 
 /// `iblines`: the line status word (every line valid).
@@ -369,11 +470,13 @@ pub fn wait(lib: &Library, slot: &Mutex<Desc>, mask: i32) -> Res {
         if mask == 0 {
             return Ok(None);
         }
+        // The bits linux-gpib lets a wait name (lib/ibWait.c:21-23): the status bits
+        // without ERR; any other bit is EARG.
         let allowed = if d.is_board {
             BOARD_STATUS_MASK
         } else {
             DEVICE_STATUS_MASK
-        };
+        } & !ERR;
         if mask & !allowed != 0 {
             return Err(Fail::code(EARG));
         }
@@ -398,7 +501,14 @@ pub fn wait(lib: &Library, slot: &Mutex<Desc>, mask: i32) -> Res {
         if !is_board && mask & RQS != 0 {
             autopoll(lib, d);
         }
-        lib.status(d) & mask & !TIMO != 0
+        // What the kernel's wait sees has END only from a board's read (its status
+        // register); a device descriptor's wait for END is not ended by a transfer that
+        // is over (the library adds its own END to ibsta afterwards).
+        let mut sta = lib.status(d);
+        if !is_board || !d.read_end {
+            sta &= !END;
+        }
+        sta & mask & !TIMO != 0
     };
     // With TIMO in the mask, the wait ends after the timeout, if there is one.
     let limit = limit.duration().filter(|_| mask & TIMO != 0);

@@ -10,6 +10,15 @@ use super::*;
 /// there, else every secondary address where one does (EARG, with the index in ibcnt,
 /// for an entry that is not a primary address).
 pub fn find_lstn(lib: &Library, d: &mut Desc, pads: &[u16]) -> Res<Vec<u16>> {
+    // linux-gpib's FindLstn ends with UNL UNT (lib/ibFindLstn.c:241), an empty list
+    // included; each ibln here ends so too.
+    if pads.is_empty() {
+        let board = lib.board(d.board);
+        let mut bus = board.lock();
+        io_timeout(&mut bus, d)?;
+        super::unlisten_untalk(&mut bus)?;
+        return Ok(Vec::new());
+    }
     let mut found = Vec::new();
     for (i, &a) in pads.iter().enumerate() {
         let pad = (a & 0xff) as i32;
@@ -52,6 +61,11 @@ pub fn send_setup(lib: &Library, d: &mut Desc, to: &[Address]) -> Res {
 }
 
 fn data_bytes_on(bus: &mut BoardBus, d: &mut Desc, data: &[u8], eotmode: i32) -> Res {
+    // A bad mode is refused before anything changes, END included
+    // (lib/ibWrt.c:319-327 returns before send_data).
+    if !matches!(eotmode, NULLEND | DABEND | NLEND) {
+        return Err(Fail::code(EARG));
+    }
     d.end = false;
     let n = match eotmode {
         NULLEND => write_data(bus, d, data, false)?,
@@ -74,9 +88,11 @@ pub fn send_data_bytes(lib: &Library, d: &mut Desc, data: &[u8], eotmode: i32) -
 
 /// `SendList` / `Send`.
 pub fn send_list(lib: &Library, d: &mut Desc, to: &[Address], data: &[u8], eotmode: i32) -> Res {
-    if to.is_empty() || !matches!(eotmode, NULLEND | DABEND | NLEND) {
+    if to.is_empty() {
         return Err(Fail::code(EARG));
     }
+    // linux-gpib addresses the listeners first and checks the EOT mode after
+    // (lib/ibWrt.c:402-405, then :319-327): a bad mode is EARG with the bus addressed.
     on_bus(lib, d, |bus, d| {
         bus.send_setup(to)?;
         data_bytes_on(bus, d, data, eotmode)
@@ -168,7 +184,11 @@ pub fn dev_clear_list(lib: &Library, d: &mut Desc, list: &[Address]) -> Res {
 
 /// `TriggerList` (`Trigger`): GET to the listed devices, or to whoever listens.
 pub fn trigger_list(lib: &Library, d: &mut Desc, list: &[Address]) -> Res {
-    list_command(lib, d, list, &[codes::GET], &[codes::GET])
+    // linux-gpib sends its send setup before GET even for an empty list
+    // (lib/ibTrg.c:40-41, create_send_setup: MTA of the board, UNL, the listeners):
+    // the board is left talker.
+    let mta = 0x40 | lib.board(d.board).pad;
+    list_command(lib, d, list, &[mta, 0x3f, codes::GET], &[codes::GET])
 }
 
 /// `EnableLocal`: GTL to the listed devices; REN off for an empty list.
@@ -204,7 +224,12 @@ pub fn set_rwls(lib: &Library, d: &mut Desc, list: &[Address]) -> Res {
 
 /// `SendLLO`.
 pub fn send_llo(lib: &Library, d: &mut Desc) -> Res {
-    on_bus(lib, d, |bus, _| bus.command(&[codes::LLO]))?;
+    // linux-gpib enables remote (REN) first (lib/local_lockout.c, local_lockout:
+    // InternalEnableRemote, then LLO).
+    on_bus(lib, d, |bus, _| {
+        bus.remote_enable(true)?;
+        bus.command(&[codes::LLO])
+    })?;
     Ok(None)
 }
 
@@ -268,7 +293,11 @@ pub fn test_srq(lib: &Library, d: &Desc) -> bool {
 /// `WaitSRQ`: waits for SRQ for the board's timeout (wall time); true when it came.
 pub fn wait_srq(lib: &Library, slot: &Mutex<Desc>) -> Res<bool> {
     wait(lib, slot, SRQI | TIMO)?;
-    Ok(test_srq(lib, &lock_desc(slot)))
+    // linux-gpib's WaitSRQ ends with the board's status read afresh
+    // (lib/ibWait.c:220, general_exit_library): a wait that timed out leaves no TIMO.
+    let mut d = lock_desc(slot);
+    d.timed_out = false;
+    Ok(test_srq(lib, &d))
 }
 
 /// `ResetSys`: REN, IFC, DCL, then `*RST` to the listed devices.
@@ -277,11 +306,14 @@ pub fn reset_sys(lib: &Library, d: &mut Desc, list: &[Address]) -> Res {
         bus.remote_enable(true)?;
         bus.interface_clear()?;
         clear_on(bus, &[])?;
-        if !list.is_empty() {
-            bus.send_setup(list)?;
-            data_bytes_on(bus, d, b"*RST", NLEND)?;
+        // linux-gpib sends `*RST` with InternalSendList (lib/ibBoard.c:160), which
+        // refuses an empty list (EARG, after REN, IFC and DCL) and reports the bytes
+        // sent in ibcnt (lib/ibWrt.c:335).
+        if list.is_empty() {
+            return Err(Fail::code(EARG));
         }
-        Ok(None)
+        bus.send_setup(list)?;
+        data_bytes_on(bus, d, b"*RST", NLEND)
     })
 }
 

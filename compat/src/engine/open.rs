@@ -16,16 +16,38 @@ pub fn dev(
     eot: i32,
     eos: i32,
 ) -> Res<i32> {
-    let b = usize::try_from(board)
-        .ok()
-        .filter(|&b| b < lib.boards.len())
-        .ok_or(Fail::code(ENEB))?;
+    // A board index with no interface section: linux-gpib's ibdev goes on to an ioctl
+    // on the board's file, which was never opened (fd -1): EDVR with errno EBADF
+    // (lib/ibutil.c:258-276, open_gpib_handle). Outside 0..15 it asserts
+    // (ib_internal.h:128); ENEB here.
+    // The descriptor is taken before that (lib/ibdev.c:87, my_ibdev: ibGetDescriptor,
+    // then enter_library fails) and never given back: the next one gets the next
+    // number, and the lost one answers as its board does (EDVR, EBADF).
+    let missing = match usize::try_from(board).ok() {
+        Some(b) if b < lib.boards.len() => None,
+        Some(b) if b < MAX_BOARDS && lib.load_error.is_none() => Some(b),
+        _ => return Err(Fail::code(ENEB)),
+    };
     let pad = check_pad(pad)?;
     let sad = check_sad(sad)?;
     let tmo = check_timeout_code(tmo)?;
     let eos = check_eos(eos)?;
     let s = Settings::device(pad, sad, tmo, eot != 0, eos);
-    lib.insert(Desc::new(b, false, s))
+    if let Some(b) = missing {
+        lib.insert(Desc::new(b, false, s))?;
+        return Err(no_board_file());
+    }
+    lib.insert(Desc::new(board as usize, false, s))
+}
+
+/// A call on a board with no interface section: linux-gpib's ioctl on the board's file,
+/// never opened (fd -1), fails with EBADF: EDVR.
+pub fn no_board_file() -> Fail {
+    Fail {
+        iberr: EDVR,
+        count: Some(i64::from(libc::EBADF)),
+        timo: false,
+    }
 }
 
 /// `ibfind`: a new device descriptor for the device called `name` (with its configured
@@ -51,11 +73,13 @@ pub fn find(lib: &Library, name: &str) -> Res<i32> {
 }
 
 /// What libgpib's `ibfind` reports for a name not in its configuration (one that is
-/// not UTF-8 text included: no name of a configuration is).
+/// not UTF-8 text included: no name of a configuration is): EDVR, and `ibcnt` left as
+/// the previous call left it, since linux-gpib's `ibfind` fails before it enters the
+/// library (lib/ibFind.c:38-42 sets only iberr and ibsta).
 pub fn not_configured() -> Fail {
     Fail {
         iberr: EDVR,
-        count: Some(2), // ENOENT
+        count: Some(crate::status::thread().cntl),
         timo: false,
     }
 }
@@ -65,7 +89,8 @@ pub fn not_configured() -> Fail {
 pub fn onl(lib: &Library, ud: i32, d: &mut Desc, v: i32) -> Res {
     d.pending = None;
     d.s = d.defaults.clone();
-    d.end = false;
+    // The status reports END of the last transfer still: closing computes it before
+    // close_gpib_handle, and reinit_descriptor leaves conf->end alone (lib/ibOnl.c).
     if v == 0 && ud >= MAX_BOARDS as i32 {
         lib.remove(ud);
     }

@@ -30,7 +30,9 @@ pub fn pad(d: &mut Desc, v: i32) -> Res {
 
 /// `ibsad`: a device's new secondary address; a board has none here.
 pub fn sad(d: &mut Desc, v: i32) -> Res {
-    let s = check_sad(v)?;
+    // linux-gpib's internal_ibsad (lib/ibSad.c:24-33) takes `v - 0x60`: above 30 is
+    // EARG, and anything below 0x60 is a negative secondary address, that is none.
+    let s = if v < 0x60 { None } else { check_sad(v)? };
     if d.is_board && s.is_some() {
         return Err(Fail::code(ECAP));
     }
@@ -60,7 +62,9 @@ pub fn ask(lib: &Library, d: &Desc, option: i32) -> Res<i32> {
         OPT_EOS_RD => Some(s.eos_mode().linux_gpib() & REOS),
         OPT_EOS_WRT => Some(s.eos_mode().linux_gpib() & XEOS),
         OPT_EOS_CMP => Some(s.eos_mode().linux_gpib() & BIN),
-        OPT_EOS_CHAR => Some(i32::from(s.eos_mode().byte)),
+        // linux-gpib keeps the byte in a `char` (lib/ibask.c:231-233): a byte above 0x7f
+        // reads back negative on x86, as there.
+        OPT_EOS_CHAR => Some(i32::from(s.eos_mode().byte as i8)),
         OPT_READ_ADJUST | OPT_WRITE_ADJUST => Some(0),
         OPT_END_BIT_IS_NORMAL => Some(1),
         OPT_BNA => Some(d.board as i32),
@@ -77,7 +81,9 @@ pub fn ask(lib: &Library, d: &Desc, option: i32) -> Res<i32> {
             OPT_SC | OPT_SRE | OPT_7BIT_EOS => 1,
             OPT_PP2 => i32::from(s.pp2),
             OPT_TIMING => lib.board(d.board).lock().tuning(|t| t.t1())?.code(),
-            OPT_DMA => i32::from(s.dma),
+            // linux-gpib answers the board's DMA channel from gpib.conf (lib/ibask.c:315-317,
+            // `board->dma`), not whether transfers use DMA: 0, none, on the simulator.
+            OPT_DMA => 0,
             OPT_EVENT_QUEUE => i32::from(s.event_queue),
             // linux-gpib: SPOLL detection is always on; LLO on open never.
             OPT_SPOLL_BIT => 1,
@@ -139,6 +145,8 @@ pub fn config(lib: &Library, d: &mut Desc, option: i32, v: i32) -> Res {
             // Giving up system control or HS488 cannot be simulated.
             OPT_SC if v == 0 => return Err(Fail::code(ECAP)),
             OPT_SC => {}
+            // linux-gpib checks the length first (lib/ibconfig.c:105-109, 0 to 15 m).
+            OPT_HS_CABLE_LENGTH if !(0..=15).contains(&v) => return Err(Fail::code(EARG)),
             OPT_HS_CABLE_LENGTH if v != 0 => return Err(Fail::code(ECAP)),
             OPT_HS_CABLE_LENGTH => {}
             OPT_SRE => return sre(lib, d, v != 0),
@@ -157,7 +165,17 @@ pub fn config(lib: &Library, d: &mut Desc, option: i32, v: i32) -> Res {
             OPT_SEND_LLO => {}
             OPT_PPOLL_TIME => d.s.ppoll_tmo = check_timeout_code(v)?,
             OPT_IST => d.s.ist = bool_opt(v),
-            OPT_RSV => d.s.rsv = u8::try_from(v).map_err(|_| Fail::code(EARG))?.into(),
+            // linux-gpib checks the byte (lib/ibRsv.c:33-37), then its kernel refuses to
+            // request service while the board is controller-in-charge
+            // (sys/ibrsv.c:15-19, -EINVAL): the simulated board always is.
+            OPT_RSV => {
+                u8::try_from(v).map_err(|_| Fail::code(EARG))?;
+                return Err(Fail {
+                    iberr: EDVR,
+                    count: Some(i64::from(libc::EINVAL)),
+                    timo: false,
+                });
+            }
             _ => return Err(Fail::code(EARG)),
         },
         _ => match option {

@@ -49,14 +49,40 @@ pub unsafe extern "C" fn AllSpoll(
 /// SDC to one device (NOADDR: DCL to all).
 #[no_mangle]
 pub extern "C" fn DevClear(board_desc: c_int, address: Addr4882_t) {
+    let mut failed = None;
     call4882(board_desc, |lib, d| {
-        let l = if address == NOADDR {
-            vec![]
+        let r = if address == NOADDR {
+            Ok(vec![])
         } else {
-            vec![one_address(address)?]
+            one_address(address).map(|a| vec![a])
         };
-        engine::dev_clear_list(lib, d, &l)
-    })
+        masked(
+            &mut failed,
+            r.and_then(|l| engine::dev_clear_list(lib, d, &l)),
+        )
+    });
+    report_masked(failed);
+}
+
+/// linux-gpib's DevClearList reports a failure, then falls through to report success
+/// (lib/ibClr.c:124-128: no `return` after `exit_library(boardID, 1)`): ibsta has no
+/// ERR, iberr keeps the failure's code. `masked` keeps the failure for
+/// [`report_masked`], which gives the call's status without ERR and that code.
+fn masked(failed: &mut Option<Fail>, r: Res) -> Res {
+    match r {
+        Ok(v) => Ok(v),
+        Err(f) => {
+            *failed = Some(f);
+            Ok(None)
+        }
+    }
+}
+
+fn report_masked(failed: Option<Fail>) {
+    if let Some(f) = failed {
+        let sta = crate::status::thread().sta & !ERR;
+        finish(sta, Some(f.iberr), f.count);
+    }
 }
 
 /// SDC to the listed devices (empty list: DCL to all).
@@ -65,11 +91,16 @@ pub extern "C" fn DevClear(board_desc: c_int, address: Addr4882_t) {
 /// `address_list` must be null or end with NOADDR.
 #[no_mangle]
 pub unsafe extern "C" fn DevClearList(board_desc: c_int, address_list: *const Addr4882_t) {
+    let mut failed = None;
     call4882(board_desc, |lib, d| {
         // SAFETY: forwarded contract.
-        let l = unsafe { list(address_list) }?;
-        engine::dev_clear_list(lib, d, &l)
-    })
+        let r = unsafe { list(address_list) };
+        masked(
+            &mut failed,
+            r.and_then(|l| engine::dev_clear_list(lib, d, &l)),
+        )
+    });
+    report_masked(failed);
 }
 
 /// GTL to the listed devices (empty list: REN off).
@@ -119,6 +150,9 @@ pub unsafe extern "C" fn FindLstn(
         let mut found = engine::find_lstn(lib, d, &pads)?;
         // More listeners than room: the ones that fit are stored, and ETAB reported.
         let overflow = found.len() > max;
+        if overflow {
+            engine::find_lstn_stopped(lib, d, (found[max] & 0xff) as u8)?;
+        }
         found.truncate(max);
         for (i, a) in found.iter().enumerate() {
             // SAFETY: at most `max_num_results` entries are written.
@@ -242,6 +276,17 @@ pub unsafe extern "C" fn ReadStatusByte(
     result: *mut c_short,
 ) {
     call4882(board_desc, |lib, d| {
+        // NOADDR passes linux-gpib's addressIsValid (lib/ibutil.c:527), and the serial
+        // poll of its primary address 255 is refused by the kernel's dvrsp with -1
+        // (sys/device.c:213-216):
+        // EDVR, errno EPERM.
+        if address == NOADDR {
+            return Err(Fail {
+                iberr: EDVR,
+                count: Some(i64::from(libc::EPERM)),
+                timo: false,
+            });
+        }
         let a = one_address(address)?;
         if result.is_null() {
             return Err(Fail::code(EARG));
@@ -332,7 +377,7 @@ pub unsafe extern "C" fn SendCmds(board_desc: c_int, cmds: *const c_void, count:
     call4882(board_desc, |lib, d| {
         // SAFETY: forwarded contract.
         let b = unsafe { bytes(cmds, count) }?;
-        engine::cmd(lib, d, b)
+        engine::cmd_no_count(lib, d, b)
     })
 }
 
