@@ -134,15 +134,13 @@ class Libs:
         self.gpib_config = args.gpib_config
 
     def configure(self):
-        """gpib_config --minor 0 --no-sre through the virtual board, as a user's system
-        does at boot."""
+        """gpib_config --minor 0 through the virtual board, as a user's system does at
+        boot."""
         os.makedirs(self.state, exist_ok=True)
         env = dict(self.real_env)
         env.pop("FIDELITY_STATE_COPY")
-        # --no-sre: compat's board starts with REN off (compat/README.md, "Where compat
-        # and linux-gpib's library differ"); gpib_config asserts it by default.
         p = subprocess.run(
-            [self.gpib_config, "--minor", "0", "--no-sre"], env=env, capture_output=True, text=True
+            [self.gpib_config, "--minor", "0"], env=env, capture_output=True, text=True
         )
         if p.returncode != 0:
             raise SystemExit(f"gpib_config failed ({p.returncode}): {p.stderr}")
@@ -302,6 +300,13 @@ def main():
             f"{n_fail} sequence(s) with an unexplained difference in {len(failing)} kind(s), "
             f"{sum(used.values())} allowed line difference(s); run {t_run:.1f}s, total {elapsed:.1f}s"
         )
+        # The differences not yet judged (compat/README.md, "Still open"): at most
+        # FIDELITY_OPEN_MAX sequences of them pass, so that a new one fails CI while the
+        # known ones are worked through.
+        open_max = int(os.environ.get("FIDELITY_OPEN_MAX", "0"))
+        if failing and n_fail <= open_max:
+            print(f"fidelity: {n_fail} sequence(s) still open, within FIDELITY_OPEN_MAX={open_max}")
+            return 0
         return 1 if failing else 0
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -15,6 +15,7 @@ import select
 import signal
 import subprocess
 import sys
+import tempfile
 import termios
 import time
 
@@ -39,8 +40,9 @@ def run(program, args, keys):
     termios.tcsetattr(slave, termios.TCSANOW, attrs)
     # A terminal that takes no escape sequences (readline's bracketed paste off).
     env = dict(os.environ, TERM="dumb")
+    # In a folder of its own: ibterm keeps its history in the working folder.
     p = subprocess.Popen([program] + args, stdin=slave, stdout=slave, stderr=slave,
-                         start_new_session=True, env=env)
+                         start_new_session=True, env=env, cwd=tempfile.mkdtemp())
     os.close(slave)
     # One line at a time, each once the program has gone quiet (it waits at its
     # prompt): what is typed reaches the program in the mode it reads in (readline's
