@@ -78,12 +78,6 @@ impl SimBoard {
         self.index
     }
 
-    /// Runs one operation with the host locked, when it is the calling thread's turn.
-    /// In real-time mode the virtual time the operation took then passes as wall time,
-    /// whether it succeeded or failed (a read that times out takes its timeout), and the
-    /// host CPU the model charged it is spent on the calling thread ([`realtime::pass`]).
-    ///
-    /// The turn is taken and given back under the one lock the operation holds.
     /// Gives the board primary address `pad`, as a driver does when told a new one
     /// (linux-gpib's `IBPAD` on a board that is online): the addressing it answers to
     /// changes with it.
@@ -95,6 +89,12 @@ impl SimBoard {
         self.address = pad;
     }
 
+    /// Runs one operation with the host locked, when it is the calling thread's turn.
+    /// In real-time mode the virtual time the operation took then passes as wall time,
+    /// whether it succeeded or failed (a read that times out takes its timeout), and the
+    /// host CPU the model charged it is spent on the calling thread ([`realtime::pass`]).
+    ///
+    /// The turn is taken and given back under the one lock the operation holds.
     fn run<T>(&self, f: impl FnOnce(&mut World, usize) -> T) -> T {
         // With no participant registered the calling thread takes no turns and no one
         // waits for one: the lock alone (a thread that is one keeps the count up).
