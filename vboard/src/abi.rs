@@ -241,17 +241,6 @@ pub const EOS_MASK: i32 = 0x1c00;
 /// The status byte's "request service" bit (RQS, MSS).
 pub const RQS_BIT: u8 = 0x40;
 
-// iblines bits.
-pub const VALID_ALL: i16 = 0xff;
-pub const BUS_DAV: u16 = 0x0100;
-pub const BUS_NDAC: u16 = 0x0200;
-pub const BUS_NRFD: u16 = 0x0400;
-pub const BUS_IFC: u16 = 0x0800;
-pub const BUS_REN: u16 = 0x1000;
-pub const BUS_SRQ: u16 = 0x2000;
-pub const BUS_ATN: u16 = 0x4000;
-pub const BUS_EOI: u16 = 0x8000;
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,6 @@ use gpib_sim::backend::BoardControl as _;
 use gpib_sim::sim::SimBoard;
 use gpib_sim::{Backend, Eos, ErrorKind, ReadStatus, Timeout};
 
-use crate::abi::*;
 use crate::user::Errno;
 
 /// What an operation was, for its errno.
@@ -76,22 +75,7 @@ pub fn srq(sim: &mut SimBoard) -> bool {
 /// `IBLINES`: every line valid, and the ones asserted.
 pub fn lines(sim: &mut SimBoard) -> Result<i16, Errno> {
     let l = sim.lines().map_err(|_| libc::EIO)?;
-    let mut bits = VALID_ALL as u16;
-    for (on, bit) in [
-        (l.dav, BUS_DAV),
-        (l.ndac, BUS_NDAC),
-        (l.nrfd, BUS_NRFD),
-        (l.ifc, BUS_IFC),
-        (l.ren, BUS_REN),
-        (l.srq, BUS_SRQ),
-        (l.atn, BUS_ATN),
-        (l.eoi, BUS_EOI),
-    ] {
-        if on {
-            bits |= bit;
-        }
-    }
-    Ok(bits as i16)
+    Ok(gpib_sim::abi::iblines_word(&l))
 }
 
 /// `ibcac`: not CIC is an error (-1, EPERM); with ATN already asserted nothing to do;

@@ -73,6 +73,20 @@ fn on_live_stack(at: usize, len: usize) -> bool {
     top != 0 && at > sp && at.checked_add(len).is_some_and(|end| end <= top)
 }
 
+/// Copies `len` bytes between `local` and the caller's `remote` without a check.
+///
+/// # Safety
+/// Both must be valid for `len` bytes (the one written, writable).
+unsafe fn direct(local: *mut c_void, remote: *mut c_void, len: usize, to_user: bool) {
+    let (from, to) = if to_user {
+        (local, remote)
+    } else {
+        (remote, local)
+    };
+    // SAFETY: the caller promises both ranges; they do not overlap (ours is our own).
+    unsafe { std::ptr::copy_nonoverlapping(from as *const u8, to as *mut u8, len) }
+}
+
 fn copy(local: *mut c_void, remote: *mut c_void, len: usize, to_user: bool) -> Result<(), Errno> {
     if len == 0 {
         return Ok(());
@@ -82,14 +96,8 @@ fn copy(local: *mut c_void, remote: *mut c_void, len: usize, to_user: bool) -> R
     }
     if on_live_stack(remote as usize, len) {
         // SAFETY: the caller's bytes are in a live frame of this thread's stack
-        // (checked above), mapped and writable; `local` has `len` bytes.
-        unsafe {
-            if to_user {
-                std::ptr::copy_nonoverlapping(local as *const u8, remote as *mut u8, len)
-            } else {
-                std::ptr::copy_nonoverlapping(remote as *const u8, local as *mut u8, len)
-            }
-        }
+        // (checked just now), mapped and writable; `local` has `len` bytes.
+        unsafe { direct(local, remote, len, to_user) };
         return Ok(());
     }
     let liov = libc::iovec {
@@ -114,21 +122,14 @@ fn copy(local: *mut c_void, remote: *mut c_void, len: usize, to_user: bool) -> R
         let e = std::io::Error::last_os_error()
             .raw_os_error()
             .unwrap_or(libc::EFAULT);
-        return Err(if e == libc::ENOSYS || e == libc::EPERM {
+        if e == libc::ENOSYS || e == libc::EPERM {
             // A sandbox without these calls: the caller's pointers are trusted as a
             // library call would trust them (null was refused above).
             // SAFETY: the caller gave this address and length for this ioctl.
-            unsafe {
-                if to_user {
-                    std::ptr::copy_nonoverlapping(local as *const u8, remote as *mut u8, len)
-                } else {
-                    std::ptr::copy_nonoverlapping(remote as *const u8, local as *mut u8, len)
-                }
-            }
+            unsafe { direct(local, remote, len, to_user) };
             return Ok(());
-        } else {
-            libc::EFAULT
-        });
+        }
+        return Err(libc::EFAULT);
     }
     if n as usize == len {
         Ok(())

@@ -415,22 +415,7 @@ pub fn lines(lib: &Library, d: &Desc) -> Res<i16> {
     let mut bus = lib.board(d.board).lock();
     let l = bus.lines()?;
     drop(bus);
-    let mut v = VALID_ALL;
-    for (on, bit) in [
-        (l.dav, BUS_DAV),
-        (l.ndac, BUS_NDAC),
-        (l.nrfd, BUS_NRFD),
-        (l.ifc, BUS_IFC),
-        (l.ren, BUS_REN),
-        (l.srq, BUS_SRQ),
-        (l.atn, BUS_ATN),
-        (l.eoi, BUS_EOI),
-    ] {
-        if on {
-            v |= bit;
-        }
-    }
-    Ok(v as u16 as i16)
+    Ok(gpib_sim::abi::iblines_word(&l))
 }
 
 /// Serial-polls the device of `d` when SRQ is asserted and keeps its status byte if it

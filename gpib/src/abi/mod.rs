@@ -74,6 +74,27 @@ pub const BUS_SRQ: i32 = 0x2000;
 pub const BUS_ATN: i32 = 0x4000;
 pub const BUS_EOI: i32 = 0x8000;
 
+/// `iblines`' status word for `lines`: every line valid, and the bit of each asserted
+/// one (what libgpib's `IBLINES` returns).
+pub fn iblines_word(lines: &crate::status::BusLines) -> i16 {
+    let mut v = VALID_ALL;
+    for (on, bit) in [
+        (lines.dav, BUS_DAV),
+        (lines.ndac, BUS_NDAC),
+        (lines.nrfd, BUS_NRFD),
+        (lines.ifc, BUS_IFC),
+        (lines.ren, BUS_REN),
+        (lines.srq, BUS_SRQ),
+        (lines.atn, BUS_ATN),
+        (lines.eoi, BUS_EOI),
+    ] {
+        if on {
+            v |= bit;
+        }
+    }
+    v as u16 as i16
+}
+
 // ibask / ibconfig options.
 pub const OPT_PAD: i32 = 0x1;
 pub const OPT_SAD: i32 = 0x2;
