@@ -217,10 +217,10 @@ pub struct Desc {
     pub defaults: Settings,
     /// The last I/O ended with END.
     pub end: bool,
-    /// The last I/O was a read that ended with END: what a wait for END sees, as
-    /// linux-gpib's kernel keeps END in the board status only for reads
-    /// (`end` also covers a write sent with EOI, which the library reports).
-    pub read_end: bool,
+    /// A board descriptor taken offline by `ibonl(ud, 0)`: linux-gpib keeps its
+    /// configuration but has closed its kernel handle, so every call on it but
+    /// `ibonl(ud, 1)` fails with EDVR and errno EINVAL.
+    pub handle_closed: bool,
     /// The last call timed out.
     pub timed_out: bool,
     /// A completed asynchronous I/O not yet resynchronized by ibwait/ibstop.
@@ -235,7 +235,7 @@ impl Desc {
             defaults: s.clone(),
             s,
             end: false,
-            read_end: false,
+            handle_closed: false,
             timed_out: false,
             pending: None,
         }

@@ -56,6 +56,13 @@ fn unknown_descriptor(lib: &Library, ud: c_int) -> c_int {
     }
 }
 
+/// A call on a board descriptor whose kernel handle `ibonl(ud, 0)` closed: the
+/// kernel knows no such handle (EINVAL), and the status it would report cannot be
+/// read, so ibsta is ERR alone (linux-gpib's general_exit_library).
+fn closed_handle() -> c_int {
+    finish(ERR, Some(EDVR), Some(EINVAL))
+}
+
 /// Which descriptors a call accepts.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Want {
@@ -75,10 +82,14 @@ fn call(ud: c_int, want: Want, io: bool, f: impl FnOnce(&Library, &mut Desc) -> 
             return unknown_descriptor(lib, ud);
         };
         let mut d = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if d.handle_closed {
+            return closed_handle();
+        }
         d.timed_out = false;
-        let r = if d.board >= lib.boards.len() {
-            Err(engine::no_board_file())
-        } else if (want == Want::Board && !d.is_board) || (want == Want::Device && d.is_board) {
+        if d.board >= lib.boards.len() {
+            return lost_board();
+        }
+        let r = if (want == Want::Board && !d.is_board) || (want == Want::Device && d.is_board) {
             Err(Fail::code(EARG))
         } else if io && d.pending.is_some() {
             Err(Fail::code(EOIP))
@@ -98,10 +109,42 @@ fn call(ud: c_int, want: Want, io: bool, f: impl FnOnce(&Library, &mut Desc) -> 
         if err.is_some() {
             sta |= ERR;
         }
+        let (err, cnt) = board_check(lib, &d, err, cnt);
         drop(d);
         lib.trace_flush();
         finish(sta, err, cnt)
     })
+}
+
+/// A call on a descriptor whose board has no file (a lost descriptor): the ioctl on
+/// fd -1 fails with EBADF, and so does the status query after it, so ibsta is ERR
+/// alone (lib/ibutil.c general_exit_library).
+fn lost_board() -> c_int {
+    let f = engine::no_board_file();
+    finish(ERR, Some(f.iberr), f.count)
+}
+
+/// What a device call reports when its board's descriptor was taken offline: its
+/// status query asks the board whether it is controller first (lib/ibWait.c my_wait,
+/// lib/ibutil.c is_cic, on handle 0), which fails with EINVAL and leaves EDVR and
+/// ibcnt 22 behind, the call going on as if it were controller.
+fn board_check(
+    lib: &Library,
+    d: &Desc,
+    err: Option<i32>,
+    cnt: Option<i64>,
+) -> (Option<i32>, Option<i64>) {
+    if d.is_board {
+        return (err, cnt);
+    }
+    let closed = lib
+        .get(d.board as c_int)
+        .is_some_and(|b| engine::lock_desc(&b).handle_closed);
+    if closed {
+        (Some(EDVR), Some(EINVAL))
+    } else {
+        (err, cnt)
+    }
 }
 
 /// Like [`call`], for the waits: `f` gets the descriptor's lock itself, and takes it
@@ -119,15 +162,19 @@ fn call_unlocked(
         };
         let (wrong, lost) = {
             let mut d = engine::lock_desc(&slot);
+            if d.handle_closed {
+                return closed_handle();
+            }
             d.timed_out = false;
             (
                 (want == Want::Board && !d.is_board) || (want == Want::Device && d.is_board),
                 d.board >= lib.boards.len(),
             )
         };
-        let r = if lost {
-            Err(engine::no_board_file())
-        } else if wrong {
+        if lost {
+            return lost_board();
+        }
+        let r = if wrong {
             Err(Fail::code(EARG))
         } else {
             f(lib, &slot)
@@ -146,6 +193,7 @@ fn call_unlocked(
         if err.is_some() {
             sta |= ERR;
         }
+        let (err, cnt) = board_check(lib, &d, err, cnt);
         drop(d);
         lib.trace_flush();
         finish(sta, err, cnt)
@@ -341,6 +389,12 @@ fn open_result(lib: &Library, r: Res<i32>) -> c_int {
 /// Closes (0) or resets (non-zero) a descriptor.
 #[no_mangle]
 pub extern "C" fn ibonl(ud: c_int, onl: c_int) -> c_int {
+    if onl != 0 {
+        // reinit_descriptor opens the closed handle of a board taken offline first.
+        if let Some(slot) = library().get(ud) {
+            engine::lock_desc(&slot).handle_closed = false;
+        }
+    }
     call(ud, Want::Any, false, |lib, d| engine::onl(lib, ud, d, onl))
 }
 

@@ -30,6 +30,9 @@ pub mod codes {
     pub const SPE: u8 = 0x18;
     /// Serial Poll Disable (universal command).
     pub const SPD: u8 = 0x19;
+    /// Configure Enable (universal command, IEEE 488.1-2003): the HS488 cable length
+    /// follows as a secondary.
+    pub const CFE: u8 = 0x1F;
     /// Base of My Listen Address (listen address group 0x20..=0x3E).
     pub const LISTEN_BASE: u8 = 0x20;
     /// Unlisten.

@@ -31,7 +31,6 @@ pub(super) fn write_data(
     if data.is_empty() {
         return Ok(0);
     }
-    d.read_end = false;
     bus.go_to_standby()?;
     let mut sent = 0usize;
     let mut rest = data;
@@ -115,7 +114,6 @@ pub(super) fn read_data(
                 ReadEnd::Eos => true,
                 _ => false,
             };
-            d.read_end = d.end;
             Ok(st.count)
         }
         Err(e) => Err(data_fail(&e, 0)),
@@ -272,6 +270,12 @@ pub fn ppc(lib: &Library, d: &mut Desc, v: i32) -> Res {
         _ => return Err(Fail::code(EARG)),
     };
     if d.is_board {
+        // A board configures its own response only in local parallel poll configure
+        // mode (`IbcPP2`), which its kernel starts with off (lib/ibppc.c board_ppc:
+        // ECAP when query_local_ppoll_mode is 0; sys/ibinit.c: local_ppoll_mode = 0).
+        if !d.s.pp2 {
+            return Err(Fail::code(ECAP));
+        }
         d.s.ppc = v;
         return Ok(None);
     }
@@ -486,13 +490,12 @@ pub fn wait(lib: &Library, slot: &Mutex<Desc>, mask: i32) -> Res {
         if !is_board && mask & RQS != 0 {
             autopoll(lib, d);
         }
-        // What the kernel's wait sees has END only from a board's read (its status
-        // register); a device descriptor's wait for END is not ended by a transfer that
-        // is over (the library adds its own END to ibsta afterwards).
-        let mut sta = lib.status(d);
-        if !is_board || !d.read_end {
-            sta &= !END;
-        }
+        // The kernel's wait never sees END: neither its board-independent layer nor a
+        // board's update_status sets it (sys/ibutil.c general_ibstatus; the NEC 7210's
+        // keeps a received END in its private state). A wait for END ends by another
+        // bit of the mask or TIMO; the library then adds its own END (lib/ibWait.c
+        // my_wait, `if( conf->end )`).
+        let sta = lib.status(d) & !END;
         sta & mask & !TIMO != 0
     };
     // With TIMO in the mask, the wait ends after the timeout, if there is one.

@@ -147,8 +147,15 @@ pub fn config(lib: &Library, d: &mut Desc, option: i32, v: i32) -> Res {
             OPT_SC => {}
             // linux-gpib checks the length first (lib/ibconfig.c:105-109, 0 to 15 m).
             OPT_HS_CABLE_LENGTH if !(0..=15).contains(&v) => return Err(Fail::code(EARG)),
-            OPT_HS_CABLE_LENGTH if v != 0 => return Err(Fail::code(ECAP)),
-            OPT_HS_CABLE_LENGTH => {}
+            // Then it sends CFE and, for a length, its CFGn as commands
+            // (lib/ibconfig.c set_cable_length). Its header's CFGn is `0x6 | meters`
+            // (include/gpib/gpib_user.h), not IEEE 488.1's 0x60 + meters: those are the
+            // bytes a program puts on the bus. No simulated instrument speaks HS488.
+            OPT_HS_CABLE_LENGTH => {
+                let cfg = [codes::CFE, 0x06 | (v as u8 & 0x0f)];
+                let n = if v == 0 { 1 } else { 2 };
+                cmd_no_count(lib, d, &cfg[..n])?;
+            }
             OPT_SRE => return sre(lib, d, v != 0),
             OPT_PP2 => d.s.pp2 = bool_opt(v),
             OPT_TIMING => {

@@ -427,19 +427,23 @@ impl World {
         self.boards[board].addressing.data_transfer();
 
         if self.boards[board].addressing.serial_poll() {
-            // Serial poll: the talker sends its status byte (once per SPE).
+            // Serial poll mode: the talker sources its status byte on every handshake
+            // for as long as the controller keeps reading (IEEE 488.1's SPAS has no
+            // END), with RQS only in the first (the poll answers the request).
             let b = &mut self.boards[board];
-            let stb = b.devices[talker].serial_poll(Duration::from_nanos(start));
-            if let Some(first) = buf.first_mut() {
-                *first = stb.0;
+            let now = Duration::from_nanos(start);
+            let n = buf.len();
+            if let Some((first, rest)) = buf.split_first_mut() {
+                *first = b.devices[talker].serial_poll(now).0;
+                if !rest.is_empty() {
+                    rest.fill(b.devices[talker].serial_poll(now).0);
+                }
             }
-            let n = buf.len().min(1);
             let (elapsed, cpu) =
                 timing::call_cost_ns(&b.timing, &b.nanos, Direction::Read, per, n as u64);
             let cpu = self.stretch_ns(cpu);
             let end = self.occupy_ns(board, start, elapsed, cpu, false);
             self.end_at(Duration::from_nanos(end));
-            let stb_bytes = [stb.0];
             if self.rec.active() {
                 self.record_read(
                     board,
@@ -453,7 +457,7 @@ impl World {
                         t1_ns: me_t1,
                         flags: trace_flags::SERIAL_POLL,
                     },
-                    &stb_bytes[..n],
+                    &buf[..n],
                 );
             }
             self.note_srq(board, Duration::from_nanos(end));
