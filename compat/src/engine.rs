@@ -256,6 +256,11 @@ pub struct BoardBus {
     bus: gpib_sim::Bus,
     /// Status bytes with RQS taken by automatic serial polling, per device.
     pub spoll: HashMap<Address, VecDeque<u8>>,
+    /// System controller (`IbcSC`, `ibrsc`): the board may pulse IFC and drive REN,
+    /// goes to standby before a data transfer and polls automatically only as one
+    /// (linux-gpib's kernel `board->master`: sys/ibsic.c, sys/ibsre.c, sys/ibwrite.c,
+    /// sys/ibread.c, sys/ibinit.c).
+    pub system_controller: bool,
 }
 
 impl BoardBus {
@@ -266,6 +271,7 @@ impl BoardBus {
         Self {
             bus,
             spoll: HashMap::new(),
+            system_controller: true,
         }
     }
 
@@ -305,16 +311,37 @@ impl BoardBus {
             .map_err(|e| fail_from(&e, Call::Command))
     }
 
+    /// ESAC unless the board is system controller: what linux-gpib's library checks
+    /// before IFC and REN (lib/ibSic.c:45, lib/ibSre.c:25, lib/ibBoard.c:139).
+    fn system_control(&self) -> Res<()> {
+        if self.system_controller {
+            Ok(())
+        } else {
+            Err(Fail::code(ESAC))
+        }
+    }
+
     fn interface_clear(&mut self) -> Res<()> {
+        self.system_control()?;
         self.bus
             .interface_clear()
             .map_err(|e| fail_from(&e, Call::Other))
     }
 
     fn remote_enable(&mut self, on: bool) -> Res<()> {
+        self.system_control()?;
         self.bus
             .remote_enable(on)
             .map_err(|e| fail_from(&e, Call::Other))
+    }
+
+    /// Standby before a data transfer, as the kernel's ibwrt and ibrd put a system
+    /// controller (sys/ibwrite.c:43-47, sys/ibread.c:49-53).
+    fn standby_for_data(&mut self) -> Res<()> {
+        if self.system_controller {
+            self.go_to_standby()?;
+        }
+        Ok(())
     }
 
     /// The board's own state, as the simulator knows it.
@@ -389,7 +416,7 @@ impl BoardBus {
 
     /// Whether the board's driver polls devices that request service (`IbcAUTOPOLL`).
     fn autopolls(&mut self) -> bool {
-        self.tuning(|t| t.autopoll()).unwrap_or(false)
+        self.system_controller && self.tuning(|t| t.autopoll()).unwrap_or(false)
     }
 
     /// Whether waits take wall time (real-time mode).

@@ -718,7 +718,7 @@ pub unsafe extern "C" fn ibrpp(ud: c_int, ppr: *mut c_char) -> c_int {
     })
 }
 
-/// Requests (1) or releases (0, not possible here: ECAP) system control.
+/// Requests (1) or releases (0) system control.
 #[no_mangle]
 pub extern "C" fn ibrsc(ud: c_int, v: c_int) -> c_int {
     call(ud, Want::Board, true, |lib, d| {

@@ -684,3 +684,28 @@ fn hs488_cable_length_sends_cfe_and_linux_gpibs_cfgn_as_in_linux_gpib() {
     assert_eq!(ibconfig(0, OPT_HS_CABLE_LENGTH, 0) & ERR, 0);
     ibgts(0, 0);
 }
+
+#[test]
+fn a_board_that_gave_up_system_control_refuses_ifc_and_ren_as_in_linux_gpib() {
+    let _g = serial_only();
+    // lib/ibSic.c request_system_control sends IBRSC (the kernel's board->master);
+    // then ibsic, ibsre and ResetSys are ESAC (lib/ibSic.c:45, lib/ibSre.c:25,
+    // lib/ibBoard.c:139) and ibask(IbaSC) is 0. Found by vboard/fidelity:
+    // `ibconfig 0 10 0` accepted there, ECAP here.
+    assert_eq!(ibconfig(0, OPT_SC, 0) & ERR, 0, "iberr {}", ThreadIberr());
+    let mut v = -1;
+    // SAFETY: `v` is writable.
+    assert_eq!(unsafe { ibask(0, OPT_SC, &mut v) } & ERR, 0);
+    assert_eq!(v, 0);
+    assert_eq!(ibsic(0) & ERR, ERR);
+    assert_eq!(ThreadIberr(), ESAC);
+    assert_eq!(ibsre(0, 1) & ERR, ERR);
+    assert_eq!(ThreadIberr(), ESAC);
+    SendIFC(0);
+    assert_eq!((ThreadIbsta() & ERR, ThreadIberr()), (ERR, ESAC));
+    assert_eq!(ibrsc(0, 1) & ERR, 0);
+    // SAFETY: `v` is writable.
+    assert_eq!(unsafe { ibask(0, OPT_SC, &mut v) } & ERR, 0);
+    assert_eq!(v, 1);
+    assert_eq!(ibsic(0) & ERR, 0);
+}

@@ -149,8 +149,6 @@ fn unsupported_operations_are_ecap() {
     assert_eq!(ThreadIberr(), ECAP);
     PassControl(0, 22);
     assert_eq!(ThreadIberr(), ECAP);
-    assert_eq!(ibrsc(0, 0) & ERR, ERR);
-    assert_eq!(ThreadIberr(), ECAP);
     assert_eq!(ibconfig(0, OPT_READ_ADJUST, 1) & ERR, ERR);
     assert_eq!(ThreadIberr(), ECAP);
     assert_eq!(ibpad(0, 5) & ERR, ERR);

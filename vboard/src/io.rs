@@ -372,6 +372,12 @@ pub fn wait(file: &Arc<OpenFile>, board: &Board, arg: usize) -> Result<i32, Errn
     let start = Instant::now();
     let limit = (cmd.usec_timeout > 0).then(|| Duration::from_micros(u64::from(cmd.usec_timeout)));
     let waits_for_srq = cmd.wait_mask & (SRQI | RQS) != 0;
+    // On a simulator in virtual time (GPIB_SIM_REALTIME=0) the bus's clock follows the
+    // wall time this wait takes, no more: a wait of 10 ms is 10 ms for the instruments.
+    let virtual_start = board.lock().sim.as_mut().and_then(|sim| {
+        let virtual_clock = !sim.virtual_time().is_some_and(|v| v.waits_in_wall_time());
+        virtual_clock.then(|| sim.now())
+    });
     let status = loop {
         if waits_for_srq {
             autopoll(board);
@@ -392,6 +398,22 @@ pub fn wait(file: &Arc<OpenFile>, board: &Board, arg: usize) -> Result<i32, Errn
         let slice = left.min(Duration::from_millis(10));
         let sim = board.lock().sim.clone();
         match sim {
+            Some(mut sim) if virtual_start.is_some() => {
+                // Virtual time: step the bus's clock to where the wall clock is.
+                let waited = limit.map_or(start.elapsed(), |l| start.elapsed().min(l));
+                let target = virtual_start.unwrap_or_default().saturating_add(waited);
+                let behind = target.saturating_sub(sim.now());
+                if !behind.is_zero() {
+                    if waits_for_srq {
+                        let _ = sim.wait_srq(gpib_sim::Timeout::After(behind));
+                    } else if let Some(v) = sim.virtual_time() {
+                        v.delay(behind);
+                    }
+                }
+                if !waits_for_srq || !driver::srq(&mut sim) {
+                    std::thread::sleep(slice.min(Duration::from_millis(1)));
+                }
+            }
             Some(mut sim) if waits_for_srq => {
                 // The simulated instruments move on while the caller waits: an event
                 // they have due within the slice (a measurement ending) happens.

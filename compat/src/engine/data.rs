@@ -31,7 +31,7 @@ pub(super) fn write_data(
     if data.is_empty() {
         return Ok(0);
     }
-    bus.go_to_standby()?;
+    bus.standby_for_data()?;
     let mut sent = 0usize;
     let mut rest = data;
     let mode = d.s.eos_mode();
@@ -105,7 +105,7 @@ pub(super) fn read_data(
         return Ok(0);
     }
     // As for a write: standby first (sys/ibread.c:49-53).
-    bus.go_to_standby()?;
+    bus.standby_for_data()?;
     match bus.read(buf, eos) {
         Ok(st) => {
             d.end = match st.end {

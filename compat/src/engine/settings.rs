@@ -78,7 +78,8 @@ pub fn ask(lib: &Library, d: &Desc, option: i32) -> Res<i32> {
             OPT_PPC => s.ppc,
             OPT_AUTOPOLL => i32::from(lib.board(d.board).lock().autopolls()),
             OPT_CICPROT | OPT_IRQ | OPT_HS_CABLE_LENGTH => 0,
-            OPT_SC | OPT_SRE | OPT_7BIT_EOS => 1,
+            OPT_SC => i32::from(lib.board(d.board).lock().system_controller),
+            OPT_SRE | OPT_7BIT_EOS => 1,
             OPT_PP2 => i32::from(s.pp2),
             OPT_TIMING => lib.board(d.board).lock().tuning(|t| t.t1())?.code(),
             // linux-gpib answers the board's DMA channel from gpib.conf (lib/ibask.c:315-317,
@@ -142,9 +143,9 @@ pub fn config(lib: &Library, d: &mut Desc, option: i32, v: i32) -> Res {
             OPT_CICPROT if v != 0 => return Err(Fail::code(ECAP)),
             OPT_IRQ if v == 0 => return Err(Fail::code(ECAP)),
             OPT_CICPROT | OPT_IRQ => {}
-            // Giving up system control or HS488 cannot be simulated.
-            OPT_SC if v == 0 => return Err(Fail::code(ECAP)),
-            OPT_SC => {}
+            // Giving system control up or taking it back (IBRSC): the board no longer
+            // pulses IFC or drives REN (ESAC), nor goes to standby for data.
+            OPT_SC => lib.board(d.board).lock().system_controller = v != 0,
             // linux-gpib checks the length first (lib/ibconfig.c:105-109, 0 to 15 m).
             OPT_HS_CABLE_LENGTH if !(0..=15).contains(&v) => return Err(Fail::code(EARG)),
             // Then it sends CFE and, for a length, its CFGn as commands
