@@ -11,8 +11,8 @@ use gpib_sim::backend::BackendExt;
 use gpib_sim::sim::timing::{BoardTiming, TransferMode};
 use gpib_sim::sim::{NamedDevice, SimBoard, SimHost};
 use gpib_sim::{
-    codes, Address, Backend, DeviceSettings, Eos, EosMode, PrimaryAddress, ReadEnd, ReadStatus,
-    Timeout,
+    addressing, codes, Address, Backend, DeviceSettings, Eos, EosMode, PrimaryAddress, ReadEnd,
+    ReadStatus, Timeout,
 };
 
 use crate::consts::*;
@@ -297,17 +297,24 @@ impl BoardBus {
         })
     }
 
-    /// The board talks to `to` (UNL, MTA board, MLA \[MSA\] of each).
+    /// The board talks to `to`: MTA board, UNL, MLA \[MSA\] of each, the bytes
+    /// linux-gpib's library sends.
     fn send_setup(&mut self, to: &[Address]) -> Res<()> {
         self.bus
-            .transaction(|tx| tx.address_to_devices(to))
+            .transaction(|tx| {
+                let cmd = addressing::linux_gpib_send_setup(tx.board_address(), to);
+                tx.command(cmd.as_bytes())
+            })
             .map_err(|e| fail_from(&e, Call::Command))
     }
 
-    /// `from` talks to the board (UNL, MTA \[MSA\], MLA board).
+    /// `from` talks to the board: UNL, MLA board, MTA \[MSA\], as linux-gpib sends it.
     fn receive_setup(&mut self, from: Address) -> Res<()> {
         self.bus
-            .transaction(|tx| tx.address_from_device(from))
+            .transaction(|tx| {
+                let cmd = addressing::linux_gpib_receive_setup(tx.board_address(), from);
+                tx.command(cmd.as_bytes())
+            })
             .map_err(|e| fail_from(&e, Call::Command))
     }
 
@@ -374,12 +381,6 @@ impl BoardBus {
     fn parallel_poll(&mut self) -> Res<u8> {
         self.bus
             .parallel_poll()
-            .map_err(|e| fail_from(&e, Call::Other))
-    }
-
-    fn listener_present(&mut self, a: Address) -> Res<bool> {
-        self.bus
-            .with_backend(|b| b.listener_present(a))
             .map_err(|e| fail_from(&e, Call::Other))
     }
 
@@ -539,9 +540,6 @@ impl Library {
         if std::env::var_os("GPIB_SIM_REALTIME").is_some_and(|v| !v.is_empty() && v != "0") {
             host.set_realtime(true);
         }
-        if lib.trace {
-            host.record(64);
-        }
         let defaults = BoardTiming::default();
         for (i, b) in cfg.boards.iter().enumerate().take(MAX_BOARDS) {
             let Ok(sim) = host.board(i) else { break };
@@ -564,6 +562,11 @@ impl Library {
                 let _ = bus.remote_enable(true);
             }
             lib.boards.push(board);
+        }
+        // The trace shows what the program does, from its first call (gpib_config's IFC
+        // and REN above are another program's).
+        if lib.trace {
+            host.record(64);
         }
         {
             let mut t = lib.table.lock().unwrap_or_else(|p| p.into_inner());
@@ -593,7 +596,7 @@ impl Library {
             named: Vec::new(),
             unusable: Vec::new(),
             table: Mutex::new(vec![None; MAX_DESCRIPTORS]),
-            trace: std::env::var_os("GPIB_SIM_TRACE").is_some_and(|v| !v.is_empty() && v != "0"),
+            trace: SimHost::trace_requested(),
         }
     }
 
@@ -683,9 +686,7 @@ impl Library {
     pub fn trace_flush(&self) {
         if self.trace {
             if let Some(h) = &self.host {
-                for e in h.take_events() {
-                    eprintln!("gpib-sim: {e}");
-                }
+                h.print_events();
             }
         }
     }

@@ -189,7 +189,7 @@ fn three_writes(lib: &Library, dmm: &Arc<Mutex<Desc>>) -> (Vec<Vec<u8>>, Duratio
 fn readdr_changes_nothing_and_unaddr_adds_unl_unt_after_each_write_not_after_clr() {
     let lib = Library::load("bench");
     let dmm = open(&lib, 22);
-    let setup = vec![0x3F, 0x40, 0x20 + 22]; // UNL, MTA 0, MLA 22
+    let setup = vec![0x40, 0x3F, 0x20 + 22]; // MTA 0, UNL, MLA 22: linux-gpib's order
     let (cmds, plain) = three_writes(&lib, &dmm);
     assert_eq!(cmds, vec![setup.clone(); 3]);
     // linux-gpib addresses the bus for every device call whatever IbcREADDR says
@@ -355,4 +355,75 @@ fn what_linux_gpib_refuses_is_refused_the_same_way() {
         assert_eq!(config(&lib, d, opt, v), Ok(None), "ibconfig({opt:#x}, {v})");
         assert_eq!(ask(&lib, d, opt), asked, "ibask({opt:#x})");
     }
+}
+
+/// The command bytes `f` puts on the bus, in order (consecutive commands joined: what
+/// the instruments see under ATN).
+fn commands(lib: &Library, f: impl FnOnce()) -> Vec<u8> {
+    let h = host(lib);
+    h.record(64);
+    f();
+    h.stop_recording()
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Command(b) => Some(b),
+            _ => None,
+        })
+        .flatten()
+        .collect()
+}
+
+#[test]
+fn ibln_and_findlstn_put_linux_gpibs_bytes_on_the_bus() {
+    // lib/ibFindLstn.c: MTA board, then listenerFound's UNL and listen addresses in one
+    // command, then UNL UNT; FindLstn sends MTA board even for an empty list. Found by
+    // vboard/fidelity comparing the bus: `ibln 0 0 97` sent MTA0 UNL UNT here, MTA0 UNL
+    // MLA0 MSA1 UNL UNT there; `FindLstn` of no address sent no MTA0 here.
+    let lib = Library::load("bench");
+    let board = lib.get(0).unwrap();
+    let found = std::cell::Cell::new(None);
+    let sent = commands(&lib, || {
+        found.set(Some(engine::ln(
+            &lib,
+            &mut engine::lock_desc(&board),
+            0,
+            0x61,
+        )));
+    });
+    assert_eq!(found.take(), Some(Ok(false)));
+    assert_eq!(sent, [0x40, 0x3F, 0x20, 0x61, 0x3F, 0x5F]);
+    let sent = commands(&lib, || {
+        let mut d = engine::lock_desc(&board);
+        let mut got = Vec::new();
+        engine::find_lstn(&lib, &mut d, &[], 4, &mut got).unwrap();
+        assert!(got.is_empty());
+    });
+    assert_eq!(sent, [0x40, 0x3F, 0x5F]);
+    // The SCPI instrument at 22 answers its primary address: no secondary probe.
+    let sent = commands(&lib, || {
+        let mut d = engine::lock_desc(&board);
+        let mut got = Vec::new();
+        engine::find_lstn(&lib, &mut d, &[22], 4, &mut got).unwrap();
+        assert_eq!(got, [22]);
+    });
+    assert_eq!(sent, [0x40, 0x3F, 0x20 + 22, 0x3F, 0x5F]);
+}
+
+#[test]
+fn findrqs_polls_within_the_io_timeout_not_the_serial_poll_timeout() {
+    // lib/ibRsp.c:184-185: FindRQS's serial polls take conf->settings.usec_timeout (the
+    // other polls the serial poll timeout). Found by vboard/fidelity comparing the bus:
+    // a poll of nobody timed out after 30 ms there, 1 s here.
+    let lib = Library::load("bench");
+    let board = lib.get(0).unwrap();
+    config(&lib, &board, OPT_TMO, 8).unwrap(); // T30ms; its serial poll timeout is 1 s
+    let nobody = gpib_sim::Address::new(5, None).unwrap();
+    let t = timed(&lib, || {
+        let r = engine::find_rqs(&lib, &mut engine::lock_desc(&board), &[nobody]);
+        assert_eq!(r.map_err(|f| f.iberr), Err(EABO));
+    });
+    assert!(
+        t >= Duration::from_millis(30) && t < Duration::from_millis(40),
+        "{t:?}"
+    );
 }

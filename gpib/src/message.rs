@@ -379,6 +379,27 @@ pub mod addressing {
         }
     }
 
+    /// MTA board, UNL, MLA \[MSA\] of each device: the board talks to `devices`, in
+    /// linux-gpib's order (lib/ibCmd.c, `create_send_setup`), which its programs put on
+    /// the bus.
+    pub fn linux_gpib_send_setup(board: PrimaryAddress, devices: &[Address]) -> CommandBuf {
+        let mut cmd = CommandBuf::new();
+        cmd.push(M::Talk(board)).push(M::Unlisten);
+        for &d in devices {
+            listen(&mut cmd, d);
+        }
+        cmd
+    }
+
+    /// UNL, MLA board, MTA device \[MSA\]: `device` talks to the board, in linux-gpib's
+    /// order (lib/ibRd.c, `InternalReceiveSetup`).
+    pub fn linux_gpib_receive_setup(board: PrimaryAddress, device: Address) -> CommandBuf {
+        let mut cmd = CommandBuf::new();
+        cmd.push(M::Unlisten).push(M::Listen(board));
+        talk(&mut cmd, device);
+        cmd
+    }
+
     /// UNL, UNT: nobody addressed (linux-gpib's `IbcUnAddr` after each device I/O, in
     /// its order).
     pub fn unaddress() -> CommandBuf {

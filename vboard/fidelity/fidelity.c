@@ -20,6 +20,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <gpib/ib.h>
 #include <signal.h>
 #include <stdint.h>
@@ -396,6 +397,48 @@ static void addr_list(int kind, Addr4882_t *list)
 	list[n] = NOADDR;
 }
 
+/* What reached the bus (FIDELITY_BUS set): both libraries print the simulated bus's
+ * events on stderr with GPIB_SIM_TRACE ("gpib-sim: <time> ms  board N  <event>"). The
+ * child sends its stderr to a scratch file and, after each call, prints the events the
+ * call caused as "bus board N  <event>" lines, without the time (the two libraries take
+ * their own), so that they are compared like the calls. Other stderr lines (libgpib's
+ * own messages) are left out. */
+static FILE *bus_log;
+
+static void bus_begin(void)
+{
+	char path[] = "/tmp/fidelity-bus.XXXXXX";
+	int w, fd;
+	if (!getenv("FIDELITY_BUS")) return;
+	fd = mkstemp(path);
+	if (fd < 0) return;
+	w = open(path, O_WRONLY | O_APPEND);
+	unlink(path);
+	if (w < 0) {
+		close(fd);
+		return;
+	}
+	fflush(stderr);
+	dup2(w, STDERR_FILENO);
+	close(w);
+	bus_log = fdopen(fd, "r");
+}
+
+static void bus_lines(void)
+{
+	char line[1024];
+	if (!bus_log) return;
+	clearerr(bus_log);
+	while (fgets(line, sizeof line, bus_log)) {
+		const char *ev;
+		if (strncmp(line, "gpib-sim: ", 10) != 0) continue;
+		ev = strstr(line, " ms  ");
+		printf("bus %s", ev ? ev + 5 : line + 10);
+		if (!strchr(line, '\n')) putchar('\n');
+	}
+	fflush(stdout);
+}
+
 static void run_call(const struct call *c)
 {
 	unsigned char buf[4200];
@@ -531,6 +574,7 @@ static void run_call(const struct call *c)
 	}
 	putchar('\n');
 	fflush(stdout);
+	bus_lines();
 }
 
 /* ---------------------------------------------------------------- children */
@@ -607,6 +651,7 @@ static void run_sequence(const char *label, const struct call *calls, int n)
 	}
 	if (pid == 0) {
 		child_state();
+		bus_begin();
 		/* A call that hangs ends the child (SIGALRM) after FIDELITY_ALARM seconds. */
 		alarm(getenv("FIDELITY_ALARM") ? (unsigned)atoi(getenv("FIDELITY_ALARM")) : 5u);
 		for (i = 0; i < NSLOTS; i++) slots[i] = -1;

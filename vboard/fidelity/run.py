@@ -2,7 +2,8 @@
 """Differential fidelity of compat's libgpib against linux-gpib's own libgpib (issue 29).
 
 Runs N random sequences of linux-gpib calls (fidelity.c) from a seed through both
-libraries on the same simulated bench, compares the transcripts line by line, shrinks
+libraries on the same simulated bench, compares the transcripts line by line (each
+call's answer, then what it put on the bus: the simulated bus's events), shrinks
 each differing sequence that the allow-list does not explain to a minimal call list, and
 prints it so that it can be replayed (`fidelity run FILE` on each library).
 
@@ -78,13 +79,25 @@ def allowed(rules, real, compat):
     return None
 
 
+ATN_EVENT = re.compile(r"bus board (\d+)  ATN(.*)")
+
+
 def parse(text):
-    """Transcript text -> {sequence label: [lines]}."""
+    """Transcript text -> {sequence label: [lines]}. Consecutive command events of a
+    board are one line: what reaches the instruments is the bytes sent under ATN, however
+    a library groups them into driver calls (linux-gpib's sends addressing and SDC in one
+    IBCMD, compat in two)."""
     seqs, cur = {}, None
     for line in text.splitlines():
         if line.startswith("## "):
             cur = line[3:]
             seqs[cur] = []
+        elif cur is not None and seqs[cur] and ATN_EVENT.fullmatch(line):
+            prev = ATN_EVENT.fullmatch(seqs[cur][-1])
+            if prev and prev.group(1) == ATN_EVENT.fullmatch(line).group(1):
+                seqs[cur][-1] += ATN_EVENT.fullmatch(line).group(2)
+            else:
+                seqs[cur].append(line)
         elif cur is not None:
             # A child's abnormal end is printed on the line of the call it died in.
             if line.startswith("!!") and seqs[cur]:
@@ -120,6 +133,11 @@ class Libs:
         for k in ("LD_PRELOAD", "GPIB_SIM_CONFIG", "GPIB_VBOARD_CONFIG", "GPIB_VBOARD_STATE"):
             base.pop(k, None)
         base["GPIB_SIM_REALTIME"] = "0"
+        # What reached the bus is compared too: both libraries print the simulated
+        # bus's events (GPIB_SIM_TRACE), which fidelity.c puts after each call as
+        # "bus ..." lines (FIDELITY_BUS).
+        base["GPIB_SIM_TRACE"] = "1"
+        base["FIDELITY_BUS"] = "1"
         base["IB_CONFIG"] = args.conf
         self.state = os.path.join(work, "state")
         self.real_env = dict(
@@ -202,6 +220,14 @@ def shrink(libs, rules, calls, match=None):
 def signature(diff):
     """What kind of difference: the call's name and the fields that differ."""
     _, a, b = diff
+    if a.startswith("bus ") or b.startswith("bus "):
+        # What reached the bus: the kinds of event on each side ("ATN", "write", ...,
+        # or "call" where one side had no event there).
+        def kind(x):
+            m = re.match(r"bus board \d+\s+(\S+)", x)
+            return m.group(1) if m else "call"
+
+        return f"bus:{kind(a)}/{kind(b)}"
     name = call_of(a).split(" ")[0]
     fa = dict(re.findall(r"(\w+)=(\S+)", a.split(" ->", 1)[-1]))
     fb = dict(re.findall(r"(\w+)=(\S+)", b.split(" ->", 1)[-1]))
@@ -265,14 +291,16 @@ def main():
                     for i in range(args.count):
                         lbl = f"seq {i}"
                         f.write(f"## {lbl}\n" + "".join(x + "\n" for x in out[w].get(lbl, [])))
-        used, failing, calls_run = {}, {}, 0
+        used, failing, calls_run, bus_run = {}, {}, 0, 0
         for i in [args.only] if args.only is not None else range(args.count):
             lbl = f"seq {i}"
             r, c = out["real"].get(lbl), out["compat"].get(lbl)
             if r is None or c is None:
                 print(f"run.py: {lbl} missing from a transcript", file=sys.stderr)
                 return 2
-            calls_run += len(r)
+            n_bus = sum(1 for x in r if x.startswith("bus "))
+            calls_run += len(r) - n_bus
+            bus_run += n_bus
             d = compare(rules, r, c, used)
             if d is not None:
                 failing.setdefault(signature(d), []).append((i, d))
@@ -297,6 +325,7 @@ def main():
         print(f"\nallowed differences (lines): {allowed_txt}")
         print(
             f"fidelity: seed {args.seed}, {args.count} sequences, {calls_run} calls, "
+            f"{bus_run} bus events, "
             f"{n_fail} sequence(s) with an unexplained difference in {len(failing)} kind(s), "
             f"{sum(used.values())} allowed line difference(s); run {t_run:.1f}s, total {elapsed:.1f}s"
         )

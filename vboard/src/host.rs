@@ -54,11 +54,33 @@ fn build() -> Host {
     if let Ok(host) = &built {
         let realtime = std::env::var("GPIB_SIM_REALTIME").map_or(true, |v| v.trim() != "0");
         host.set_realtime(realtime);
+        if SimHost::trace_requested() {
+            host.record(64);
+        }
     }
     if let Err(e) = &built {
         eprintln!("gpib-vboard: the simulated bus did not load: {e}");
     }
     Host { sim: built }
+}
+
+/// With `GPIB_SIM_TRACE` set, prints the bus's events since the last call (after each
+/// request, as compat prints them after each call).
+pub fn print_events() {
+    static TRACE: OnceLock<bool> = OnceLock::new();
+    if !*TRACE.get_or_init(SimHost::trace_requested) {
+        return;
+    }
+    if let Some(Ok(host)) = HOST.get().map(|h| h.sim.as_ref()) {
+        host.print_events();
+    }
+}
+
+/// Drops the bus events recorded so far (the restoring of a board's kept state).
+pub fn forget_events() {
+    if let Some(Ok(host)) = HOST.get().map(|h| h.sim.as_ref()) {
+        drop(host.take_events());
+    }
 }
 
 /// Board `minor` of the simulated host at primary address `pad` (what attaching a

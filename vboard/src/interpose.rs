@@ -116,6 +116,8 @@ fn open_board(minor: usize, flags: c_int) -> c_int {
                         st.sim = Some(sim);
                         // This process's files have not asked for automatic polling.
                         crate::ioctl::model_autopoll(&mut st);
+                        // The bus as gpib_config left it, restored: not this program's.
+                        crate::host::forget_events();
                     }
                     Err(_) => st.p.online = false,
                 }
@@ -255,7 +257,9 @@ pub unsafe extern "C" fn ioctl(fd: c_int, request: c_ulong, arg: *mut c_void) ->
         return guarded(-1, || {
             let board = &boards().boards[file.minor];
             #[allow(clippy::useless_conversion)] // c_ulong is u32 on 32-bit targets
-            match crate::ioctl::ioctl(&file, board, u64::from(request), arg as usize) {
+            let r = crate::ioctl::ioctl(&file, board, u64::from(request), arg as usize);
+            crate::host::print_events();
+            match r {
                 Ok(v) => v,
                 Err(e) => {
                     set_errno(e);

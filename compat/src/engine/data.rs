@@ -338,36 +338,46 @@ pub fn sre(lib: &Library, d: &mut Desc, on: bool) -> Res {
 }
 
 /// `ibln`: whether a listener answers at `pad`/`sad` (NO_SAD: the primary only,
-/// ALL_SAD: the primary or any secondary).
+/// ALL_SAD: any secondary of it), with linux-gpib's bus traffic (lib/ibFindLstn.c,
+/// ibln): MTA board, then [`listener_found`], then UNL UNT.
 pub fn ln(lib: &Library, d: &mut Desc, pad: i32, sad: i32) -> Res<bool> {
     let board = lib.board(d.board);
     let mut bus = board.lock();
-    // linux-gpib's ibln addresses the board as talker before it looks at the address
-    // (lib/ibFindLstn.c: address_board_as_talker, then listenerFound's
-    // addressListIsValid): a bad address is EARG with the board talker and ATN on.
+    // The board is addressed as talker before the address is looked at
+    // (address_board_as_talker, then listenerFound's addressListIsValid): a bad address
+    // is EARG with the board talker and ATN on.
     bus.command(&[0x40 | board.pad])?;
-    let pad = check_pad(pad)?;
-    let mut present = |s: Option<u8>| -> Res<bool> {
-        let a = Address::new(pad, s).map_err(|_| Fail::code(EARG))?;
-        bus.listener_present(a)
-    };
-    let found = match sad {
-        ALL_SAD => {
-            let mut any = present(None)?;
-            for s in 0..=30 {
-                if any {
-                    break;
-                }
-                any = present(Some(s))?;
-            }
-            any
-        }
-        s => present(check_sad(s)?)?,
-    };
-    // linux-gpib's ibln ends with UNL UNT (lib/ibFindLstn.c, ibln: unlisten_untalk):
-    // ATN asserted, nobody addressed, the board included.
+    let probe = ln_probe(pad, sad)?;
+    let found = listener_found(&mut bus, &probe)?;
+    // linux-gpib's ibln ends with UNL UNT (unlisten_untalk): ATN asserted, nobody
+    // addressed, the board included.
     unlisten_untalk(&mut bus)?;
     Ok(found)
+}
+
+/// The listen addresses `ibln` probes: `pad` alone, with its secondary, or (ALL_SAD)
+/// with each of the 31 secondaries (secondaryListenerFound).
+fn ln_probe(pad: i32, sad: i32) -> Res<Vec<u8>> {
+    let mla = 0x20 | check_pad(pad)?;
+    Ok(match sad {
+        ALL_SAD => (0..=30u8).flat_map(|s| [mla, 0x60 | s]).collect(),
+        s => match check_sad(s)? {
+            Some(s) => vec![mla, 0x60 | s],
+            None => vec![mla],
+        },
+    })
+}
+
+/// linux-gpib's listenerFound (lib/ibFindLstn.c): UNL and the listen addresses in one
+/// command, standby, then NDAC: someone listens when it is asserted. (Its 1.5 ms sleep
+/// before the lines is the program's own time, not the bus's.)
+fn listener_found(bus: &mut BoardBus, listen: &[u8]) -> Res<bool> {
+    let mut cmd = Vec::with_capacity(listen.len() + 1);
+    cmd.push(codes::UNL);
+    cmd.extend_from_slice(listen);
+    bus.command(&cmd)?;
+    bus.go_to_standby()?;
+    Ok(bus.lines()?.ndac)
 }
 
 /// `ibln` on a device descriptor: linux-gpib addresses the board as talker and `pad`
@@ -378,35 +388,51 @@ pub fn ln_on_device(lib: &Library, d: &mut Desc, pad: i32, sad: i32) -> Res<bool
     let board = lib.board(d.board);
     let mut bus = board.lock();
     bus.command(&[0x40 | board.pad])?;
-    let pad = check_pad(pad)?;
-    let mla = 0x20 | pad;
-    let mut cmd = vec![0x3f];
-    match sad {
-        ALL_SAD => {
-            for s in 0..=30u8 {
-                cmd.extend([mla, 0x60 | s]);
-            }
-        }
-        s => {
-            cmd.push(mla);
-            if let Some(s) = check_sad(s)? {
-                cmd.push(0x60 | s);
-            }
-        }
-    }
+    let mut cmd = vec![codes::UNL];
+    cmd.extend(ln_probe(pad, sad)?);
     bus.command(&cmd)?;
     bus.go_to_standby()?;
     Err(Fail::code(EARG))
 }
 
-/// The bus as linux-gpib's FindLstn leaves it when it stops on ETAB (lib/ibFindLstn.c:
-/// it returns right after `listenerFound`, with no UNL UNT): the board talker, `pad`
-/// listener, in standby.
-pub fn find_lstn_stopped(lib: &Library, d: &mut Desc, pad: u8) -> Res<()> {
+/// `FindLstn` as linux-gpib runs it (lib/ibFindLstn.c): MTA board, then for each
+/// primary address a [`listener_found`] probe, and when none answers, one probe of all
+/// its secondaries followed by one probe of each (whose answers linux-gpib never keeps:
+/// its test is `retval > 1`); UNL UNT at the end. The listeners found go into `found`,
+/// at most `max`: one more stops the search where it is (no UNL UNT) and is ETAB with
+/// ibcnt `max`.
+pub fn find_lstn(
+    lib: &Library,
+    d: &mut Desc,
+    pads: &[u16],
+    max: usize,
+    found: &mut Vec<u16>,
+) -> Res<()> {
     let board = lib.board(d.board);
     let mut bus = board.lock();
-    bus.command(&[0x40 | board.pad, 0x3f, 0x20 | (pad & 0x1f)])?;
-    bus.go_to_standby()
+    io_timeout(&mut bus, d)?;
+    bus.command(&[0x40 | board.pad])?;
+    for (i, &a) in pads.iter().enumerate() {
+        let pad = (a & 0xff) as i32;
+        if a >> 8 != 0 || pad > 30 {
+            return Err(Fail::code(EARG).counted(i));
+        }
+        if listener_found(&mut bus, &ln_probe(pad, NO_SAD)?)? {
+            if found.len() >= max {
+                return Err(Fail {
+                    iberr: ETAB,
+                    count: Some(max as i64),
+                    timo: false,
+                });
+            }
+            found.push(a & 0xff);
+        } else if listener_found(&mut bus, &ln_probe(pad, ALL_SAD)?)? {
+            for s in 0..=30 {
+                listener_found(&mut bus, &ln_probe(pad, 0x60 + s)?)?;
+            }
+        }
+    }
+    unlisten_untalk(&mut bus)
 }
 
 /// UNL UNT, as linux-gpib's `unlisten_untalk` (lib/ibFindLstn.c:53-62) sends them.

@@ -6,38 +6,6 @@ use super::*;
 // IEEE 488.2 calls (on a board descriptor).
 // ---------------------------------------------------------------------------------
 
-/// `FindLstn`: for each primary address, the address itself when a device listens
-/// there, else every secondary address where one does (EARG, with the index in ibcnt,
-/// for an entry that is not a primary address).
-pub fn find_lstn(lib: &Library, d: &mut Desc, pads: &[u16]) -> Res<Vec<u16>> {
-    // linux-gpib's FindLstn ends with UNL UNT (lib/ibFindLstn.c:241), an empty list
-    // included; each ibln here ends so too.
-    if pads.is_empty() {
-        let board = lib.board(d.board);
-        let mut bus = board.lock();
-        io_timeout(&mut bus, d)?;
-        super::unlisten_untalk(&mut bus)?;
-        return Ok(Vec::new());
-    }
-    let mut found = Vec::new();
-    for (i, &a) in pads.iter().enumerate() {
-        let pad = (a & 0xff) as i32;
-        if a >> 8 != 0 || pad > 30 {
-            return Err(Fail::code(EARG).counted(i));
-        }
-        if ln(lib, d, pad, NO_SAD)? {
-            found.push(a & 0xff);
-        } else {
-            for s in 0..=30u16 {
-                if ln(lib, d, pad, i32::from(0x60 + s))? {
-                    found.push((a & 0xff) | ((0x60 + s) << 8));
-                }
-            }
-        }
-    }
-    Ok(found)
-}
-
 /// Runs `f` with the board of `d` locked and `d`'s I/O timeout applied, so that the
 /// bus operations of one call are never interleaved with another thread's.
 fn on_bus<T>(
@@ -249,12 +217,18 @@ pub fn ppoll_unconfig(lib: &Library, d: &mut Desc, list: &[Address]) -> Res {
 
 /// `ReadStatusByte`.
 pub fn read_status_byte(lib: &Library, d: &mut Desc, a: Address) -> Res<u8> {
+    status_byte(lib, d, a, super::code_timeout(d.s.spoll_tmo))
+}
+
+/// The status byte of `a`: one its automatic polls queued, else a serial poll with
+/// `timeout` (the kernel's IBRSP, sys/osfuncs.c serial_poll_ioctl).
+fn status_byte(lib: &Library, d: &Desc, a: Address, timeout: Timeout) -> Res<u8> {
     let board = lib.board(d.board);
     let mut bus = board.lock();
     if let Some(b) = bus.spoll.get_mut(&a).and_then(VecDeque::pop_front) {
         return Ok(b);
     }
-    bus.use_timeout(super::code_timeout(d.s.spoll_tmo))?;
+    bus.use_timeout(timeout)?;
     bus.serial_poll(a)
 }
 
@@ -274,7 +248,9 @@ pub fn all_spoll(lib: &Library, d: &mut Desc, list: &[Address]) -> Res<Vec<u8>> 
 /// index and status byte. None does: ETAB.
 pub fn find_rqs(lib: &Library, d: &mut Desc, list: &[Address]) -> Res<(usize, u8)> {
     for (i, &a) in list.iter().enumerate() {
-        let stb = read_status_byte(lib, d, a).map_err(|f| Fail {
+        // FindRQS polls within the board's I/O timeout, not the serial poll timeout
+        // AllSpoll and ReadStatusByte use (lib/ibRsp.c:184-185).
+        let stb = status_byte(lib, d, a, d.s.timeout()).map_err(|f| Fail {
             count: Some(i as i64),
             ..f
         })?;

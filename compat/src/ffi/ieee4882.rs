@@ -147,26 +147,14 @@ pub unsafe extern "C" fn FindLstn(
         // SAFETY: forwarded contract.
         let pads = unsafe { raw_list(pad_list) }?;
         let max = max_num_results as usize;
-        let mut found = engine::find_lstn(lib, d, &pads)?;
-        // More listeners than room: the ones that fit are stored, and ETAB reported.
-        let overflow = found.len() > max;
-        if overflow {
-            engine::find_lstn_stopped(lib, d, (found[max] & 0xff) as u8)?;
-        }
-        found.truncate(max);
-        for (i, a) in found.iter().enumerate() {
+        // linux-gpib stores each listener as it finds it: on ETAB (one more than
+        // fits) or an error the ones found are in the list already.
+        let mut found = Vec::new();
+        let r = engine::find_lstn(lib, d, &pads, max, &mut found);
+        for (i, a) in found.iter().take(max).enumerate() {
             // SAFETY: at most `max_num_results` entries are written.
             unsafe { result_list.add(i).write(*a) };
         }
-        let r: Res<()> = if overflow {
-            Err(Fail {
-                iberr: ETAB,
-                count: Some(max as i64),
-                timo: false,
-            })
-        } else {
-            Ok(())
-        };
         r?;
         Ok(Some(found.len() as i64))
     })

@@ -2,6 +2,7 @@
 //! mounts and transcript. What one bus operation does is `ops.rs`; virtual time and
 //! its resources are `schedule.rs`.
 
+use std::io::Write as _;
 use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -401,6 +402,26 @@ impl SimHost {
     /// Takes the events recorded so far (recording goes on).
     pub fn take_events(&self) -> Vec<Event> {
         std::mem::take(&mut self.lock().rec.events)
+    }
+
+    /// Whether `GPIB_SIM_TRACE` asks the libraries over the simulator (compat's
+    /// libgpib, the virtual board) to print the bus's events: set, not empty, not `0`.
+    pub fn trace_requested() -> bool {
+        std::env::var_os("GPIB_SIM_TRACE").is_some_and(|v| !v.is_empty() && v != "0")
+    }
+
+    /// Prints the events recorded since the last call on standard error, one a line as
+    /// `gpib-sim: EVENT` (what `GPIB_SIM_TRACE` shows), and flushes it.
+    pub fn print_events(&self) {
+        let events = self.take_events();
+        if events.is_empty() {
+            return;
+        }
+        let mut err = std::io::stderr().lock();
+        for e in events {
+            let _ = writeln!(err, "gpib-sim: {e}");
+        }
+        let _ = err.flush();
     }
 
     /// The calling thread's virtual time.

@@ -547,10 +547,12 @@ impl World {
         let done = self.occupy_ns(board, start, elapsed, cpu, dma);
         self.end_at(Duration::from_nanos(done));
         let ready = start.saturating_add(wait);
+        // END in the trace: the talker sent EOI with the last byte read, whether the
+        // read stopped on it or on the EOS byte that came with it.
         let flags = match end {
-            Some(ReadEnd::Eoi) => trace_flags::END,
-            Some(_) => 0,
             None => trace_flags::INCOMPLETE,
+            Some(_) if n == avail && ends => trace_flags::END,
+            Some(_) => 0,
         };
         if self.rec.active() {
             self.record_read(
