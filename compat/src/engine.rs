@@ -261,6 +261,20 @@ pub struct BoardBus {
     /// (linux-gpib's kernel `board->master`: sys/ibsic.c, sys/ibsre.c, sys/ibwrite.c,
     /// sys/ibread.c, sys/ibinit.c).
     pub system_controller: bool,
+    /// The kernel's descriptor slot 0 of this board's file, the board descriptor's
+    /// handle, is free: `ibonl(board, 0)` closed it, and no descriptor opened since has
+    /// taken it (the kernel gives a new one the first free slot). linux-gpib asks
+    /// whether the board is controller-in-charge on handle 0 before a device's status
+    /// (lib/ibutil.c is_cic): while it is free, that fails with EINVAL.
+    pub handle0_free: bool,
+    /// The current call is on a board descriptor whose handle is closed: what it sends
+    /// with the handle (commands, reads, writes) fails with EINVAL; what goes by the
+    /// board's file alone (IFC, REN, serial polls, the lines) still happens.
+    pub handle_closed_call: bool,
+    /// The EOS the board's reads stop on as its kernel has it: what the last IBEOS set.
+    /// linux-gpib's library sends one before every read (lib/ibEos.c
+    /// config_read_eos), gpib_config the first.
+    pub read_eos: Option<Eos>,
 }
 
 impl BoardBus {
@@ -272,6 +286,9 @@ impl BoardBus {
             bus,
             spoll: HashMap::new(),
             system_controller: true,
+            handle0_free: false,
+            handle_closed_call: false,
+            read_eos: None,
         }
     }
 
@@ -285,6 +302,13 @@ impl BoardBus {
     }
 
     fn command(&mut self, bytes: &[u8]) -> Res<()> {
+        if self.handle_closed_call {
+            return Err(Fail {
+                iberr: EDVR,
+                count: Some(EINVAL),
+                timo: false,
+            });
+        }
         if bytes.is_empty() {
             return Ok(());
         }
@@ -300,22 +324,16 @@ impl BoardBus {
     /// The board talks to `to`: MTA board, UNL, MLA \[MSA\] of each, the bytes
     /// linux-gpib's library sends.
     fn send_setup(&mut self, to: &[Address]) -> Res<()> {
-        self.bus
-            .transaction(|tx| {
-                let cmd = addressing::linux_gpib_send_setup(tx.board_address(), to);
-                tx.command(cmd.as_bytes())
-            })
-            .map_err(|e| fail_from(&e, Call::Command))
+        let board = self.bus.transaction(|tx| Ok(tx.board_address()));
+        let board = board.map_err(|e| fail_from(&e, Call::Command))?;
+        self.command(addressing::linux_gpib_send_setup(board, to).as_bytes())
     }
 
     /// `from` talks to the board: UNL, MLA board, MTA \[MSA\], as linux-gpib sends it.
     fn receive_setup(&mut self, from: Address) -> Res<()> {
-        self.bus
-            .transaction(|tx| {
-                let cmd = addressing::linux_gpib_receive_setup(tx.board_address(), from);
-                tx.command(cmd.as_bytes())
-            })
-            .map_err(|e| fail_from(&e, Call::Command))
+        let board = self.bus.transaction(|tx| Ok(tx.board_address()));
+        let board = board.map_err(|e| fail_from(&e, Call::Command))?;
+        self.command(addressing::linux_gpib_receive_setup(board, from).as_bytes())
     }
 
     /// ESAC unless the board is system controller: what linux-gpib's library checks
@@ -364,11 +382,34 @@ impl BoardBus {
     }
 
     fn read(&mut self, buf: &mut [u8], eos: Option<Eos>) -> gpib_sim::Result<ReadStatus> {
+        self.no_closed_handle()?;
         self.bus.transaction(|tx| tx.read(buf, eos))
     }
 
     fn write(&mut self, data: &[u8], eoi: bool) -> gpib_sim::Result<usize> {
+        self.no_closed_handle()?;
         self.bus.transaction(|tx| tx.write(data, eoi))
+    }
+
+    /// The EOS a descriptor's read stops on (lib/ibEos.c iblcleos): its own, sent to
+    /// the kernel first; but linux-gpib keeps the EOS byte in a `char` (lib/ibConf.h),
+    /// so one above 0x7f is "more than 8 bits" to config_read_eos, which sends nothing
+    /// (and my_ibrd goes on): the read stops on the board's EOS as it was.
+    pub(crate) fn descriptor_eos(&self, s: &Settings) -> Option<Eos> {
+        match s.read_eos() {
+            Some(e) if e.byte > 0x7f => self.read_eos,
+            e => e,
+        }
+    }
+
+    /// EINVAL for a transfer on a closed handle (see `handle_closed_call`).
+    fn no_closed_handle(&self) -> gpib_sim::Result<()> {
+        if self.handle_closed_call {
+            return Err(gpib_sim::Error::Io(std::io::Error::from_raw_os_error(
+                libc::EINVAL,
+            )));
+        }
+        Ok(())
     }
 
     fn serial_poll(&mut self, a: Address) -> Res<u8> {
@@ -384,7 +425,7 @@ impl BoardBus {
             .map_err(|e| fail_from(&e, Call::Other))
     }
 
-    fn lines(&mut self) -> Res<gpib_sim::BusLines> {
+    pub(crate) fn lines(&mut self) -> Res<gpib_sim::BusLines> {
         self.bus.lines().map_err(|e| fail_from(&e, Call::Other))
     }
 
@@ -560,6 +601,7 @@ impl Library {
                 let mut bus = board.lock();
                 let _ = bus.interface_clear();
                 let _ = bus.remote_enable(true);
+                bus.read_eos = board.defaults.read_eos();
             }
             lib.boards.push(board);
         }
@@ -622,6 +664,10 @@ impl Library {
     }
 
     fn insert(&self, d: Desc) -> Res<i32> {
+        // The kernel opens the new descriptor in its first free slot: slot 0 too.
+        if let Some(b) = self.boards.get(d.board) {
+            b.lock().handle0_free = false;
+        }
         let mut t = self.table();
         let Some(i) = (MAX_BOARDS..MAX_DESCRIPTORS).find(|&i| t[i].is_none()) else {
             return Err(Fail::code(ETAB));

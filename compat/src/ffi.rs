@@ -83,6 +83,14 @@ fn call(ud: c_int, want: Want, io: bool, f: impl FnOnce(&Library, &mut Desc) -> 
         };
         let mut d = slot.lock().unwrap_or_else(|p| p.into_inner());
         if d.handle_closed {
+            // What goes by the board's file alone still happens; what needs the handle
+            // fails; the status query at the end (on the handle) fails in any case.
+            if d.board < lib.boards.len() {
+                lib.board(d.board).lock().handle_closed_call = true;
+                let _ = f(lib, &mut d);
+                lib.board(d.board).lock().handle_closed_call = false;
+                lib.trace_flush();
+            }
             return closed_handle();
         }
         d.timed_out = false;
@@ -137,9 +145,7 @@ fn board_check(
     if d.is_board {
         return (err, cnt);
     }
-    let closed = lib
-        .get(d.board as c_int)
-        .is_some_and(|b| engine::lock_desc(&b).handle_closed);
+    let closed = d.board < lib.boards.len() && lib.board(d.board).lock().handle0_free;
     if closed {
         (Some(EDVR), Some(EINVAL))
     } else {
@@ -389,11 +395,13 @@ fn open_result(lib: &Library, r: Res<i32>) -> c_int {
 /// Closes (0) or resets (non-zero) a descriptor.
 #[no_mangle]
 pub extern "C" fn ibonl(ud: c_int, onl: c_int) -> c_int {
-    if onl != 0 {
-        // reinit_descriptor opens the closed handle of a board taken offline first.
-        if let Some(slot) = library().get(ud) {
-            engine::lock_desc(&slot).handle_closed = false;
-        }
+    // A board taken offline stays so: reinit_descriptor's first ioctl is on its closed
+    // handle (lib/ibOnl.c), and nothing else is done.
+    if library()
+        .get(ud)
+        .is_some_and(|s| engine::lock_desc(&s).handle_closed)
+    {
+        return guard(ERR, closed_handle);
     }
     call(ud, Want::Any, false, |lib, d| engine::onl(lib, ud, d, onl))
 }

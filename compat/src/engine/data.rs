@@ -98,6 +98,8 @@ pub(super) fn read_data(
     eos: Option<Eos>,
 ) -> Res<usize> {
     d.end = false;
+    // Every read of linux-gpib's sets the board's EOS first (config_read_eos).
+    bus.read_eos = eos;
     // Nothing asked for: linux-gpib's kernel moves no byte and waits for none
     // (sys/osfuncs.c, read_ioctl: its loop runs while bytes remain), so the read
     // succeeds at once, addressed or not.
@@ -130,7 +132,7 @@ pub fn rd(lib: &Library, d: &mut Desc, buf: &mut [u8]) -> Res {
     if !d.is_board {
         bus.receive_setup(d.address())?;
     }
-    let eos = d.s.read_eos();
+    let eos = bus.descriptor_eos(&d.s);
     let r = read_data(&mut bus, d, buf, eos);
     finish_transfer(&mut bus, d, r)
 }

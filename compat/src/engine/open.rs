@@ -105,10 +105,12 @@ pub fn onl(lib: &Library, ud: i32, d: &mut Desc, v: i32) -> Res {
         lib.remove(ud);
     }
     // A board descriptor (0..15) is kept, its kernel handle closed (lib/ibOnl.c:118-139:
-    // close_gpib_handle, and ibConfigs[ud] freed only from GPIB_MAX_NUM_BOARDS up);
-    // `ibonl(ud, 1)` opens it again (reinit_descriptor).
-    if ud < MAX_BOARDS as i32 {
-        d.handle_closed = v == 0;
+    // close_gpib_handle, and ibConfigs[ud] freed only from GPIB_MAX_NUM_BOARDS up), for
+    // good: `ibonl(ud, 1)` only runs reinit_descriptor, whose IBPAD on the closed handle
+    // fails.
+    if ud < MAX_BOARDS as i32 && v == 0 {
+        d.handle_closed = true;
+        lib.board(d.board).lock().handle0_free = true;
     }
     Ok(None)
 }
