@@ -19,7 +19,8 @@ use gpib::Bus;
 const HANG: Duration = Duration::from_secs(30);
 
 struct Served {
-    child: Child,
+    /// The server; `None` once [`Served::interrupt`] has stopped it.
+    child: Option<Child>,
     prologix: SocketAddr,
     vxi11: SocketAddr,
     hislip: SocketAddr,
@@ -76,7 +77,7 @@ impl Served {
             prologix: field("prologix"),
             vxi11: field("vxi11"),
             hislip: field("hislip"),
-            child,
+            child: Some(child),
             stderr,
         }
     }
@@ -101,7 +102,7 @@ impl Served {
     }
 
     fn rss_kib(&self) -> u64 {
-        let s = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+        let s = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
             .unwrap_or_default();
         s.lines()
             .find_map(|l| l.strip_prefix("VmRSS:"))
@@ -110,16 +111,31 @@ impl Served {
     }
 
     /// Ctrl-C (SIGINT): the server stops cleanly and reports what it saw.
-    fn interrupt(self) -> String {
+    fn interrupt(mut self) -> String {
         let st = Command::new("kill")
-            .args(["-INT", &self.child.id().to_string()])
+            .args(["-INT", &self.pid().to_string()])
             .status()
             .unwrap();
         assert!(st.success());
-        let mut child = self.child;
+        let mut child = self.child.take().expect("the server runs");
         let status = child.wait().unwrap();
         assert!(status.success(), "serve exited with {status:?}");
-        self.stderr.join().unwrap()
+        let stderr = std::mem::replace(&mut self.stderr, std::thread::spawn(String::new));
+        stderr.join().unwrap()
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+}
+
+/// A test that fails before [`Served::interrupt`] leaves no server running.
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
