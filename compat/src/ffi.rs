@@ -58,9 +58,17 @@ fn unknown_descriptor(lib: &Library, ud: c_int) -> c_int {
 
 /// A call on a board descriptor whose kernel handle `ibonl(ud, 0)` closed: the
 /// kernel knows no such handle (EINVAL), and the status it would report cannot be
-/// read, so ibsta is ERR alone (linux-gpib's general_exit_library).
-fn closed_handle() -> c_int {
-    finish(ERR, Some(EDVR), Some(EINVAL))
+/// read, so ibsta is ERR with only the library's own TIMO (the call timed out) and END
+/// (of the last transfer) (lib/ibutil.c ibstatus, general_exit_library).
+fn closed_handle(timo: bool, end: bool) -> c_int {
+    let mut sta = ERR;
+    if timo {
+        sta |= TIMO;
+    }
+    if end {
+        sta |= END;
+    }
+    finish(sta, Some(EDVR), Some(EINVAL))
 }
 
 /// Which descriptors a call accepts.
@@ -85,13 +93,14 @@ fn call(ud: c_int, want: Want, io: bool, f: impl FnOnce(&Library, &mut Desc) -> 
         if d.handle_closed {
             // What goes by the board's file alone still happens; what needs the handle
             // fails; the status query at the end (on the handle) fails in any case.
-            if d.board < lib.boards.len() {
+            let mut timo = false;
+            if d.board < lib.boards.len() && want != Want::Device {
                 lib.board(d.board).lock().handle_closed_call = true;
-                let _ = f(lib, &mut d);
+                timo = f(lib, &mut d).is_err_and(|f| f.timo);
                 lib.board(d.board).lock().handle_closed_call = false;
                 lib.trace_flush();
             }
-            return closed_handle();
+            return closed_handle(timo, d.end);
         }
         d.timed_out = false;
         if d.board >= lib.boards.len() {
@@ -169,7 +178,7 @@ fn call_unlocked(
         let (wrong, lost) = {
             let mut d = engine::lock_desc(&slot);
             if d.handle_closed {
-                return closed_handle();
+                return closed_handle(false, d.end);
             }
             d.timed_out = false;
             (
@@ -397,11 +406,11 @@ fn open_result(lib: &Library, r: Res<i32>) -> c_int {
 pub extern "C" fn ibonl(ud: c_int, onl: c_int) -> c_int {
     // A board taken offline stays so: reinit_descriptor's first ioctl is on its closed
     // handle (lib/ibOnl.c), and nothing else is done.
-    if library()
-        .get(ud)
-        .is_some_and(|s| engine::lock_desc(&s).handle_closed)
-    {
-        return guard(ERR, closed_handle);
+    if let Some(end) = library().get(ud).and_then(|s| {
+        let d = engine::lock_desc(&s);
+        d.handle_closed.then_some(d.end)
+    }) {
+        return guard(ERR, || closed_handle(false, end));
     }
     call(ud, Want::Any, false, |lib, d| engine::onl(lib, ud, d, onl))
 }

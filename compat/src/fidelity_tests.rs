@@ -633,6 +633,15 @@ fn a_board_taken_offline_fails_every_call_for_good_as_in_linux_gpib() {
     assert_eq!((ThreadIbsta(), ThreadIberr()), (ERR, EDVR));
     let sent: Vec<_> = host.stop_recording();
     assert!(sent.is_empty(), "{sent:?}");
+    // A serial poll goes by the board's file: it happens, and times out on nobody; the
+    // status is ERR and the library's own TIMO (found by vboard/fidelity: c000 there,
+    // 8000 here). DevClear's failure is not masked then (its final status fails too).
+    let mut stb: i16 = 0;
+    // SAFETY: `stb` is writable.
+    unsafe { ReadStatusByte(0, 5, &mut stb) };
+    assert_eq!((ThreadIbsta(), ThreadIberr()), (ERR | TIMO, EDVR));
+    DevClear(0, 22);
+    assert_eq!((ThreadIbsta(), ThreadIberr()), (ERR, EDVR));
     bring_board_0_back();
 }
 

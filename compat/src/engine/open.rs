@@ -88,17 +88,20 @@ pub fn not_configured() -> Fail {
 /// else restores the settings it was opened with.
 pub fn onl(lib: &Library, ud: i32, d: &mut Desc, v: i32) -> Res {
     d.pending = None;
-    // reinit_descriptor (lib/ibOnl.c) restores the address, the I/O timeout, EOS, EOT,
-    // the parallel poll configuration and READDR, and sets the serial and parallel
-    // poll timeouts to the I/O timeout; the rest stays as the program set it.
-    let (s, def) = (&mut d.s, &d.defaults);
-    s.pad = def.pad;
-    s.sad = def.sad;
-    s.device = def.device;
-    s.spoll_tmo = def.tmo();
-    s.ppoll_tmo = def.tmo();
-    s.ppc = def.ppc;
-    s.readdr = def.readdr;
+    // reinit_descriptor (lib/ibOnl.c), for a non-zero `v` only, restores the address,
+    // the I/O timeout, EOS, EOT, the parallel poll configuration and READDR, and sets
+    // the serial and parallel poll timeouts to the I/O timeout; the rest stays as the
+    // program set it.
+    if v != 0 {
+        let (s, def) = (&mut d.s, &d.defaults);
+        s.pad = def.pad;
+        s.sad = def.sad;
+        s.device = def.device;
+        s.spoll_tmo = def.tmo();
+        s.ppoll_tmo = def.tmo();
+        s.ppc = def.ppc;
+        s.readdr = def.readdr;
+    }
     // The status reports END of the last transfer still: closing computes it before
     // close_gpib_handle, and reinit_descriptor leaves conf->end alone (lib/ibOnl.c).
     if v == 0 && ud >= MAX_BOARDS as i32 {

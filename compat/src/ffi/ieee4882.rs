@@ -61,7 +61,7 @@ pub extern "C" fn DevClear(board_desc: c_int, address: Addr4882_t) {
             r.and_then(|l| engine::dev_clear_list(lib, d, &l)),
         )
     });
-    report_masked(failed);
+    report_masked(board_desc, failed);
 }
 
 /// linux-gpib's DevClearList reports a failure, then falls through to report success
@@ -78,7 +78,14 @@ fn masked(failed: &mut Option<Fail>, r: Res) -> Res {
     }
 }
 
-fn report_masked(failed: Option<Fail>) {
+fn report_masked(board_desc: c_int, failed: Option<Fail>) {
+    // A board taken offline: the final status query fails too, and ERR stays.
+    let closed = engine::library()
+        .get(board_desc)
+        .is_some_and(|s| engine::lock_desc(&s).handle_closed);
+    if closed {
+        return;
+    }
     if let Some(f) = failed {
         let sta = crate::status::thread().sta & !ERR;
         finish(sta, Some(f.iberr), f.count);
@@ -100,7 +107,7 @@ pub unsafe extern "C" fn DevClearList(board_desc: c_int, address_list: *const Ad
             r.and_then(|l| engine::dev_clear_list(lib, d, &l)),
         )
     });
-    report_masked(failed);
+    report_masked(board_desc, failed);
 }
 
 /// GTL to the listed devices (empty list: REN off).
