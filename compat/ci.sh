@@ -9,7 +9,8 @@
 #      library, run it and compare its output; the same in Python through ctypes, and
 #      through linux-gpib's Python API when a `gpib` module (or gpib-ctypes) is there;
 #   4. build the `linux-gpib` feature against the library (in its own target dir, the
-#      library's directory added by RUSTFLAGS), lint it, and
+#      library's directory given by GPIB_LIBGPIB_DIR, which gpib/build.rs turns into
+#      the link directive), lint it, and
 #      run the gpib unit tests, the hardware tests (on the simulated bench), the
 #      examples (examples/*.rs with GPIB0 resource strings) and the shared integration
 #      tests on both backends; serve two linux-gpib boards with
@@ -24,10 +25,19 @@
 # NO_LOCAL_LIB=1 linux-gpib-sys never runs bindgen). Target dirs: target-compat
 # (library, C program) and target-linux-gpib (the feature build); override with
 # COMPAT_TARGET_DIR / LINUX_GPIB_TARGET_DIR.
+#
+# Time: the release and lint (check) builds share their dependencies with the default
+# build's through cargo's build-dir (SHARED_BUILD_DIR, default target/, where .ci/run's
+# builds keep theirs): `shared cargo ...` below. Only the intermediate files are
+# shared; each build's binaries and libraries stay in its own target dir. Test builds
+# keep their own build-dir: tests/examples.rs finds the examples beside the test
+# binary, which with a shared build-dir would be the build-dir's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 export CARGO_TERM_COLOR=never
+SHARED_BUILD_DIR="${SHARED_BUILD_DIR:-$ROOT/target}"
+shared() { CARGO_BUILD_BUILD_DIR="$SHARED_BUILD_DIR" "$@"; }
 
 section() { printf '\n== compat [%4d s]: %s\n' "$SECONDS" "$*"; }
 fail() {
@@ -42,7 +52,7 @@ OUT="$COMPAT_TARGET/c"
 mkdir -p "$LIBDIR" "$OUT"
 
 section "build libgpib.so.0 (cargo build --release -p gpib-compat)"
-CARGO_TARGET_DIR="$COMPAT_TARGET" cargo build --release -p gpib-compat
+CARGO_TARGET_DIR="$COMPAT_TARGET" shared cargo build --release -p gpib-compat
 cp -f "$COMPAT_TARGET/release/libgpib.so" "$LIBDIR/libgpib.so.0"
 ln -sf libgpib.so.0 "$LIBDIR/libgpib.so"
 echo "installed $LIBDIR/libgpib.so.0 (and the libgpib.so link)"
@@ -134,6 +144,9 @@ python3 "$ROOT/compat/scripts/readme_blocks.py" "$ROOT/compat/README.md" "$OUT/r
   unset CARGO_TARGET_DIR GPIB_SIM_CONFIG LD_LIBRARY_PATH
   # rustup and cargo keep their homes under the real HOME.
   export RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}" CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}"
+  # The README's release build into target/ with the shared build-dir: the library
+  # built above, copied, instead of a second build of it.
+  export CARGO_BUILD_BUILD_DIR="$SHARED_BUILD_DIR"
   HOME="$README_HOME" PYTHON="$PYTHON" bash "$OUT/readme.sh"
 ) >"$OUT/readme.out"
 rm -f "$ROOT/find_and_idn"
@@ -144,10 +157,14 @@ echo "the README's blocks ran and printed what it shows ($(wc -l <"$OUT/readme.o
 section "linux-gpib feature against libgpib.so.0 (CARGO_TARGET_DIR=$LG_TARGET)"
 # linux-gpib-rs's sys crate with NO_LOCAL_LIB: its shipped bindings (no bindgen, no
 # libclang, no installed linux-gpib) and no link directive of its own, so the library
-# is named here, as the README says. linux-gpib-sys caches that choice per target dir:
-# this one is only ever built with it.
+# is named here. linux-gpib-sys caches that choice per build dir: these (this target
+# dir and the shared build-dir) only ever build it with NO_LOCAL_LIB=1.
 export NO_LOCAL_LIB=1
-export RUSTFLAGS="-L native=$LIBDIR -l dylib=gpib"
+# The README names the library with RUSTFLAGS; here gpib/build.rs does, from
+# GPIB_LIBGPIB_DIR (`-L native=DIR -l dylib=gpib` for gpib and all that links it):
+# RUSTFLAGS would change every dependency's fingerprint, and none of the default
+# build's could be reused.
+export GPIB_LIBGPIB_DIR="$LIBDIR"
 # rustdoc takes no -l: doc tests get the library as a trailing linker argument.
 export RUSTDOCFLAGS="-L native=$LIBDIR -C link-arg=-lgpib"
 # A target dir of its own: with the workspace's, cargo would swap the binaries and
@@ -156,19 +173,23 @@ export RUSTDOCFLAGS="-L native=$LIBDIR -C link-arg=-lgpib"
 export CARGO_TARGET_DIR="$LG_TARGET"
 
 section "cargo clippy -p gpib -p gpib-suite --features linux-gpib --all-targets -- -D warnings"
-cargo clippy -p gpib --features linux-gpib --all-targets -- -D warnings
-cargo clippy -p gpib-suite --features linux-gpib --all-targets -- -D warnings
+shared cargo clippy -p gpib --features linux-gpib --all-targets -- -D warnings
+shared cargo clippy -p gpib-suite --features linux-gpib --all-targets -- -D warnings
 
 section "gpib-diag --features linux-gpib: clippy, CLI tests, io-test through libgpib"
-cargo clippy -p gpib-diag --features linux-gpib --all-targets -- -D warnings
-cargo test -p gpib-diag --features linux-gpib
-cargo build --release -p gpib-diag --features linux-gpib
+shared cargo clippy -p gpib-diag --features linux-gpib --all-targets -- -D warnings
+# The unit tests and the test binaries that exercise the feature (their sources test
+# linux-gpib: cfg(feature = "linux-gpib"), --backend linux-gpib). The others (network,
+# sigrok, trace_*, discover, hostile, ...) never reach the backend: with the feature
+# they repeated the README's test command's run of them (about 100 s).
+cargo test -p gpib-diag --features linux-gpib --bins --test cli --test docs --test doctor --test hardware_path
+shared cargo build --release -p gpib-diag --features linux-gpib
 echo "-- the documents' hardware-path transcripts: doctor and calibrate through libgpib in real time (numbers vary; words, units and lines as shown)"
 mkdir -p "$OUT/transcripts"
 (cd "$OUT/transcripts" && python3 "$ROOT/compat/scripts/hardware_transcripts.py" "$LG_TARGET/release/gpib-diag" "$ROOT/README.md" "$ROOT"/docs/*.md) ||
   fail "a hardware-path transcript of the documents printed something else"
 echo "-- docs/gateway.md's install command, into a scratch root (the release build above is reused)"
-cargo install --locked --path diag --features linux-gpib --root "$OUT/install" 2>&1 | tail -n 2
+shared cargo install --locked --path diag --features linux-gpib --root "$OUT/install" 2>&1 | tail -n 2
 # (Not `tee /dev/stderr`: where standard error is a file, that reopens and truncates it.)
 installed="$("$OUT/install/bin/gpib-diag" --version)"
 echo "$installed"
@@ -226,7 +247,7 @@ print("contention through linux-gpib:", [round(p["aggregate_bytes_per_second"]) 
 PY
 
 section "cargo doc -p gpib --features linux-gpib (warnings are errors)"
-RUSTDOCFLAGS="-D warnings" cargo doc -p gpib --features linux-gpib --no-deps
+RUSTDOCFLAGS="-D warnings" shared cargo doc -p gpib --features linux-gpib --no-deps
 
 section "cargo test -p gpib --features linux-gpib (unit and doc tests; hardware tests skip)"
 cargo test -p gpib --features linux-gpib

@@ -3,6 +3,8 @@
 # FUZZ_JOBS of them at a time (default: one per CPU).
 #
 #   fuzz/run.sh [SECONDS] [TARGET...]
+#   fuzz/run.sh --build-only     (cargo-fuzz if missing, the lock check and the build:
+#                                 .ci/run builds in the background, ahead of the run)
 #
 # The stored seeds (fuzz/corpus/<target>) are read, never written: what the run finds
 # goes to fuzz/target/corpus/<target> (kept between runs, ignored by git), crashes to
@@ -16,6 +18,11 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
+build_only=""
+if [ "${1:-}" = "--build-only" ]; then
+    build_only=1
+    shift
+fi
 seconds="${1:-20}"
 shift || true
 export RUSTC_BOOTSTRAP=1
@@ -46,6 +53,7 @@ fi
 build=(cargo fuzz build -a --sanitizer "$sanitizer")
 echo "== ${build[*]}" >&2
 $nice "${build[@]}"
+[ -z "$build_only" ] || exit 0
 
 # Each target: its regression inputs, then SECONDS of fuzzing; a line for the summary
 # in target/fuzz-<t>.line, and target/fuzz-<t>.failed when it failed (holding the

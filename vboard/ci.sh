@@ -32,6 +32,9 @@ COMPAT_TARGET="${COMPAT_TARGET_DIR:-$ROOT/target-compat}"
 LG_TARGET="${LINUX_GPIB_TARGET_DIR:-$ROOT/target-linux-gpib}"
 WORK="${VBOARD_WORK_DIR:-$ROOT/target-vboard}"
 SHARED="${SHARED_DIR:-$ROOT/../shared}"
+# The release builds share their dependencies with the default build's (and with
+# compat/ci.sh's) through cargo's build-dir; binaries stay in each target dir.
+SHARED_BUILD_DIR="${SHARED_BUILD_DIR:-$ROOT/target}"
 ARCHIVE="$SHARED/linux-gpib/linux-gpib-user.tar.gz"
 mkdir -p "$WORK"
 
@@ -71,7 +74,7 @@ done
 echo "linux-gpib $(awk -F'[][]' '/AC_INIT/ { print $4; exit }' "$LG/configure.ac"): $REAL/libgpib.so.0"
 
 section "the virtual board (cargo build --release -p gpib-vboard)"
-CARGO_TARGET_DIR="$COMPAT_TARGET" cargo build --release -p gpib-vboard
+CARGO_TARGET_DIR="$COMPAT_TARGET" CARGO_BUILD_BUILD_DIR="$SHARED_BUILD_DIR" cargo build --release -p gpib-vboard
 VBOARD="$COMPAT_TARGET/release/libgpib_vboard.so"
 COMPAT="$COMPAT_TARGET/libgpib"
 [[ -f "$COMPAT/libgpib.so.0" ]] || fail "no compat library in $COMPAT: run compat/ci.sh first"
@@ -143,9 +146,11 @@ done
 echo "ibtest (a device and the board) and ibterm: $(wc -l <"$OUT/programs-real.txt") lines, the same on both libraries"
 
 # The linux-gpib feature's binaries, built by compat/ci.sh against compat's library (by
-# soname): the same files run here with linux-gpib's library found first.
+# soname): the same files run here with linux-gpib's library found first. The same
+# environment as there (GPIB_LIBGPIB_DIR: gpib/build.rs's link directive), or cargo
+# would rebuild them.
 lg_cargo() {
-  NO_LOCAL_LIB=1 RUSTFLAGS="-L native=$COMPAT -l dylib=gpib" RUSTDOCFLAGS="-L native=$COMPAT -C link-arg=-lgpib" \
+  NO_LOCAL_LIB=1 GPIB_LIBGPIB_DIR="$COMPAT" RUSTDOCFLAGS="-L native=$COMPAT -C link-arg=-lgpib" \
     CARGO_TARGET_DIR="$LG_TARGET" cargo "$@"
 }
 # test_binary ARGS...: the path of the test executable `cargo test ARGS --no-run` builds.
@@ -201,7 +206,7 @@ section "linux-gpib's example gpib.conf: gpib_config, then devices by name"
 
 section "gpib-diag through linux-gpib's library: io-test, doctor and calibrate"
 DIAG="$LG_TARGET/release/gpib-diag"
-[[ -x "$DIAG" ]] || lg_cargo build -q --release -p gpib-diag --features linux-gpib
+[[ -x "$DIAG" ]] || CARGO_BUILD_BUILD_DIR="$SHARED_BUILD_DIR" lg_cargo build -q --release -p gpib-diag --features linux-gpib
 GPIB_VBOARD_CONFIG=hp9000-350 real "$DIAG" io-test --backend linux-gpib --device 11 4000 | tee "$OUT/io_test.txt"
 grep -c '^transfer size: 4000$' "$OUT/io_test.txt" | grep -qx 2 ||
   fail "io-test through linux-gpib's library did not move 4000 bytes each way"

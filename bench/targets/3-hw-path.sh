@@ -23,7 +23,7 @@ ln -sf libgpib.so.0 "$LIBDIR/libgpib.so"
 export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # The benchmark is in bench/peers/linux-gpib-rs, a package of its own (linux-gpib-sys
 # uses its shipped bindings with NO_LOCAL_LIB=1, a choice cached per target dir).
-NO_LOCAL_LIB=1 CARGO_TARGET_DIR=$ROOT/target-linux-gpib/peer RUSTFLAGS="-L native=$LIBDIR -l dylib=gpib" nice -n 10 cargo bench -q \
+NO_LOCAL_LIB=1 CARGO_TARGET_DIR=$ROOT/target-linux-gpib/peer GPIB_LIBGPIB_DIR=$LIBDIR nice -n 10 cargo bench -q \
   --manifest-path "$ROOT/bench/peers/linux-gpib-rs/Cargo.toml" --bench linux_gpib_overhead -- --json "$OUT/hw_path.json" >&2
 "$PY" - "$OUT/hw_path.json" <<'PY'
 import json, statistics, sys
@@ -58,7 +58,8 @@ PY
 # model gives them, three runs.
 # The feature build in a target dir of its own (as compat/ci.sh's): in target/, cargo
 # would leave this gpib-diag, which needs libgpib.so.0, where the default build's was.
-export NO_LOCAL_LIB=1 CARGO_TARGET_DIR=$ROOT/target-linux-gpib RUSTFLAGS="-L native=$LIBDIR -l dylib=gpib"
+# GPIB_LIBGPIB_DIR: gpib/build.rs links libgpib from there (as compat/ci.sh does).
+export NO_LOCAL_LIB=1 CARGO_TARGET_DIR=$ROOT/target-linux-gpib GPIB_LIBGPIB_DIR=$LIBDIR
 nice -n 10 cargo build -q --release -p gpib-diag --features linux-gpib >&2
 DIAG=$CARGO_TARGET_DIR/release/gpib-diag
 "$DIAG" io-test --bus hp9000-350 --format json 4000 >"$OUT/io_test_virtual.json"
