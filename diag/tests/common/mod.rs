@@ -3,6 +3,7 @@
 
 #![allow(dead_code)] // each test binary uses some of these
 
+pub mod held_out;
 pub mod peers;
 
 use std::process::Output;
