@@ -264,8 +264,12 @@ section "the examples with --features linux-gpib through libgpib (GPIB0::N::INST
 cargo build --features linux-gpib --examples
 GPIB_REQUIRE_EXAMPLES=1 cargo test --test tests --features linux-gpib examples::examples_run_on_linux_gpib -- --nocapture
 
-section "shared integration tests on both backends (cargo test --test tests --features linux-gpib)"
-cargo test --test tests --features linux-gpib
+section "shared integration tests on the linux-gpib backend (cargo test --test tests --features linux-gpib linux_gpib open::)"
+# The bodies' linux_gpib variants, linux_gpib_rs:: and the gpib.conf and gpib::open tests
+# the feature adds or changes; the rest of the binary (the simulator's and the network
+# backends', about 45 s) is the README's test command's, unchanged by the feature. The
+# example gpib.conf needs IB_CONFIG: below.
+cargo test --test tests --features linux-gpib -- linux_gpib open:: --skip gpib_conf::linux_gpib_opens_the_example_by_name
 
 section "linux-gpib backend on linux-gpib's example gpib.conf (IB_CONFIG; devices opened by name)"
 IB_CONFIG="$ROOT/gpib/configs/gpib.conf.example" GPIB_SIM_CONFIG="$ROOT/gpib/configs/gpib-conf-sim.toml" \
@@ -276,18 +280,21 @@ grep -q '^test gpib_conf::linux_gpib_opens_the_example_by_name ... ok$' "$OUT/gp
 
 section "linux-gpib-rs against libgpib.so.0 (bench/peers/linux-gpib-rs: NO_LOCAL_LIB=1, its own target dir)"
 # NO_LOCAL_LIB=1 (set above) as for the feature build; a target dir of its own (a
-# package outside the workspace, with its own lock file).
+# package outside the workspace, with its own lock file), the shared build-dir: its
+# release profile is the workspace's, so the dependencies the release builds above
+# made are reused (the bench profile's fat LTO took 48 s of CI to build; that build is
+# bench/targets/3-hw-path.sh's, where the figures count).
 PEER=(--manifest-path "$ROOT/bench/peers/linux-gpib-rs/Cargo.toml")
 export CARGO_TARGET_DIR="$LG_TARGET/peer"
-# The bench profile, as the benchmark below: one build of linux-gpib-rs and the library.
-GPIB_HW_BOARD=0 GPIB_HW_ADDRESS=22 cargo test "${PEER[@]}" --profile bench -- --nocapture 2>&1 | tee "$OUT/peer_linux_gpib_rs.txt"
+GPIB_HW_BOARD=0 GPIB_HW_ADDRESS=22 shared cargo test "${PEER[@]}" --profile release -- --nocapture 2>&1 | tee "$OUT/peer_linux_gpib_rs.txt"
 grep -q '^test linux_gpib_rs_and_the_gpib_crate_get_the_same_answer ... ok$' "$OUT/peer_linux_gpib_rs.txt" ||
   fail "linux-gpib-rs's high-level API did not run against the library"
 grep -q 'skipped' "$OUT/peer_linux_gpib_rs.txt" && fail "the linux-gpib-rs test skipped"
 
 section "wrapper overhead: Device over LinuxGpibBoard vs raw ibwrt/ibrd, both through this libgpib (informational)"
 # Prints the table (ratio = our time per op / raw time per op); nothing is asserted
-# about the ratios. About 15 s of timed runs.
-cargo bench "${PEER[@]}" --bench linux_gpib_overhead -- --json "$OUT/linux_gpib_overhead.json"
+# about the ratios. About 15 s of timed runs, on the release build above (without the
+# bench profile's link-time optimisation: bench/compare.sh's target 3 has those figures).
+shared cargo bench "${PEER[@]}" --profile release --bench linux_gpib_overhead -- --json "$OUT/linux_gpib_overhead.json"
 
 section "done"
