@@ -31,7 +31,8 @@
 #   {"target": "1.1", "name": "short queries", "unit": "queries/s",
 #    "ours": [..one number per run..], "peer": [..] (optional),
 #    "ratio": 123.4 (optional: the figure the goal is about), "goal": ">= 100x",
-#    "met": true|false, "note": "..." (optional: what stands in the way)}
+#    "met": true|false, "note": "..." (optional: what stands in the way),
+#    "informational": true (optional: a figure shown with no goal, not counted)}
 # The script decides "met" (each goal has its own statistic: a minimum, a median, a
 # maximum); compare.sh only prints. A script that exits non-zero, or prints a line that
 # breaks the protocol, makes compare.sh exit 1 (after printing the rest); a goal that
@@ -93,4 +94,7 @@ done
 
 echo
 "$PY" bench/lib/line.py report "$LINES" || status=1
+# The same figures as bench/README.md's Performance table.
+"$PY" bench/lib/line.py markdown "$LINES" >"$OUT/table.md"
+echo "the table for bench/README.md: $OUT/table.md"
 exit $status

@@ -7,10 +7,13 @@ import statistics
 import sys
 
 
-def emit(target, name, unit, ours, goal, met, peer=None, ratio=None, note=None):
-    """Prints one result line: ours/peer are lists of figures (one per run)."""
+def emit(target, name, unit, ours, goal, met, peer=None, ratio=None, note=None, informational=False):
+    """Prints one result line: ours/peer are lists of figures (one per run). An
+    informational line has no goal: it is shown, and not counted."""
     line = {"target": str(target), "name": name, "unit": unit, "ours": list(ours),
             "goal": goal, "met": bool(met)}
+    if informational:
+        line["informational"] = True
     if peer is not None:
         line["peer"] = list(peer)
     if ratio is not None:
@@ -49,6 +52,8 @@ def check(line):
             return f"field {key!r} holds something that is not a number"
     if "ratio" in line and not isinstance(line["ratio"], (int, float)):
         return "field 'ratio' is not a number"
+    if "informational" in line and not isinstance(line["informational"], bool):
+        return "field 'informational' is not a bool"
     return None
 
 
@@ -76,16 +81,55 @@ def report(path):
         ratio = f"ratio {fig(l['ratio'])}" if "ratio" in l else "ratio -"
         print(f"target {l['target']:<5} {l['name']}  ours {spread(l['ours'])} {l['unit']}"
               f"  peer {spread(l.get('peer', []))}  {ratio}  goal {l['goal']}"
-              f"  {'MET' if l['met'] else 'NOT MET'}")
+              f"  {'(no goal)' if l.get('informational') else 'MET' if l['met'] else 'NOT MET'}")
         if l.get("note"):
             print(f"             ({l['note']})")
-    met = sum(l["met"] for l in lines)
-    print(f"{met} of {len(lines)} figures meet their goal")
+    goals = [l for l in lines if not l.get("informational")]
+    met = sum(l["met"] for l in goals)
+    print(f"{met} of {len(goals)} figures meet their goal ({len(lines) - len(goals)} shown without one)")
     return bad
+
+
+def read_lines(path):
+    """The result lines of `path` that keep the protocol, in target order."""
+    lines = []
+    with open(path) as f:
+        for text in f:
+            text = text.strip()
+            if text:
+                try:
+                    line = json.loads(text)
+                except json.JSONDecodeError:
+                    continue
+                if check(line) is None:
+                    lines.append(line)
+    lines.sort(key=lambda l: [int(p) if p.isdigit() else p for p in l["target"].split(".")])
+    return lines
+
+
+def markdown(path):
+    """Prints the Performance table of bench/README.md: a row per figure."""
+    print("| target | figure | ours | peer, same run | ratio | goal | |")
+    print("|---|---|---|---|---|---|---|")
+    lines = read_lines(path)
+    for l in lines:
+        cell = lambda s: str(s).replace("|", "\\|")
+        ours = f"{spread(l['ours'])} {l['unit']}" if l["ours"] else "not measured"
+        peer = spread(l["peer"]) if l.get("peer") else ""
+        ratio = f"{fig(l['ratio'])}x" if "ratio" in l else ""
+        verdict = "no goal" if l.get("informational") else "met" if l["met"] else "NOT MET"
+        print(f"| {l['target']} | {cell(l['name'])} | {cell(ours)} | {cell(peer)} | {ratio} | {cell(l['goal'])} | {verdict} |")
+    goals = [l for l in lines if not l.get("informational")]
+    print()
+    print(f"{sum(l['met'] for l in goals)} of {len(goals)} figures meet their goal; "
+          "medians, with the runs' range in brackets.")
+    return 0
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "report":
         sys.exit(report(sys.argv[2]))
-    print("usage: line.py report RESULTS.jsonl", file=sys.stderr)
+    if len(sys.argv) == 3 and sys.argv[1] == "markdown":
+        sys.exit(markdown(sys.argv[2]))
+    print("usage: line.py report|markdown RESULTS.jsonl", file=sys.stderr)
     sys.exit(2)

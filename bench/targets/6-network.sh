@@ -57,18 +57,30 @@ med = statistics.median
 ours = [r["prologix_queries_per_second"] for r in rs]
 echo = [r["echo_queries_per_second"] for r in rs]
 ratios = [o / e for o, e in zip(ours, echo)]
+thread = [r["echo_thread_queries_per_second"] for r in rs]
 emit("6.1", f"server cost: our Prologix client through serve vs its bytes ({rs[0]['echo_request_bytes']} out, "
-     f"{rs[0]['echo_answer_bytes']} back) to a Rust echo server, *IDN?", "queries/s", ours,
-     ">= 0.5x the echo's rate (median of per-run ratios)", med(ratios) >= 0.5, peer=echo, ratio=med(ratios),
-     note=None if med(ratios) >= 0.5 else
+     f"{rs[0]['echo_answer_bytes']} back) to a Rust echo server in a process of its own, as serve is, *IDN? "
+     f"(the echo on a thread of the client's process: {med(thread):.0f} queries/s, "
+     f"{med([o / t for o, t in zip(ours, thread)]):.2f}x)", "queries/s", ours,
+     ">= 0.8x the echo's rate (median of per-run ratios)", med(ratios) >= 0.8, peer=echo, ratio=med(ratios),
+     note=None if med(ratios) >= 0.8 else
      "the server's work per query: the Prologix parser, the simulated bus's four operations, and our "
      "client's own (its escaping, the Bus and Device layers)")
+# 6.2: VXI-11 against pyvisa-py's. Over Prologix pyvisa-py runs at a quarter of one
+# loopback round trip a query already, so 5x its rate is beyond what a round trip a
+# query allows: that client's goal is 6.1's, against the echo of its own bytes; its
+# ratio to pyvisa-py is shown, with no goal.
 for proto, label in (("vxi11", "VXI-11"), ("prologix", "Prologix")):
     ours = [r[f"{proto}_queries_per_second"] for r in rs]
     peer = [r[f"{proto}_queries_per_second"] for r in py]
     ratios = [o / p for o, p in zip(ours, peer)]
-    emit("6.2", f"our Rust {label} client vs pyvisa-py's, same server, *IDN?", "queries/s",
-         ours, ">= 5x (median of per-run ratios)", med(ratios) >= 5, peer=peer, ratio=med(ratios))
+    if proto == "vxi11":
+        emit("6.2", f"our Rust {label} client vs pyvisa-py's, same server, *IDN?", "queries/s",
+             ours, ">= 5x (median of per-run ratios)", med(ratios) >= 5, peer=peer, ratio=med(ratios))
+    else:
+        emit("6.2", f"our Rust {label} client vs pyvisa-py's, same server, *IDN? (no goal: see 6.1)",
+             "queries/s", ours, "none (6.1 is this client's goal)", True, peer=peer, ratio=med(ratios),
+             informational=True)
 for proto, label in (("vxi11", "VXI-11"), ("prologix", "Prologix")):
     ours = [r[f"{proto}_block_bytes_per_second"] / 1e6 for r in rs]
     peer = [r[f"{proto}_block_bytes_per_second"] / 1e6 for r in py]

@@ -12,9 +12,12 @@
 //! Prints one JSON object: queries per second and block bytes per second for each
 //! protocol given. Loopback only: other hosts are refused. `--echo` (with
 //! `--prologix`) also records the bytes one Prologix `*IDN?` exchanges with the
-//! server, then sends the same bytes to an echo server in this process that answers
-//! each request with the recorded answer: a loopback round trip with no server work
-//! behind it (`echo_queries_per_second`), the floor any server is measured against.
+//! server, then sends the same bytes to an echo server that answers each request with
+//! the recorded answer: a loopback round trip with no server work behind it, the floor
+//! any server is measured against. Twice: the echo server in a process of its own, as
+//! `gpib-diag serve` is (`echo_queries_per_second`: this program started again with
+//! `--echo-server`), and on a thread of this process (`echo_thread_queries_per_second`,
+//! which saves the switch between two address spaces on each wake-up).
 
 use std::hint::black_box;
 use std::io::{Read, Write};
@@ -133,28 +136,78 @@ fn record_prologix_query(server: SocketAddr, device: u8) -> (Vec<u8>, Vec<u8>) {
     (request, answer)
 }
 
-/// Round trips per second of `request` -> `answer` between a bare TCP client and an
-/// echo server in this process that answers each `request` with `answer`.
-fn echo_rate(request: Vec<u8>, answer: Vec<u8>, budget: Duration) -> f64 {
+/// Answers each `n`-byte request of one connection on `listener` with `reply`, until
+/// the connection ends.
+fn echo_serve(listener: TcpListener, n: usize, reply: &[u8]) {
+    let (mut s, _) = listener.accept().expect("echo accept");
+    s.set_nodelay(true).expect("nodelay");
+    let mut buf = vec![0u8; n];
+    while s.read_exact(&mut buf).is_ok() && s.write_all(reply).is_ok() {}
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex"))
+        .collect()
+}
+
+/// `--echo-server N ANSWER-HEX`: the echo server as a process of its own; prints its
+/// port, serves one connection.
+fn echo_server_main(n: &str, answer: &str) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("echo listener");
-    let addr = listener.local_addr().expect("echo address");
-    let (n, reply) = (request.len(), answer.clone());
-    std::thread::spawn(move || {
-        let (mut s, _) = listener.accept().expect("echo accept");
-        s.set_nodelay(true).expect("nodelay");
-        let mut buf = vec![0u8; n];
-        while s.read_exact(&mut buf).is_ok() && s.write_all(&reply).is_ok() {}
-    });
+    println!("{}", listener.local_addr().expect("echo address").port());
+    std::io::stdout().flush().expect("stdout");
+    echo_serve(listener, n.parse().expect("request length"), &unhex(answer));
+}
+
+/// Round trips per second of `request` -> `answer` between a bare TCP client and an
+/// echo server that answers each `request` with `answer`: in a process of its own
+/// (`own_process`), else on a thread of this one.
+fn echo_rate(request: Vec<u8>, answer: Vec<u8>, budget: Duration, own_process: bool) -> f64 {
+    let (addr, child) = if own_process {
+        let mut child = std::process::Command::new(std::env::current_exe().expect("this program"))
+            .args(["--echo-server", &request.len().to_string(), &hex(&answer)])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("start the echo server");
+        let mut port = String::new();
+        let mut out = child.stdout.take().expect("stdout");
+        let mut byte = [0u8; 1];
+        while out.read(&mut byte).expect("echo server's port") == 1 && byte[0] != b'\n' {
+            port.push(char::from(byte[0]));
+        }
+        let port: u16 = port.trim().parse().expect("echo server's port");
+        (SocketAddr::from(([127, 0, 0, 1], port)), Some(child))
+    } else {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("echo listener");
+        let addr = listener.local_addr().expect("echo address");
+        let (n, reply) = (request.len(), answer.clone());
+        std::thread::spawn(move || echo_serve(listener, n, &reply));
+        (addr, None)
+    };
     let mut c = TcpStream::connect(addr).expect("echo connect");
     c.set_nodelay(true).expect("nodelay");
     let mut got = vec![0u8; answer.len()];
-    rate(budget, || {
+    let r = rate(budget, || {
         c.write_all(&request).expect("echo write");
         c.read_exact(&mut got).expect("echo read");
-    })
+    });
+    drop(c);
+    if let Some(mut child) = child {
+        let _ = child.wait();
+    }
+    r
 }
 
 fn main() {
+    if let (Some(n), Some(answer)) = (arg("--echo-server"), std::env::args().nth(3)) {
+        return echo_server_main(&n, &answer);
+    }
     let device: u8 = arg("--device").map_or(22, |d| d.parse().expect("--device N"));
     let budget =
         Duration::from_secs_f64(arg("--seconds").map_or(0.5, |s| s.parse().expect("--seconds S")));
@@ -172,9 +225,10 @@ fn main() {
         ));
         if std::env::args().any(|a| a == "--echo") {
             let (request, answer) = record_prologix_query(a, device);
-            let e = echo_rate(request.clone(), answer.clone(), budget);
+            let e = echo_rate(request.clone(), answer.clone(), budget, true);
+            let t = echo_rate(request.clone(), answer.clone(), budget, false);
             fields.push(format!(
-                "\"echo_queries_per_second\": {e}, \"echo_request_bytes\": {}, \"echo_answer_bytes\": {}",
+                "\"echo_queries_per_second\": {e}, \"echo_thread_queries_per_second\": {t}, \"echo_request_bytes\": {}, \"echo_answer_bytes\": {}",
                 request.len(),
                 answer.len()
             ));

@@ -5,6 +5,7 @@
 //! never get each other's answers nor write into each other's messages.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -37,6 +38,9 @@ impl Hold {
 pub(crate) struct DeviceHolds {
     table: Mutex<HashMap<Device, Hold>>,
     changed: Condvar,
+    /// Calls waiting on `changed` (counted under `table`'s lock): with none, a call's
+    /// end wakes nobody, and makes no system call for it.
+    waiting: AtomicUsize,
 }
 
 impl DeviceHolds {
@@ -77,7 +81,13 @@ impl DeviceHolds {
                 let nap = (deadline - now)
                     .min(SLICE)
                     .min(lapse.max(Duration::from_millis(1)));
-                drop(self.changed.wait_timeout(t, nap));
+                self.waiting.fetch_add(1, Ordering::Relaxed);
+                let (t, _) = self
+                    .changed
+                    .wait_timeout(t, nap)
+                    .unwrap_or_else(|p| p.into_inner());
+                self.waiting.fetch_sub(1, Ordering::Relaxed);
+                drop(t);
             }
             if stop() {
                 return false;
@@ -103,13 +113,22 @@ impl DeviceHolds {
             }
         }
         drop(t);
-        self.changed.notify_all();
+        self.wake();
     }
 
     /// Lets go of every device `o` holds (its link, session or connection is gone).
     pub(crate) fn release_all(&self, o: Owner) {
         self.table().retain(|_, h| h.owner != o);
-        self.changed.notify_all();
+        self.wake();
+    }
+
+    /// Wakes the waiting calls, if any. A waiter counts itself while it holds the
+    /// table's lock, before it waits (which lets the lock go): a change made under the
+    /// lock after that sees it counted, and one made before, it sees in the table.
+    fn wake(&self) {
+        if self.waiting.load(Ordering::Relaxed) > 0 {
+            self.changed.notify_all();
+        }
     }
 }
 

@@ -380,3 +380,42 @@ fn serve_connect_burst_figures() {
     }
     srv.stop();
 }
+
+/// pyvisa-py's Prologix session writes a query and its `++read` as two segments with
+/// Nagle on: the second waits for the first's ACK, which the server must send at once
+/// (a delayed ACK held each query about 40 ms). The server now ACKs apart only what
+/// it did not answer; an answered request's ACK rides on the answer.
+#[test]
+fn serve_prologix_acks_a_query_sent_apart_from_its_read_at_once() {
+    use std::io::{Read, Write};
+    let srv = served_with(ServeOptions {
+        default_address: Some(crate::Address::new(22, None).unwrap()),
+        ..ServeOptions::ephemeral()
+    });
+    let mut s = TcpStream::connect(srv.prologix_addr().unwrap()).unwrap();
+    s.set_nodelay(false).unwrap(); // Nagle on, as pyvisa-py's socket
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"++eot_enable 1\n++eot_char 4\n").unwrap();
+    let mut query = || {
+        s.write_all(b"*IDN?\n").unwrap();
+        s.write_all(b"++read eoi\n").unwrap();
+        let mut got = Vec::new();
+        let mut b = [0u8; 64];
+        while got.last() != Some(&4) {
+            let n = s.read(&mut b).unwrap();
+            assert!(n > 0, "the server closed the connection");
+            got.extend_from_slice(&b[..n]);
+        }
+        assert!(got.starts_with(b"SIMULATED,SCPI-DMM"), "{got:?}");
+    };
+    query();
+    let t0 = std::time::Instant::now();
+    for _ in 0..20 {
+        query();
+    }
+    // 20 queries held by delayed ACKs take 0.8 s at least; served at once, about 2 ms.
+    let took = t0.elapsed();
+    assert!(took < Duration::from_millis(400), "{took:?} for 20 queries");
+    drop(s);
+    srv.stop();
+}
