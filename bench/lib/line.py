@@ -32,6 +32,8 @@ def fig(v):
         return f"{v / 1e6:.3g}M"
     if a >= 1e4:
         return f"{v / 1e3:.3g}k"
+    if a >= 1e3:
+        return f"{v:,.0f}"
     return f"{v:.3g}"
 
 
@@ -113,7 +115,7 @@ def markdown(path):
     print("|---|---|---|---|---|---|---|")
     lines = read_lines(path)
     for l in lines:
-        cell = lambda s: str(s).replace("|", "\\|")
+        cell = lambda s: str(s).replace("|", "\\|").replace("*", "\\*")
         ours = f"{spread(l['ours'])} {l['unit']}" if l["ours"] else "not measured"
         peer = spread(l["peer"]) if l.get("peer") else ""
         ratio = f"{fig(l['ratio'])}x" if "ratio" in l else ""
