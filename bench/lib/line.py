@@ -59,8 +59,9 @@ def check(line):
     return None
 
 
-def report(path):
-    """Prints the table; returns 1 when a line breaks the protocol, else 0."""
+def read_lines(path):
+    """The result lines of `path` that keep the protocol, in target order, and 1 when
+    a line breaks it (each such line is named on stderr), else 0."""
     bad = 0
     lines = []
     with open(path) as f:
@@ -79,53 +80,51 @@ def report(path):
                 continue
             lines.append(line)
     lines.sort(key=lambda l: [int(p) if p.isdigit() else p for p in l["target"].split(".")])
+    return lines, bad
+
+
+def verdict(line, met="MET", not_met="NOT MET", none="(no goal)"):
+    """A line's verdict in the words given."""
+    return none if line.get("informational") else met if line["met"] else not_met
+
+
+def tally(lines):
+    """(figures that meet their goal, figures with a goal)."""
+    goals = [l for l in lines if not l.get("informational")]
+    return sum(l["met"] for l in goals), len(goals)
+
+
+def report(path):
+    """Prints the table; returns 1 when a line breaks the protocol, else 0."""
+    lines, bad = read_lines(path)
     for l in lines:
         ratio = f"ratio {fig(l['ratio'])}" if "ratio" in l else "ratio -"
         print(f"target {l['target']:<5} {l['name']}  ours {spread(l['ours'])} {l['unit']}"
-              f"  peer {spread(l.get('peer', []))}  {ratio}  goal {l['goal']}"
-              f"  {'(no goal)' if l.get('informational') else 'MET' if l['met'] else 'NOT MET'}")
+              f"  peer {spread(l.get('peer', []))}  {ratio}  goal {l['goal']}  {verdict(l)}")
         if l.get("note"):
             print(f"             ({l['note']})")
-    goals = [l for l in lines if not l.get("informational")]
-    met = sum(l["met"] for l in goals)
-    print(f"{met} of {len(goals)} figures meet their goal ({len(lines) - len(goals)} shown without one)")
+    met, goals = tally(lines)
+    print(f"{met} of {goals} figures meet their goal ({len(lines) - goals} shown without one)")
     return bad
 
 
-def read_lines(path):
-    """The result lines of `path` that keep the protocol, in target order."""
-    lines = []
-    with open(path) as f:
-        for text in f:
-            text = text.strip()
-            if text:
-                try:
-                    line = json.loads(text)
-                except json.JSONDecodeError:
-                    continue
-                if check(line) is None:
-                    lines.append(line)
-    lines.sort(key=lambda l: [int(p) if p.isdigit() else p for p in l["target"].split(".")])
-    return lines
-
-
 def markdown(path):
-    """Prints the Performance table of bench/README.md: a row per figure."""
+    """Prints the Performance table of bench/README.md: a row per figure; returns 1
+    when a line breaks the protocol, else 0."""
+    lines, bad = read_lines(path)
     print("| target | figure | ours | peer, same run | ratio | goal | |")
     print("|---|---|---|---|---|---|---|")
-    lines = read_lines(path)
     for l in lines:
         cell = lambda s: str(s).replace("|", "\\|").replace("*", "\\*")
         ours = f"{spread(l['ours'])} {l['unit']}" if l["ours"] else "not measured"
         peer = spread(l["peer"]) if l.get("peer") else ""
         ratio = f"{fig(l['ratio'])}x" if "ratio" in l else ""
-        verdict = "no goal" if l.get("informational") else "met" if l["met"] else "NOT MET"
-        print(f"| {l['target']} | {cell(l['name'])} | {cell(ours)} | {cell(peer)} | {ratio} | {cell(l['goal'])} | {verdict} |")
-    goals = [l for l in lines if not l.get("informational")]
+        print(f"| {l['target']} | {cell(l['name'])} | {cell(ours)} | {cell(peer)} | {ratio} "
+              f"| {cell(l['goal'])} | {verdict(l, 'met', 'NOT MET', 'no goal')} |")
+    met, goals = tally(lines)
     print()
-    print(f"{sum(l['met'] for l in goals)} of {len(goals)} figures meet their goal; "
-          "medians, with the runs' range in brackets.")
-    return 0
+    print(f"{met} of {goals} figures meet their goal; medians, with the runs' range in brackets.")
+    return bad
 
 
 if __name__ == "__main__":
