@@ -13,7 +13,7 @@
 #      the link directive), lint it, and
 #      run the gpib unit tests, the hardware tests (on the simulated bench), the
 #      examples (examples/*.rs with GPIB0 resource strings) and the shared integration
-#      tests on both backends; serve two linux-gpib boards with
+#      tests on the linux-gpib backend; serve two linux-gpib boards with
 #      `gpib-diag serve --backend linux-gpib` and run PyVISA's checks through it
 #      (net/pyvisa_test.sh);
 #   5. linux-gpib-rs (bench/peers/linux-gpib-rs, a package of its own): its high-level API
