@@ -1,14 +1,14 @@
 //! What recording a trace costs: the same workload on the simulator unrecorded and
-//! streamed to a trace file (`SimHost::trace_to` with a `TraceWriter`), in one run;
+//! streamed to a trace file (`SimHost::trace_to` with `trace::create_file`'s writer,
+//! which writes behind the program on a thread of its own), in one run;
 //! and the peak memory of recorded runs of N and 4N operations (streamed: it must
 //! not grow with the run).
 //!
 //! `cargo bench -p gpib --bench sim_trace -- [--runs 5] [--queries 20000] [--json]`.
 
-use std::io::BufWriter;
 use std::time::{Duration, Instant};
 
-use gpib::trace::{Clock, Header, TraceWriter};
+use gpib::trace::{Clock, Header};
 use gpib::{sim, Bus};
 
 /// The value after `flag` on the command line.
@@ -32,12 +32,11 @@ fn peak_rss() -> u64 {
 fn workload(queries: usize, trace: Option<&std::path::Path>) -> Duration {
     let host = sim::bench();
     if let Some(path) = trace {
-        let file = std::fs::File::create(path).expect("trace file");
         let header = Header {
             clock: Clock::Virtual,
             label: "sim_trace bench".into(),
         };
-        host.trace_to(TraceWriter::new(BufWriter::new(file), &header).expect("header"));
+        host.trace_to(gpib::trace::create_file(path, &header).expect("trace file"));
     }
     let bus = Bus::new(host.board(0).expect("board"));
     bus.set_timeout(Duration::from_secs(60).into())

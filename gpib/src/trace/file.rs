@@ -6,7 +6,9 @@ use std::fs::File;
 use std::io::{self, BufReader};
 use std::path::Path;
 
+use crate::trace::format::Header;
 use crate::trace::reader::{TraceError, TraceReader};
+use crate::trace::writer::TraceWriter;
 
 /// Opens `path` for reading if it is a regular file: the open does not block (a FIFO
 /// with no writer answers at once) and the opened handle is checked, so that nothing
@@ -44,4 +46,12 @@ pub fn read_file(
         out.push(rec);
     }
     Ok((r.header().clone(), out))
+}
+
+/// Creates (or truncates) the trace file at `path` and writes `header` to it. Records
+/// are written behind the program, on a thread of their own (see below): a traced
+/// program pays for copying them into memory, not for the file system's work
+/// ([`TraceWriter::behind`]).
+pub fn create_file(path: &Path, header: &Header) -> io::Result<TraceWriter<File>> {
+    TraceWriter::behind(File::create(path)?, header)
 }

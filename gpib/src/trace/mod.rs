@@ -3,8 +3,9 @@
 //! analyzer shows them), on every backend.
 //!
 //! * [`format`](mod@format): the records ([`Record`]) and the file layout (`docs/trace-format.md`).
-//! * [`TraceWriter`] streams records to a file; [`TraceReader`] reads one back and refuses
-//!   a bad file with a [`TraceError`] that says where and what.
+//! * [`TraceWriter`] streams records to a file ([`create_file`] makes one that writes
+//!   behind the program, on a thread of its own); [`TraceReader`] reads one back and
+//!   refuses a bad file with a [`TraceError`] that says where and what.
 //! * [`TraceSink`]: where records go as they happen. The simulator streams its bus
 //!   records to one (`gpib::sim::SimHost::trace_to`, feature `sim`); [`TracedBackend`] adds one call
 //!   record per [`crate::Backend`] call, on hardware and network backends too.
@@ -67,9 +68,10 @@ mod sink;
 mod traced;
 pub mod vcd;
 pub mod wave;
+mod write_behind;
 mod writer;
 
-pub use file::{open_file, open_regular, read_file};
+pub use file::{create_file, open_file, open_regular, read_file};
 pub use format::{BusError, Call, CallOp, Clock, Header, Line, LineChange, Record, Transfer};
 pub use reader::{TraceError, TraceReader};
 pub use sink::{MemorySink, SharedSink, TraceSink};
@@ -81,3 +83,5 @@ mod forwarding_tests;
 mod hostile_tests;
 #[cfg(all(test, feature = "sim"))]
 mod tests;
+#[cfg(test)]
+mod write_behind_tests;

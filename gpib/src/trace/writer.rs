@@ -1,6 +1,7 @@
 //! Writing a trace file: the header, then one framed record at a time through a
-//! buffered writer. No allocation per record: fixed fields go through a stack buffer,
-//! data bytes straight from the caller's slice.
+//! buffered writer, or handed to a writing thread ([`WriteBehind`]). No allocation per
+//! record: fixed fields go through a stack buffer, data bytes straight from the
+//! caller's slice.
 
 use std::io::{self, BufWriter, Write};
 
@@ -9,6 +10,7 @@ use crate::trace::format::{
     MAX_LABEL, TRANSFER_FIXED, VERSION,
 };
 use crate::trace::sink::TraceSink;
+use crate::trace::write_behind::WriteBehind;
 
 /// Little-endian fields into a fixed stack buffer.
 struct Fields<const N: usize> {
@@ -40,18 +42,59 @@ impl<const N: usize> Fields<N> {
     fn u64(&mut self, v: u64) -> &mut Self {
         self.put(&v.to_le_bytes())
     }
-    fn bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
+    /// The fields, all `N` bytes of them: a size known when compiling makes their
+    /// copy a few moves, not a call.
+    fn all(&self) -> &[u8; N] {
+        debug_assert_eq!(self.len, N, "a record's fixed fields fill their buffer");
+        &self.buf
     }
 }
 
 /// Writes a trace to `W` (buffered). Also a [`TraceSink`]: as a sink it keeps the first
 /// write error, and [`TraceSink::flush`] (or [`TraceWriter::finish`]) returns it.
+///
+/// [`crate::trace::create_file`] makes one that writes behind the program, on a thread
+/// of its own.
 #[derive(Debug)]
 pub struct TraceWriter<W: Write> {
-    out: BufWriter<W>,
+    out: Out<W>,
     error: Option<io::Error>,
     records: u64,
+}
+
+/// Where the encoded records go: through a buffer, or handed to a writing thread.
+#[derive(Debug)]
+enum Out<W: Write> {
+    Buffered(BufWriter<W>),
+    Behind(WriteBehind<W>),
+}
+
+impl<W: Write> Out<W> {
+    /// Writes a record's fixed fields and its variable parts.
+    #[inline]
+    fn put<const N: usize>(&mut self, fixed: &[u8; N], parts: &[&[u8]]) -> io::Result<()> {
+        match self {
+            Out::Buffered(b) => {
+                b.write_all(fixed)?;
+                parts.iter().try_for_each(|p| b.write_all(p))
+            }
+            Out::Behind(w) => w.put(fixed, parts),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Out::Buffered(b) => b.flush(),
+            Out::Behind(w) => w.flush(),
+        }
+    }
+
+    fn into_inner(self) -> io::Result<W> {
+        match self {
+            Out::Buffered(b) => b.into_inner().map_err(|e| e.into_error()),
+            Out::Behind(w) => w.into_inner(),
+        }
+    }
 }
 
 /// 256 KiB: large enough that a byte-at-a-time workload makes few system calls.
@@ -60,6 +103,10 @@ const BUFFER: usize = 256 << 10;
 impl<W: Write> TraceWriter<W> {
     /// Writes the header to `out`. Fails for a label longer than [`MAX_LABEL`] bytes.
     pub fn new(out: W, header: &Header) -> io::Result<Self> {
+        Self::to(Out::Buffered(BufWriter::with_capacity(BUFFER, out)), header)
+    }
+
+    fn to(mut out: Out<W>, header: &Header) -> io::Result<Self> {
         if header.label.len() > MAX_LABEL {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -69,22 +116,30 @@ impl<W: Write> TraceWriter<W> {
                 ),
             ));
         }
-        let mut out = BufWriter::with_capacity(BUFFER, out);
         let mut f = Fields::<16>::new();
         f.put(&MAGIC)
             .u16(VERSION)
             .u8(super::format::clock_code(header.clock))
             .u8(0)
             .u32(header.label.len() as u32);
-        out.write_all(f.bytes())?;
-        out.write_all(header.label.as_bytes())?;
+        out.put(f.all(), &[header.label.as_bytes()])?;
         Ok(Self {
             out,
             error: None,
             records: 0,
         })
     }
+}
 
+impl<W: Write + Send + 'static> TraceWriter<W> {
+    /// Writes the header to `out`, and the records after it on a thread of its own
+    /// ([`crate::trace::create_file`] does this for a file).
+    pub fn behind(out: W, header: &Header) -> io::Result<Self> {
+        Self::to(Out::Behind(WriteBehind::new(out)?), header)
+    }
+}
+
+impl<W: Write> TraceWriter<W> {
     /// Records written so far.
     pub fn records(&self) -> u64 {
         self.records
@@ -103,7 +158,7 @@ impl<W: Write> TraceWriter<W> {
                     .u8(u8::from(l.asserted))
                     .u64(l.at_ns)
                     .u64(l.end_ns);
-                self.out.write_all(f.bytes())
+                self.out.put(f.all(), &[])
             }
             Record::Error(e) => {
                 let mut f = Fields::<{ 9 + ERROR_FIXED }>::new();
@@ -112,8 +167,7 @@ impl<W: Write> TraceWriter<W> {
                     .u16(e.board)
                     .u8(error_code(Some(e.kind)))
                     .u64(e.at_ns);
-                self.out.write_all(f.bytes())?;
-                self.out.write_all(e.text.as_bytes())
+                self.out.put(f.all(), &[e.text.as_bytes()])
             }
             Record::Call(c) => self.call(c),
             Record::Unknown { .. } => Ok(()), // nothing of it was kept
@@ -137,8 +191,7 @@ impl<W: Write> TraceWriter<W> {
             .u64(t.end_ns)
             .u32(t.t1_ns)
             .u32(t.accept_ns);
-        self.out.write_all(f.bytes())?;
-        self.out.write_all(&t.bytes)
+        self.out.put(f.all(), &[&t.bytes])
     }
 
     fn call(&mut self, c: &Call<'_>) -> io::Result<()> {
@@ -158,9 +211,7 @@ impl<W: Write> TraceWriter<W> {
             .u64(c.count)
             .u64(c.requested)
             .u64(c.data.len() as u64);
-        self.out.write_all(f.bytes())?;
-        self.out.write_all(&c.data)?;
-        self.out.write_all(c.message.as_bytes())
+        self.out.put(f.all(), &[&c.data, c.message.as_bytes()])
     }
 
     /// Flushes and returns the underlying writer, or the first error seen.
@@ -168,7 +219,7 @@ impl<W: Write> TraceWriter<W> {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        self.out.into_inner().map_err(|e| e.into_error())
+        self.out.into_inner()
     }
 }
 

@@ -1,0 +1,194 @@
+//! Writing behind the recorder: a [`Write`] that hands full buffers to a thread of its
+//! own, so that a traced program pays for copying its records into memory and not for
+//! the file system's work on them. Memory stays bounded: a few buffers go round between
+//! the two threads, and the recorder waits for one when the disk falls behind.
+
+use std::io::{self, Write};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::thread::{self, JoinHandle};
+
+/// 256 KiB a buffer: a write to the file system this large costs little per call.
+const BUFFER: usize = 256 << 10;
+/// Buffers in all: one being filled, the others written or waiting to be.
+const BUFFERS: usize = 3;
+
+/// What the recorder asks of the writing thread.
+enum Job {
+    Write(Vec<u8>),
+    Flush,
+}
+
+/// What the writing thread gives back.
+enum Reply {
+    /// A buffer written and emptied, for reuse.
+    Empty(Vec<u8>),
+    /// Everything before the flush written and flushed; or the first error since the
+    /// last flush.
+    Flushed(io::Result<()>),
+}
+
+/// Buffers writes to `W` and writes them on a thread of its own.
+///
+/// A write error is kept by the thread and returned by the next [`WriteBehind::flush`]
+/// (or [`WriteBehind::into_inner`]); what is written after it is dropped. Dropping a
+/// `WriteBehind` writes out what it holds and waits for the thread.
+#[derive(Debug)]
+pub(crate) struct WriteBehind<W> {
+    buf: Vec<u8>,
+    spare: Vec<Vec<u8>>,
+    made: usize,
+    jobs: Option<SyncSender<Job>>,
+    replies: Receiver<Reply>,
+    thread: Option<JoinHandle<W>>,
+}
+
+impl<W: Write + Send + 'static> WriteBehind<W> {
+    /// Starts the writing thread for `out`.
+    pub(crate) fn new(out: W) -> io::Result<Self> {
+        let (jobs, todo) = mpsc::sync_channel::<Job>(BUFFERS);
+        let (done, replies) = mpsc::channel::<Reply>();
+        let thread = thread::Builder::new()
+            .name("gpib-trace-writer".into())
+            .spawn(move || write_jobs(out, &todo, &done))?;
+        Ok(Self {
+            buf: Vec::with_capacity(BUFFER),
+            spare: Vec::new(),
+            made: 1,
+            jobs: Some(jobs),
+            replies,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl<W> WriteBehind<W> {
+    /// Appends `fixed` and `parts`; hands the buffer over once it is full.
+    #[inline]
+    pub(crate) fn put<const N: usize>(
+        &mut self,
+        fixed: &[u8; N],
+        parts: &[&[u8]],
+    ) -> io::Result<()> {
+        let more = parts.iter().fold(N, |n, p| n.saturating_add(p.len()));
+        self.buf.reserve(more);
+        self.buf.extend_from_slice(fixed);
+        for p in parts {
+            self.buf.extend_from_slice(p);
+        }
+        if self.buf.len() >= BUFFER {
+            self.hand_over()?;
+        }
+        Ok(())
+    }
+
+    /// Hands the filled buffer to the thread and takes an empty one: a spare, a new one
+    /// while fewer than [`BUFFERS`] exist, else the first the thread gives back.
+    fn hand_over(&mut self) -> io::Result<()> {
+        while let Ok(reply) = self.replies.try_recv() {
+            self.keep(reply);
+        }
+        let next = match self.spare.pop() {
+            Some(b) => b,
+            None if self.made < BUFFERS => {
+                self.made += 1;
+                Vec::with_capacity(BUFFER)
+            }
+            None => loop {
+                match self.replies.recv() {
+                    Ok(Reply::Empty(b)) => break b,
+                    Ok(Reply::Flushed(_)) => {}
+                    Err(_) => return Err(gone()),
+                }
+            },
+        };
+        let full = std::mem::replace(&mut self.buf, next);
+        self.send(Job::Write(full))
+    }
+
+    /// Keeps a buffer given back.
+    fn keep(&mut self, reply: Reply) {
+        if let Reply::Empty(b) = reply {
+            self.spare.push(b);
+        }
+    }
+
+    fn send(&mut self, job: Job) -> io::Result<()> {
+        match &self.jobs {
+            Some(jobs) => jobs.send(job).map_err(|_| gone()),
+            None => Err(gone()),
+        }
+    }
+
+    /// Writes out what is buffered and waits until the thread has written it and
+    /// flushed `W`; returns the first write error since the last flush.
+    pub(crate) fn flush(&mut self) -> io::Result<()> {
+        if !self.buf.is_empty() {
+            self.hand_over()?;
+        }
+        self.send(Job::Flush)?;
+        loop {
+            match self.replies.recv() {
+                Ok(Reply::Flushed(r)) => return r,
+                Ok(reply) => self.keep(reply),
+                Err(_) => return Err(gone()),
+            }
+        }
+    }
+
+    /// Writes out what is buffered, stops the thread and returns `W`, or the first
+    /// write error.
+    pub(crate) fn into_inner(mut self) -> io::Result<W> {
+        self.flush()?;
+        self.jobs = None;
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Ok(out)) => Ok(out),
+            _ => Err(gone()),
+        }
+    }
+}
+
+/// The writing thread: writes each buffer to `out` and gives it back; keeps the first
+/// error for the next flush.
+fn write_jobs<W: Write>(mut out: W, todo: &Receiver<Job>, done: &mpsc::Sender<Reply>) -> W {
+    let mut error: Option<io::Error> = None;
+    for job in todo {
+        match job {
+            Job::Write(mut b) => {
+                if error.is_none() {
+                    if let Err(e) = out.write_all(&b) {
+                        error = Some(e);
+                    }
+                }
+                b.clear();
+                let _ = done.send(Reply::Empty(b));
+            }
+            Job::Flush => {
+                let r = match error.take() {
+                    Some(e) => Err(e),
+                    None => out.flush(),
+                };
+                let _ = done.send(Reply::Flushed(r));
+            }
+        }
+    }
+    out
+}
+
+/// The thread is gone: it can only have panicked in `W`'s own code.
+fn gone() -> io::Error {
+    io::Error::other("the trace's writing thread stopped")
+}
+
+impl<W> Drop for WriteBehind<W> {
+    fn drop(&mut self) {
+        if self.thread.is_some() {
+            if !self.buf.is_empty() {
+                let _ = self.hand_over();
+            }
+            self.jobs = None;
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! Writing a trace behind the program: the same bytes as writing in line, errors
+//! kept for the flush, nothing lost on drop, and the recorder held back (not
+//! allocating) while the disk is behind.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use super::*;
+
+fn header() -> Header {
+    Header {
+        clock: Clock::Virtual,
+        label: "write behind".into(),
+    }
+}
+
+/// `n` transfers of 1 KiB each, their bytes numbered: several of the writer's buffers.
+fn transfers(n: usize) -> Vec<Record<'static>> {
+    (0..n)
+        .map(|i| {
+            Record::Transfer(Transfer {
+                board: 0,
+                flags: 0,
+                talker: 22,
+                listeners: 1,
+                start_ns: i as u64 * 1000,
+                ready_ns: i as u64 * 1000,
+                first_ns: i as u64 * 1000 + 10,
+                byte_ns: 1000,
+                end_ns: i as u64 * 1000 + 999,
+                t1_ns: 2000,
+                accept_ns: 500,
+                bytes: Cow::Owned((0..1024).map(|j| (i + j) as u8).collect()),
+            })
+        })
+        .collect()
+}
+
+/// What the writing thread wrote, shared with the test.
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn writing_behind_gives_the_bytes_of_writing_in_line() {
+    let recs = transfers(2000); // 2 MiB: eight buffers, each one reused
+    let mut in_line = TraceWriter::new(Vec::new(), &header()).unwrap();
+    let shared = Shared::default();
+    let mut behind = TraceWriter::behind(shared.clone(), &header()).unwrap();
+    for r in &recs {
+        in_line.write(r).unwrap();
+        behind.write(r).unwrap();
+    }
+    assert_eq!(behind.records(), 2000);
+    let expected = in_line.finish().unwrap();
+    behind.finish().unwrap();
+    assert_eq!(shared.0.lock().unwrap().len(), expected.len());
+    assert!(*shared.0.lock().unwrap() == expected);
+    let back: Vec<Record> = TraceReader::new(&expected[..])
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(back, recs);
+}
+
+/// Takes `room` bytes, then fails as a full disk does.
+#[derive(Debug)]
+struct Full {
+    room: usize,
+}
+
+impl Write for Full {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        if self.room == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::StorageFull,
+                "no space left on device",
+            ));
+        }
+        let n = b.len().min(self.room);
+        self.room -= n;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_write_error_behind_comes_back_from_the_next_flush() {
+    let mut w = TraceWriter::behind(Full { room: 300 << 10 }, &header()).unwrap();
+    for r in &transfers(1000) {
+        w.record(r); // as a sink: never fails the traced operation
+    }
+    let e = w.flush().unwrap_err();
+    assert_eq!(e.kind(), io::ErrorKind::StorageFull, "{e}");
+    // The disk is still full: the next flush says so again, and nothing hangs.
+    for r in &transfers(10) {
+        w.record(r);
+    }
+    assert_eq!(w.flush().unwrap_err().kind(), io::ErrorKind::StorageFull);
+    let e = TraceWriter::behind(Full { room: 10 }, &header())
+        .unwrap()
+        .finish()
+        .unwrap_err();
+    assert_eq!(e.kind(), io::ErrorKind::StorageFull);
+}
+
+#[test]
+fn a_file_written_behind_is_complete_when_its_writer_is_dropped() {
+    let dir = std::env::temp_dir().join(format!("gpib-write-behind-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("dropped.trace");
+    let recs = transfers(700);
+    {
+        let mut w = create_file(&path, &header()).unwrap();
+        for r in &recs {
+            w.record(r);
+        }
+    } // no flush: the drop writes out what is held
+    let (h, back) = read_file(&path).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(h, header());
+    assert_eq!(back, recs);
+}
+
+/// Writes nothing until opened, and counts what it took.
+#[derive(Clone, Default)]
+struct Gate(Arc<(Mutex<(bool, usize)>, Condvar)>);
+
+impl Gate {
+    fn open(&self) {
+        self.0 .0.lock().unwrap().0 = true;
+        self.0 .1.notify_all();
+    }
+}
+
+impl Write for Gate {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        let (lock, cv) = &*self.0;
+        let mut g = cv.wait_while(lock.lock().unwrap(), |g| !g.0).unwrap();
+        g.1 += b.len();
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn the_recorder_waits_for_a_disk_that_is_behind_instead_of_growing() {
+    let gate = Gate::default();
+    let g = gate.clone();
+    let (done, finished) = mpsc::channel();
+    let producer = std::thread::spawn(move || {
+        let mut w = TraceWriter::behind(g, &header()).unwrap();
+        for r in &transfers(4000) {
+            w.record(r); // 4 MiB against three buffers of 256 KiB
+        }
+        done.send(()).unwrap();
+        w.finish().map(|_| ())
+    });
+    // Held back: three buffers' worth at most (one being written, one queued, one
+    // being filled) can be taken before the disk writes anything.
+    assert!(
+        finished.recv_timeout(Duration::from_millis(300)).is_err(),
+        "the recorder went on while nothing was written: its memory grows with the run"
+    );
+    gate.open();
+    finished.recv_timeout(Duration::from_secs(60)).unwrap();
+    producer.join().unwrap().unwrap();
+    let written = gate.0 .0.lock().unwrap().1;
+    assert!(written > 4000 * 1024, "{written} bytes written");
+}
