@@ -49,9 +49,8 @@ pub fn read_file(
 }
 
 /// Creates (or truncates) the trace file at `path` and writes `header` to it. Records
-/// are written behind the program, on a thread of their own (see below): a traced
-/// program pays for copying them into memory, not for the file system's work
-/// ([`TraceWriter::behind`]).
+/// are written behind the program, on a thread of their own ([`TraceWriter::behind`]):
+/// a traced program pays for copying them into memory, not for the file system's work.
 pub fn create_file(path: &Path, header: &Header) -> io::Result<TraceWriter<File>> {
     TraceWriter::behind(File::create(path)?, header)
 }
