@@ -31,6 +31,10 @@ pub(crate) struct BoardIndex {
     nrfd_holders: usize,
     /// Present devices with the second-talker fault, in slot order.
     dio_drivers: Vec<usize>,
+    /// Bit `p` set for each present device's primary address `p`.
+    present_mask: u32,
+    /// The slowest acceptance time of a present device, ns (`None`: none present).
+    slowest_accept_ns: Option<u64>,
 }
 
 impl Default for BoardIndex {
@@ -42,6 +46,8 @@ impl Default for BoardIndex {
             nrfd_released_at: 0,
             nrfd_holders: 0,
             dio_drivers: Vec::new(),
+            present_mask: 0,
+            slowest_accept_ns: None,
         }
     }
 }
@@ -57,6 +63,8 @@ impl BoardIndex {
                 _ => AtPrimary::Many,
             };
             x.present += 1;
+            x.present_mask |= 1 << (d.address.primary.get() & 31);
+            x.slowest_accept_ns = x.slowest_accept_ns.max(Some(d.timing.accept_ns));
             if d.behaviour.listen_only {
                 x.listen_only.push(i);
             }
@@ -92,6 +100,17 @@ impl BoardIndex {
     /// How many devices are present.
     pub(crate) fn present(&self) -> usize {
         self.present
+    }
+
+    /// The present devices' primary addresses, bit `p` for address `p` (a trace
+    /// record's listeners in an ATN command: every device takes part).
+    pub(crate) fn present_mask(&self) -> u32 {
+        self.present_mask
+    }
+
+    /// The slowest acceptance time of a present device, ns (`None`: none present).
+    pub(crate) fn slowest_present_accept_ns(&self) -> Option<u64> {
+        self.slowest_accept_ns
     }
 
     /// The present listen-only devices, in slot order.
@@ -169,6 +188,12 @@ mod tests {
         assert!(x.nrfd_held_by_fault());
         assert_eq!(x.dio_drivers(), [1]);
         assert_eq!(x.listen_only(), [2]);
+        assert_eq!(x.present_mask(), 1 << 5 | 1 << 9 | 1 << 14, "12 is absent");
+        d[4].timing.accept_ns = 7_000;
+        d[3].timing.accept_ns = 9_000; // absent: not counted
+        assert_eq!(BoardIndex::of(&d).slowest_present_accept_ns(), Some(7_000));
+        assert_eq!(BoardIndex::of(&[]).slowest_present_accept_ns(), None);
+        assert_eq!(BoardIndex::of(&[]).present_mask(), 0);
         assert_eq!(
             x.nrfd_released_at(),
             3_000_000,

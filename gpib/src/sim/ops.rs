@@ -109,12 +109,11 @@ impl World {
         bytes: &[u8],
     ) {
         let b = &self.boards[board];
-        // The devices present, walked twice rather than collected (no allocation per
-        // command record).
-        let present = || (0..b.devices.len()).filter(|&i| b.devices[i].present());
-        let accept = present()
-            .map(|i| b.devices[i].timing.accept_ns)
-            .max()
+        // Every present device takes part in the ATN handshake: kept in the board's
+        // index, not walked per record.
+        let accept = b
+            .index
+            .slowest_present_accept_ns()
             .unwrap_or(b.timing.accept_ns);
         let mut flags = trace_flags::ATN | trace_flags::BOARD_TALKS;
         if byte_ns == 0 {
@@ -124,7 +123,7 @@ impl World {
             board: board as u16,
             flags,
             talker: b.address.get(),
-            listeners: self.address_mask(board, present()),
+            listeners: b.index.present_mask(),
             start_ns: ns(t),
             ready_ns: ns(first),
             first_ns: ns(first),

@@ -221,7 +221,21 @@ pub(super) fn board_devices(
     Err(not_in_this_build(on))
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(feature = "pyvisa-sim")))]
+mod without_the_feature_tests {
+    #[test]
+    fn a_pyvisa_sim_device_says_which_feature_it_needs() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/pyvisa-sim-bench.toml");
+        let e = crate::sim::load(path).unwrap_err().to_string();
+        assert!(
+            e.contains("pyvisa-sim-bench.toml")
+                && e.contains("enable the gpib crate's `pyvisa-sim` feature"),
+            "{e}"
+        );
+    }
+}
+
+#[cfg(all(test, feature = "pyvisa-sim"))]
 mod tests {
     use crate::sim::config::Config;
 
