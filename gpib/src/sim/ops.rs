@@ -99,6 +99,8 @@ impl World {
         }
     }
 
+    // Out of line: an unrecorded command's code stays as small as without it.
+    #[inline(never)]
     fn record_command(
         &mut self,
         board: usize,
