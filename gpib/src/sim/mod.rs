@@ -38,6 +38,8 @@ mod ops;
 mod participant;
 mod poller;
 mod realtime;
+#[cfg(test)]
+mod remote_tests;
 mod schedule;
 mod slot;
 mod state488;

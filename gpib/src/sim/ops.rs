@@ -169,9 +169,14 @@ impl World {
         let overhead = call_overhead.saturating_add(held);
         let byte_ns = b.nanos.command_byte;
         let elapsed = overhead.saturating_add(byte_ns.saturating_mul(bytes.len() as u64));
+        let ren = self.boards[board].ren;
         for &byte in bytes {
             let effect = self.boards[board].addressing.command(byte);
-            self.apply(board, effect, start);
+            // An addressing byte (the common case) does nothing to the devices, nor
+            // does a listen address without REN.
+            if effect != Effect::None && (ren || effect != Effect::Listen) {
+                self.apply(board, effect, ren, start);
+            }
         }
         // Command bytes go out by programmed I/O on every board: the CPU is busy.
         let cpu = self.stretch_ns(elapsed);
@@ -185,26 +190,31 @@ impl World {
         Ok(())
     }
 
-    /// What an interface message does to the devices it addresses.
-    #[inline]
-    fn apply(&mut self, board: usize, effect: Effect, now_ns: u64) {
-        if effect == Effect::None && !self.boards[board].ren {
-            // An addressing byte (the common case): nothing happens to the devices.
-            return;
+    /// What an interface message other than an addressing byte does to the devices
+    /// (`ren`: REN is asserted). Out of line: most command bytes only address.
+    #[inline(never)]
+    fn apply(&mut self, board: usize, effect: Effect, ren: bool, now_ns: u64) {
+        match effect {
+            Effect::None => {}
+            // A listen address with REN asserted puts its device in remote.
+            Effect::Listen => {
+                if ren {
+                    let b = &mut self.boards[board];
+                    let a = b.addressing.listened();
+                    b.remote_at(a);
+                }
+            }
+            effect => self.apply_to_devices(board, effect, Duration::from_nanos(now_ns)),
         }
-        self.apply_to_devices(board, effect, Duration::from_nanos(now_ns));
     }
 
     fn apply_to_devices(&mut self, board: usize, effect: Effect, now: Duration) {
         let b = &mut self.boards[board];
-        let listeners: Vec<usize> = if effect == Effect::None {
-            Vec::new()
-        } else {
-            b.listeners().collect()
-        };
+        let listeners: Vec<usize> = b.listeners().collect();
         let mut wakes = Vec::new();
         match effect {
-            Effect::None => {}
+            // Handled by `apply`.
+            Effect::None | Effect::Listen => {}
             Effect::Clear { all } => {
                 let targets: Vec<usize> = if all {
                     (0..b.devices.len())
@@ -248,15 +258,6 @@ impl World {
             Effect::ParallelPollUnconfigure => {
                 for d in &mut b.devices {
                     d.ppe = None;
-                }
-            }
-        }
-        // Listening with REN asserted puts a device in remote.
-        if b.ren {
-            for i in 0..b.devices.len() {
-                if b.listens(i) {
-                    let l = b.devices[i].lockout;
-                    b.devices[i].set_remote(true, l);
                 }
             }
         }

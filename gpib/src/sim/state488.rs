@@ -14,6 +14,11 @@ use crate::message::{CommandDecoder, InterfaceMessage};
 pub(crate) enum Effect {
     /// Nothing beyond the addressing change.
     None,
+    /// A listen address (MLA, or MLA then MSA for an extended listener), of the device
+    /// [`Addressing::listened`] gives: with REN asserted, that device goes remote (IEEE
+    /// 488.1 RL: LOCS to REMS on REN and its listen address, not on other bytes while
+    /// it listens).
+    Listen,
     /// SDC to the listeners (`all: false`) or DCL to every device (`all: true`).
     Clear { all: bool },
     /// GET to the listeners.
@@ -41,6 +46,8 @@ pub(crate) struct Addressing {
     talker: Option<Address>,
     /// The last primary address seen, waiting for a possible MSA.
     pending: Pending,
+    /// The address of the last listen address received (see [`Effect::Listen`]).
+    listened: Address,
     /// SPE is in force.
     serial_poll: bool,
     /// ATN asserted by the board (set by command bytes, released by data transfers).
@@ -68,6 +75,7 @@ impl Addressing {
             listeners: Vec::new(),
             talker: None,
             pending: Pending::None,
+            listened: Address::primary(me),
             serial_poll: false,
             atn: false,
         }
@@ -91,19 +99,18 @@ impl Addressing {
         let pending = std::mem::replace(&mut self.pending, Pending::None);
         match m {
             M::Listen(p) => {
-                self.add_listener(Address::primary(p));
+                let a = Address::primary(p);
+                self.add_listener(a);
+                self.listened = a;
                 self.pending = Pending::Listen(p);
-                Effect::None
+                Effect::Listen
             }
             M::Talk(p) => {
                 self.talker = Some(Address::primary(p));
                 self.pending = Pending::Talk(p);
                 Effect::None
             }
-            M::Secondary(s) => {
-                self.secondary(pending, s);
-                Effect::None
-            }
+            M::Secondary(s) => self.secondary(pending, s),
             M::Unlisten => {
                 self.listeners.clear();
                 Effect::None
@@ -138,24 +145,28 @@ impl Addressing {
         }
     }
 
-    fn secondary(&mut self, pending: Pending, s: SecondaryAddress) {
+    fn secondary(&mut self, pending: Pending, s: SecondaryAddress) -> Effect {
         match pending {
             Pending::Listen(p) => {
                 // The primary alone does not listen when an MSA follows its MLA: the
                 // extended listener at (p, s) does.
                 self.listeners.retain(|l| *l != Address::primary(p));
-                self.add_listener(Address {
+                let a = Address {
                     primary: p,
                     secondary: Some(s),
-                });
+                };
+                self.add_listener(a);
+                self.listened = a;
+                Effect::Listen
             }
             Pending::Talk(p) => {
                 self.talker = Some(Address {
                     primary: p,
                     secondary: Some(s),
                 });
+                Effect::None
             }
-            Pending::None => {}
+            Pending::None => Effect::None,
         }
     }
 
@@ -172,6 +183,11 @@ impl Addressing {
     /// ATN asserted without command bytes (linux-gpib's `ibcac`).
     pub(crate) fn assert_atn(&mut self) {
         self.atn = true;
+    }
+
+    /// The address the last [`Effect::Listen`] was for.
+    pub(crate) fn listened(&self) -> Address {
+        self.listened
     }
 
     /// Whether ATN is asserted.
@@ -303,6 +319,41 @@ mod tests {
             ]
         );
         assert_eq!(a.listeners(), [at(1, None), at(2, None)]);
+    }
+
+    #[test]
+    fn listen_addresses_report_the_listener_they_address() {
+        let mut a = bus();
+        let bytes = [
+            codes::UNL,
+            codes::TALK_BASE,
+            codes::LISTEN_BASE + 5,
+            codes::LISTEN_BASE + 9,
+            codes::SECONDARY_BASE + 2,
+            codes::TALK_BASE + 7,
+            codes::SECONDARY_BASE + 1,
+            codes::GTL,
+        ];
+        let seen: Vec<_> = bytes
+            .iter()
+            .map(|&b| match a.command(b) {
+                Effect::Listen => (Effect::Listen, Some(a.listened())),
+                e => (e, None),
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (Effect::None, None),
+                (Effect::None, None),
+                (Effect::Listen, Some(at(5, None))),
+                (Effect::Listen, Some(at(9, None))),
+                (Effect::Listen, Some(at(9, Some(2)))),
+                (Effect::None, None),
+                (Effect::None, None),
+                (Effect::GoToLocal, None),
+            ]
+        );
     }
 
     #[test]

@@ -139,6 +139,16 @@ impl Board {
         d.present() && self.addressing.listens(d.address)
     }
 
+    /// The present device at `a`, if any, goes remote, keeping its lockout (its listen
+    /// address arrived with REN asserted: IEEE 488.1 RL, LOCS to REMS or LWLS to RWLS).
+    pub(crate) fn remote_at(&mut self, a: Address) {
+        if let Some(i) = self.slot_at(a) {
+            let d = &mut self.devices[i];
+            let lockout = d.lockout;
+            d.set_remote(true, lockout);
+        }
+    }
+
     /// The present devices addressed to listen.
     pub(crate) fn listeners(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.devices.len()).filter(|&i| self.listens(i))

@@ -298,6 +298,25 @@ fn main() {
     let st = dev.query_into(b"*IDN?", &mut our_idn).expect("*IDN?");
     assert_eq!(&raw_idn[..n], &our_idn[..st.count], "*IDN? answers differ");
 
+    // `--profile ours|raw CASE N`: N operations of one side of a case (`idn` or `kib`) and
+    // nothing else, for `valgrind --tool=callgrind` (instructions per operation are
+    // steady where wall time is not).
+    if let Some(side) = std::env::args().skip_while(|a| a != "--profile").nth(1) {
+        let mut rest = std::env::args().skip_while(|a| a != "--profile").skip(2);
+        let case = rest.next().expect("--profile SIDE CASE N");
+        let n: u64 = rest.next().and_then(|n| n.parse().ok()).expect("--profile SIDE CASE N");
+        let mut buf = vec![0u8; KIB + SLACK];
+        for _ in 0..n {
+            match (side.as_str(), case.as_str()) {
+                ("raw", "idn") => black_box(raw_query(ud, b"*IDN?\n", &mut buf)),
+                ("ours", "idn") => black_box(dev.query_into(b"*IDN?", &mut buf).expect("*IDN?").count),
+                ("raw", "kib") => black_box(raw_query(ud, b"BLOCK? 1024\n", &mut buf)),
+                ("ours", "kib") => black_box(dev.query_block_into("BLOCK? 1024", &mut buf).expect("block").len),
+                _ => panic!("--profile takes ours|raw and idn|kib"),
+            };
+        }
+        return;
+    }
     let mut raw_buf = vec![0u8; MIB + SLACK];
     let mut our_buf = vec![0u8; MIB + SLACK];
     let mut cases = Vec::new();
