@@ -29,9 +29,21 @@ fn with_fault(f: Fault) -> Fixture {
 fn absent_device_means_no_listener() {
     let fx = with_fault(Fault::Absent);
     let dmm = fx.bus.device(SCPI).unwrap();
+    let t0 = fx.bus.now();
     let e = dmm.write_str("*IDN?").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NoListener);
     assert_eq!(e.transferred(), Some(0));
+    // The addressing went out and took its time; the write that found no listener
+    // took none: the clock stands where the same addressing alone ends.
+    let failed = fx.bus.now() - t0;
+    let t1 = fx.bus.now();
+    let board = fx.bus.with_backend(|b| b.board_address());
+    let addressing = gpib::addressing::to_devices(board, &[Fixture::addr(SCPI)]);
+    fx.bus
+        .with_backend(|b| b.command(addressing.as_bytes()))
+        .unwrap();
+    assert!(failed > std::time::Duration::ZERO);
+    assert_eq!(failed, fx.bus.now() - t1);
     let e = dmm.read_to_end().unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Timeout);
     assert!(!dmm.is_present().unwrap());

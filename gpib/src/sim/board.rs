@@ -155,10 +155,7 @@ impl Backend for SimBoard {
 
     /// The addressing and the write under one lock: two bus operations, one call.
     fn command_then_write(&mut self, commands: &[u8], data: &[u8], eoi: bool) -> Result<usize> {
-        self.run(|w, i| {
-            w.command(i, commands)?;
-            w.write(i, data, eoi)
-        })
+        self.run(|w, i| w.command_then_write(i, commands, data, eoi))
     }
 
     /// The addressing and the read under one lock.
@@ -168,10 +165,7 @@ impl Backend for SimBoard {
         buf: &mut [u8],
         eos: Option<Eos>,
     ) -> Result<ReadStatus> {
-        self.run(|w, i| {
-            w.command(i, commands)?;
-            w.read(i, buf, eos)
-        })
+        self.run(|w, i| w.command_then_read(i, commands, buf, eos))
     }
 
     fn interface_clear(&mut self) -> Result<()> {

@@ -141,6 +141,48 @@ impl World {
     /// Sends command bytes with ATN.
     pub(crate) fn command(&mut self, board: usize, bytes: &[u8]) -> Result<()> {
         let t = self.begin();
+        let end = self.command_from(board, t, bytes)?;
+        self.end_at(end);
+        Ok(())
+    }
+
+    /// Sends command bytes, then data to the addressed listeners: [`World::command`] and
+    /// [`World::write`] one after the other, the write starting when the command ends
+    /// (the caller's clock is not read back in between).
+    pub(crate) fn command_then_write(
+        &mut self,
+        board: usize,
+        commands: &[u8],
+        data: &[u8],
+        eoi: bool,
+    ) -> Result<usize> {
+        let t = self.begin();
+        let end = self.command_from(board, t, commands)?;
+        let t = self.begin_at(end);
+        self.write_from(board, t, data, eoi)
+            .inspect_err(|_| self.end_at(end))
+    }
+
+    /// Sends command bytes, then reads from the addressed talker: [`World::command`]
+    /// and [`World::read`] one after the other, as [`World::command_then_write`].
+    pub(crate) fn command_then_read(
+        &mut self,
+        board: usize,
+        commands: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
+        let t = self.begin();
+        let end = self.command_from(board, t, commands)?;
+        let t = self.begin_at(end);
+        self.read_from(board, t, buf, eos)
+            .inspect_err(|_| self.end_at(end))
+    }
+
+    /// [`World::command`] called at `t`: returns when it ended, for the caller's clock
+    /// (which a failure has moved already).
+    #[inline(always)]
+    fn command_from(&mut self, board: usize, t: Duration, bytes: &[u8]) -> Result<Duration> {
         let b = &self.boards[board];
         if !b.any_present() {
             self.trace_command(board, t, t, 0, t, bytes);
@@ -181,13 +223,12 @@ impl World {
         // Command bytes go out by programmed I/O on every board: the CPU is busy.
         let cpu = self.stretch_ns(elapsed);
         let end = Duration::from_nanos(self.occupy_ns(board, start, elapsed, cpu, false));
-        self.end_at(end);
         if self.rec.active() {
             let first = Duration::from_nanos(start.saturating_add(overhead));
             self.record_command(board, t, first, byte_ns.max(1), end, bytes);
         }
         self.note_srq(board, end);
-        Ok(())
+        Ok(end)
     }
 
     /// What an interface message other than an addressing byte does to the devices
@@ -269,6 +310,11 @@ impl World {
     /// Sends data to the addressed listeners (EOI with the last byte when `eoi`).
     pub(crate) fn write(&mut self, board: usize, data: &[u8], eoi: bool) -> Result<usize> {
         let t = self.begin();
+        self.write_from(board, t, data, eoi)
+    }
+
+    /// [`World::write`] called at `t`.
+    fn write_from(&mut self, board: usize, t: Duration, data: &[u8], eoi: bool) -> Result<usize> {
         let poll_ns = poller::poll_ns(&mut self.boards, board);
         let b = &self.boards[board];
         if !b.addressing.board_talks() {
@@ -388,6 +434,17 @@ impl World {
         eos: Option<Eos>,
     ) -> Result<ReadStatus> {
         let t = self.begin();
+        self.read_from(board, t, buf, eos)
+    }
+
+    /// [`World::read`] called at `t`.
+    fn read_from(
+        &mut self,
+        board: usize,
+        t: Duration,
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus> {
         let poll_ns = poller::poll_ns(&mut self.boards, board);
         let b = &self.boards[board];
         let (tmo, timeout) = (b.timeout, spent(b.timeout));

@@ -92,6 +92,7 @@ impl Addressing {
     }
 
     /// A command byte sent with ATN: the addressing change it makes, and its effect.
+    #[inline(always)]
     pub(crate) fn command(&mut self, byte: u8) -> Effect {
         use InterfaceMessage as M;
         self.atn = true;

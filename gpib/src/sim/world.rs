@@ -229,6 +229,13 @@ impl World {
     /// where its next operation starts.
     pub(crate) fn begin(&mut self) -> Duration {
         let t = self.callers.now();
+        self.begin_at(t)
+    }
+
+    /// [`World::begin`] for an operation that starts at `t`, where the one before it
+    /// in the same call ended (the caller's clock is not read).
+    #[inline(always)]
+    pub(crate) fn begin_at(&mut self, t: Duration) -> Duration {
         // Most operations find no timer due and no autopolling: two comparisons.
         if self.timers.next_due().is_some_and(|at| at <= t) {
             self.fire_timers(t);
