@@ -211,14 +211,18 @@ impl World {
         let overhead = call_overhead.saturating_add(held);
         let byte_ns = b.nanos.command_byte;
         let elapsed = overhead.saturating_add(byte_ns.saturating_mul(bytes.len() as u64));
+        // Most commands only address (one pass over the bytes); a byte whose effect the
+        // devices must see is applied before the bytes after it run.
         let ren = self.boards[board].ren;
-        for &byte in bytes {
-            let effect = self.boards[board].addressing.command(byte);
-            // An addressing byte (the common case) does nothing to the devices, nor
-            // does a listen address without REN.
-            if effect != Effect::None && (ren || effect != Effect::Listen) {
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let (used, effect) = self.boards[board]
+                .addressing
+                .commands_until_effect(rest, ren);
+            if effect != Effect::None {
                 self.apply(board, effect, ren, start);
             }
+            rest = &rest[used..];
         }
         // Command bytes go out by programmed I/O on every board: the CPU is busy.
         let cpu = self.stretch_ns(elapsed);

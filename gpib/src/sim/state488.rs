@@ -91,6 +91,21 @@ impl Addressing {
         *self = Self::new(self.me);
     }
 
+    /// Command bytes sent with ATN, up to the first whose effect the devices must see
+    /// (`ren`: REN is asserted, so a listen address is one): how many bytes that took,
+    /// and the effect ([`Effect::None`] when every byte only addressed).
+    #[inline(always)]
+    pub(crate) fn commands_until_effect(&mut self, bytes: &[u8], ren: bool) -> (usize, Effect) {
+        for (k, &byte) in bytes.iter().enumerate() {
+            match self.command(byte) {
+                Effect::None => {}
+                Effect::Listen if !ren => {}
+                effect => return (k + 1, effect),
+            }
+        }
+        (bytes.len(), Effect::None)
+    }
+
     /// A command byte sent with ATN: the addressing change it makes, and its effect.
     #[inline(always)]
     pub(crate) fn command(&mut self, byte: u8) -> Effect {
