@@ -228,7 +228,7 @@ impl World {
                 .addressing
                 .commands_until_effect(rest, ren);
             if effect != Effect::None {
-                self.apply(board, effect, ren, start);
+                self.apply(board, effect, start);
             }
             rest = &rest[used..];
         }
@@ -243,21 +243,18 @@ impl World {
         Ok(end)
     }
 
-    /// What an interface message other than an addressing byte does to the devices
-    /// (`ren`: REN is asserted). Out of line: most command bytes only address.
+    /// What an interface message other than an addressing byte does to the devices.
+    /// Out of line: most command bytes only address.
     #[inline(never)]
-    fn apply(&mut self, board: usize, effect: Effect, ren: bool, now_ns: u64) {
-        match effect {
-            Effect::None => {}
-            // A listen address with REN asserted puts its device in remote.
-            Effect::Listen => {
-                if ren {
-                    let b = &mut self.boards[board];
-                    let a = b.addressing.listened();
-                    b.remote_at(a);
-                }
-            }
-            effect => self.apply_to_devices(board, effect, Duration::from_nanos(now_ns)),
+    fn apply(&mut self, board: usize, effect: Effect, now_ns: u64) {
+        if effect == Effect::Listen {
+            // A listen address with REN asserted (`commands_until_effect` gives one
+            // only then) puts its device in remote.
+            let b = &mut self.boards[board];
+            let a = b.addressing.listened();
+            b.remote_at(a);
+        } else {
+            self.apply_to_devices(board, effect, Duration::from_nanos(now_ns));
         }
     }
 
