@@ -5,6 +5,12 @@
 //! not grow with the run).
 //!
 //! `cargo bench -p gpib --bench sim_trace -- [--runs 5] [--queries 20000] [--json]`.
+//!
+//! `-- --profile plain|recorded N` runs the workload once with N queries and nothing
+//! else, for callgrind: recorded, to a trace writer that writes behind the program into
+//! nothing (`std::io::sink()`), so that what is counted is the recorder's own work and
+//! not the file system's. Instructions per recorded query:
+//! (count at 12000 - count at 2000) / 10000.
 
 use std::time::{Duration, Instant};
 
@@ -31,12 +37,15 @@ fn peak_rss() -> u64 {
 /// when given; returns the wall time.
 fn workload(queries: usize, trace: Option<&std::path::Path>) -> Duration {
     let host = sim::bench();
-    if let Some(path) = trace {
-        let header = Header {
-            clock: Clock::Virtual,
-            label: "sim_trace bench".into(),
-        };
-        host.trace_to(gpib::trace::create_file(path, &header).expect("trace file"));
+    let header = Header {
+        clock: Clock::Virtual,
+        label: "sim_trace bench".into(),
+    };
+    match trace {
+        Some(path) if path.as_os_str().is_empty() => host
+            .trace_to(gpib::trace::TraceWriter::behind(std::io::sink(), &header).expect("writer")),
+        Some(path) => host.trace_to(gpib::trace::create_file(path, &header).expect("trace file")),
+        None => {}
     }
     let bus = Bus::new(host.board(0).expect("board"));
     bus.set_timeout(Duration::from_secs(60).into())
@@ -56,7 +65,7 @@ fn workload(queries: usize, trace: Option<&std::path::Path>) -> Duration {
         sink.flush().expect("trace written");
     }
     let took = t0.elapsed();
-    if let Some(path) = trace {
+    if let Some(path) = trace.filter(|p| !p.as_os_str().is_empty()) {
         // The file on disk before the next run starts: the kernel writing this run's
         // pages back would otherwise take a CPU from the next run, recorded or not.
         std::fs::File::open(path)
@@ -67,6 +76,21 @@ fn workload(queries: usize, trace: Option<&std::path::Path>) -> Duration {
 }
 
 fn main() {
+    // `--profile plain|recorded N`: the workload once, for callgrind.
+    if let Some(kind) = arg("--profile") {
+        let n: usize = std::env::args()
+            .skip_while(|a| a != "--profile")
+            .nth(2)
+            .and_then(|v| v.parse().ok())
+            .expect("--profile plain|recorded N");
+        let nothing = std::path::Path::new("");
+        match kind.as_str() {
+            "plain" => workload(n, None),
+            "recorded" => workload(n, Some(nothing)),
+            _ => panic!("--profile takes plain or recorded, then a count"),
+        };
+        return;
+    }
     let runs: usize = arg("--runs").map_or(5, |v| v.parse().expect("--runs"));
     let n: usize = arg("--queries").map_or(20_000, |v| v.parse().expect("--queries"));
     let dir = std::env::temp_dir().join(format!("gpib-sim-trace-{}", std::process::id()));

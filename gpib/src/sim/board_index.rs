@@ -69,10 +69,10 @@ impl BoardIndex {
                 x.listen_only.push(i);
             }
             x.nrfd_released_at = x.nrfd_released_at.max(d.nrfd_until);
-            if d.faults.holds_nrfd() {
+            if d.faults().holds_nrfd() {
                 x.nrfd_holders += 1;
             }
-            if d.faults.drives_dio() {
+            if d.faults().drives_dio() {
                 x.dio_drivers.push(i);
             }
         }
@@ -167,14 +167,14 @@ mod tests {
             slot(12, None),
             slot(14, None),
         ];
-        d[0].faults.insert(Fault::HoldsNrfd);
-        d[1].faults.insert(Fault::SecondTalker);
+        d[0].faults_mut().insert(Fault::HoldsNrfd);
+        d[1].faults_mut().insert(Fault::SecondTalker);
         d[2].behaviour.listen_only = true;
         d[2].nrfd_until = 3_000_000;
-        d[3].faults.insert(Fault::Absent);
-        d[3].faults.insert(Fault::HoldsNrfd);
+        d[3].faults_mut().insert(Fault::Absent);
+        d[3].faults_mut().insert(Fault::HoldsNrfd);
         d[3].nrfd_until = 9_000_000;
-        d[4].faults.insert(Fault::NeverTalks);
+        d[4].faults_mut().insert(Fault::NeverTalks);
         let mut x = BoardIndex::of(&d);
         assert_eq!(x.slot_at(&d, at(5, None)), Some(0));
         assert_eq!(x.slot_at(&d, at(5, Some(1))), None);
@@ -201,7 +201,7 @@ mod tests {
         );
         x.nrfd_held_until(4_000_000);
         assert_eq!(x.nrfd_released_at(), 4_000_000);
-        d[0].faults.clear();
+        d[0].faults_mut().clear();
         assert!(!BoardIndex::of(&d).nrfd_held_by_fault());
         assert!(!BoardIndex::of(&[]).any_present());
     }

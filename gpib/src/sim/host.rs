@@ -167,7 +167,7 @@ impl SimHost {
             )));
         }
         self.with_slot(at, |s| {
-            let model = s.instrument.model().to_string();
+            let model = s.instrument().model().to_string();
             match poller::disc(s) {
                 Some(d) => {
                     d.set_mount_point(mount_point, mounted);
@@ -256,7 +256,7 @@ impl SimHost {
                 .iter_mut()
                 .map(|d| {
                     let mount = poller::disc(d).and_then(|x| x.mount_point().map(String::from));
-                    (d.address, d.instrument.model().to_string(), mount)
+                    (d.address, d.instrument().model().to_string(), mount)
                 })
                 .collect()
         })
@@ -318,7 +318,9 @@ impl SimHost {
 
     /// Injects `fault` into the device at `address` on board `board`.
     pub fn inject(&self, board: usize, address: Address, fault: Fault) -> Result<()> {
-        self.with_slot(DeviceRef { board, address }, |s| s.faults.insert(fault))?;
+        self.with_slot(DeviceRef { board, address }, |s| {
+            s.faults_mut().insert(fault)
+        })?;
         if fault == Fault::Absent {
             self.forget_addressing(board, address);
         }
@@ -330,7 +332,7 @@ impl SimHost {
     pub fn clear_faults(&self, board: usize, address: Address) -> Result<()> {
         let was_absent = self.with_slot(DeviceRef { board, address }, |s| {
             let absent = !s.present();
-            s.faults.clear();
+            s.faults_mut().clear();
             absent
         })?;
         if was_absent {
@@ -352,7 +354,7 @@ impl SimHost {
         address: Address,
         f: impl FnOnce(&mut dyn Instrument) -> T,
     ) -> Result<T> {
-        self.with_slot(DeviceRef { board, address }, |s| f(s.instrument.as_mut()))
+        self.with_slot(DeviceRef { board, address }, |s| f(s.instrument_mut()))
     }
 
     /// Runs `f` on the instrument at `address` as its concrete type `T` (built-in
@@ -365,7 +367,7 @@ impl SimHost {
         f: impl FnOnce(&mut T) -> R,
     ) -> Result<Option<R>> {
         self.with_slot(DeviceRef { board, address }, |s| {
-            s.instrument
+            s.instrument_mut()
                 .as_any_mut()
                 .and_then(|a| a.downcast_mut::<T>())
                 .map(f)

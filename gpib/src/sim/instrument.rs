@@ -55,6 +55,20 @@ pub trait Instrument: Send {
         StatusByte(0)
     }
 
+    /// Whether [`Instrument::status`] can change with virtual time alone: between the
+    /// simulator's calls to this instrument (listen, clear, trigger, timers, polls,
+    /// remote changes, [`crate::sim::SimHost::with_instrument`]) and the bytes read
+    /// from its output queue. Asked once, when the device is attached.
+    ///
+    /// The default, `true`, is always right: the simulator asks for the status each time
+    /// it looks at SRQ (after every operation while a trace is recorded). An instrument
+    /// whose status follows only those events (every built-in one: their status is
+    /// their registers and whether output is queued) returns `false`, and is asked again
+    /// only after one of them.
+    fn status_changes_with_time(&self) -> bool {
+        true
+    }
+
     /// A serial poll: returns the status byte and clears the service request (IEEE
     /// 488.2: RQS is reset by the poll). The default returns [`Instrument::status`].
     fn serial_poll(&mut self, io: &DeviceIo<'_>) -> StatusByte {

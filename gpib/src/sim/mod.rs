@@ -42,6 +42,8 @@ mod realtime;
 mod remote_tests;
 mod schedule;
 mod slot;
+#[cfg(test)]
+mod srq_tests;
 mod state488;
 pub mod timing;
 mod transcript;

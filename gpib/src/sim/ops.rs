@@ -348,7 +348,7 @@ impl World {
         if b.index.nrfd_held_by_fault()
             && listeners
                 .iter()
-                .any(|&(i, _)| b.devices[i].faults.holds_nrfd())
+                .any(|&(i, _)| b.devices[i].faults().holds_nrfd())
         {
             let end = self.occupy(board, Duration::from_nanos(start), timeout, timeout, false);
             self.end_at(end);
@@ -542,13 +542,13 @@ impl World {
         // A talker with nothing to say yet may have it once its timers fire (a
         // measurement that ends): the handshake waits for it, within the timeout.
         let mut data_at = start;
-        if self.boards[board].devices[talker].output.is_empty() {
+        if self.boards[board].devices[talker].output().is_empty() {
             let start = Duration::from_nanos(start);
             let deadline = tmo
                 .duration()
                 .map_or(Duration::MAX, |l| start.saturating_add(l));
             let mut at_last = start;
-            while self.boards[board].devices[talker].output.is_empty() {
+            while self.boards[board].devices[talker].output().is_empty() {
                 match self.timers.next_due() {
                     Some(at) if at <= deadline => {
                         self.fire_timers(at);
@@ -562,9 +562,9 @@ impl World {
         let b = &mut self.boards[board];
         let (slot, tim, tim_ns) = (&mut b.devices[talker], &b.timing, &b.nanos);
         let wait = slot.ready_at.max(data_at).saturating_sub(start);
-        let silent = slot.faults.never_talks() || slot.output.is_empty();
+        let silent = slot.faults().never_talks() || slot.output().is_empty();
         if silent {
-            if let Some(why) = slot.instrument.diagnosis() {
+            if let Some(why) = slot.instrument().diagnosis() {
                 self.end_at(Duration::from_nanos(start));
                 let e = Error::Protocol(format!("device {talker_addr}: {why}"));
                 return Err(self.failed(t, board, e));
@@ -574,11 +574,11 @@ impl World {
             self.end_at(Duration::from_nanos(start).saturating_add(timeout));
             return Err(self.failed(t, board, timeout_error("read", tmo, 0)));
         }
-        let avail = slot.output.len();
-        let ends = slot.output.ends_message() && !slot.faults.drops_eoi();
+        let avail = slot.output().len();
+        let ends = slot.output().ends_message() && !slot.faults().drops_eoi();
         let mut limit = buf.len();
         let mut cut_by_fault = false;
-        if let Some(left) = slot.faults.bytes_left(slot.sent_in_message) {
+        if let Some(left) = slot.faults().bytes_left(slot.sent_in_message) {
             if left < limit.min(avail) {
                 limit = left;
                 cut_by_fault = true;
@@ -589,7 +589,7 @@ impl World {
         if cut_by_time {
             limit = fit;
         }
-        let (n, hit) = slot.output.copy_out(&mut buf[..limit], eos);
+        let (n, hit) = slot.copy_out(&mut buf[..limit], eos);
         slot.sent_in_message += n;
         let end = if hit {
             Some(ReadEnd::Eos)
@@ -600,7 +600,7 @@ impl World {
         } else {
             None // the talker stopped sending before an end: time out
         };
-        if slot.output.is_empty() {
+        if slot.output().is_empty() {
             slot.sent_in_message = 0;
         }
         let (cost_elapsed, cost_cpu) =

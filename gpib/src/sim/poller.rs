@@ -13,7 +13,7 @@ use crate::sim::world::Board;
 
 /// The disc in `slot`, if it is one.
 pub(crate) fn disc(slot: &mut Slot) -> Option<&mut Disc> {
-    slot.instrument.as_any_mut()?.downcast_mut::<Disc>()
+    slot.instrument_mut().as_any_mut()?.downcast_mut::<Disc>()
 }
 
 /// Poll time per byte (ns) of a PIO transfer on board `on`: one poll of each polled

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::address::Address;
+use crate::backend::Eos;
 use crate::sim::behaviour::DeviceBehaviour;
 use crate::sim::fault::FaultSet;
 use crate::sim::instrument::{DeviceIo, Instrument, Output};
@@ -14,14 +15,28 @@ use crate::status::StatusByte;
 /// A device attached to a board.
 pub(crate) struct Slot {
     pub(crate) address: Address,
-    pub(crate) instrument: Box<dyn Instrument>,
+    /// Private, as `output` and `faults` are: everything that can change whether the
+    /// device requests service goes through a method here, which forgets
+    /// [`Slot::srq_seen`].
+    instrument: Box<dyn Instrument>,
     pub(crate) timing: DeviceTiming,
-    pub(crate) output: Output,
+    output: Output,
+    /// Whether the device requests service, as last worked out, while nothing that could
+    /// change it has happened since (`None`: work it out). Kept only for an instrument
+    /// whose status does not change with time alone
+    /// ([`Instrument::status_changes_with_time`]) and a device with no SRQ storm: the
+    /// SRQ line is looked at after every operation when recording, and most operations
+    /// leave most devices alone.
+    srq_seen: Option<bool>,
+    /// [`Instrument::status_changes_with_time`], asked when the device was attached.
+    status_timed: bool,
     /// The device's own timeline: busy executing a command until then, ns.
     pub(crate) ready_at: u64,
     /// Bytes of the current output message already sent.
     pub(crate) sent_in_message: usize,
-    pub(crate) faults: FaultSet,
+    /// Private: a change goes through [`Slot::faults_mut`], which forgets
+    /// [`Slot::srq_seen`].
+    faults: FaultSet,
     pub(crate) remote: bool,
     pub(crate) lockout: bool,
     /// Parallel poll response: (sense, DIO line index).
@@ -42,11 +57,14 @@ impl Slot {
         instrument: Box<dyn Instrument>,
         timing: DeviceTiming,
     ) -> Self {
+        let status_timed = instrument.status_changes_with_time();
         Self {
             address,
             instrument,
             timing,
             output: Output::default(),
+            srq_seen: None,
+            status_timed,
             ready_at: 0,
             sent_in_message: 0,
             faults: FaultSet::default(),
@@ -62,6 +80,7 @@ impl Slot {
     /// Sets the device's contention sources; an SRQ storm's first request comes one
     /// period after `now`.
     pub(crate) fn set_behaviour(&mut self, behaviour: DeviceBehaviour, now: Duration) {
+        self.srq_seen = None;
         self.next_request = behaviour.srq_every.map(|p| now.saturating_add(p));
         self.behaviour = behaviour;
     }
@@ -86,6 +105,30 @@ impl Slot {
         self.faults.present()
     }
 
+    /// The instrument, to ask it something that does not change it.
+    pub(crate) fn instrument(&self) -> &dyn Instrument {
+        self.instrument.as_ref()
+    }
+
+    /// The instrument, to change it from outside the bus (a test, the host's
+    /// [`crate::sim::SimHost::with_instrument`]): its status is asked again afterwards.
+    pub(crate) fn instrument_mut(&mut self) -> &mut dyn Instrument {
+        self.srq_seen = None;
+        self.instrument.as_mut()
+    }
+
+    /// What the device has queued to send.
+    pub(crate) fn output(&self) -> &Output {
+        &self.output
+    }
+
+    /// Sends from the output queue into `buf` ([`Output::copy_out`]): up to `buf`'s
+    /// length, or through an `eos` match. Returns the count and whether `eos` ended it.
+    pub(crate) fn copy_out(&mut self, buf: &mut [u8], eos: Option<Eos>) -> (usize, bool) {
+        self.srq_seen = None; // the queue's state is part of the status (MAV)
+        self.output.copy_out(buf, eos)
+    }
+
     /// Runs `f` on the instrument at virtual time `now`. Applies the response latency
     /// if it executed a command, and returns the timers it asked for.
     pub(crate) fn call(
@@ -93,6 +136,7 @@ impl Slot {
         now: Duration,
         f: impl FnOnce(&mut dyn Instrument, &mut DeviceIo<'_>),
     ) -> Vec<(Duration, u64)> {
+        self.srq_seen = None;
         let mut io = DeviceIo::new(&mut self.output, now);
         f(self.instrument.as_mut(), &mut io);
         if io.executed {
@@ -121,6 +165,7 @@ impl Slot {
     /// A serial poll: the status byte sent, and the request cleared (a storm's next
     /// request comes one period later).
     pub(crate) fn serial_poll(&mut self, now: Duration) -> StatusByte {
+        self.srq_seen = None;
         let io = DeviceIo::new(&mut self.output, now);
         let mut s = self.instrument.serial_poll(&io).0;
         if self.storm_pending(now) {
@@ -130,10 +175,34 @@ impl Slot {
         StatusByte(self.faults.status(s))
     }
 
-    /// Whether the device asserts SRQ.
+    /// Whether the device asserts SRQ: as last worked out while that still holds.
+    #[inline]
     pub(crate) fn requests_service(&mut self, now: Duration) -> bool {
-        self.present()
-            && (self.faults.srq_stuck() || self.storm_pending(now) || self.raw_status(now).rqs())
+        match self.srq_seen {
+            Some(on) => on,
+            None => self.work_out_service_request(now),
+        }
+    }
+
+    fn work_out_service_request(&mut self, now: Duration) -> bool {
+        let on = self.present()
+            && (self.faults.srq_stuck() || self.storm_pending(now) || self.raw_status(now).rqs());
+        if !self.status_timed && self.next_request.is_none() {
+            self.srq_seen = Some(on);
+        }
+        on
+    }
+
+    /// The device's faults.
+    pub(crate) fn faults(&self) -> &FaultSet {
+        &self.faults
+    }
+
+    /// The device's faults, to change them: whether it requests service is worked out
+    /// again afterwards.
+    pub(crate) fn faults_mut(&mut self) -> &mut FaultSet {
+        self.srq_seen = None;
+        &mut self.faults
     }
 
     /// SDC/DCL: the instrument clears, and its message count starts again.
@@ -147,6 +216,7 @@ impl Slot {
         if (remote, lockout) != (self.remote, self.lockout) {
             self.remote = remote;
             self.lockout = lockout;
+            self.srq_seen = None;
             self.instrument.remote_changed(remote, lockout);
         }
     }

@@ -218,6 +218,10 @@ fn words_to_bytes(last: usize, extra: usize) -> Option<usize> {
 }
 
 impl Instrument for Hp3565 {
+    fn status_changes_with_time(&self) -> bool {
+        false // its status follows its calls and its output queue
+    }
+
     fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
         Some(self)
     }

@@ -273,6 +273,10 @@ impl Replay {
 }
 
 impl Instrument for Replay {
+    fn status_changes_with_time(&self) -> bool {
+        false // its status follows its calls and its output queue
+    }
+
     fn model(&self) -> &str {
         "REPLAY"
     }

@@ -22,6 +22,10 @@ impl Terminal {
 }
 
 impl Instrument for Terminal {
+    fn status_changes_with_time(&self) -> bool {
+        false // its status follows its calls and its output queue
+    }
+
     fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
         Some(self)
     }

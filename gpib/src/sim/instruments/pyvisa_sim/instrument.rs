@@ -147,6 +147,10 @@ impl PyvisaSimInstrument {
 }
 
 impl Instrument for PyvisaSimInstrument {
+    fn status_changes_with_time(&self) -> bool {
+        false // its status follows its calls and its output queue
+    }
+
     fn model(&self) -> &str {
         self.device.name()
     }

@@ -590,6 +590,10 @@ impl ScpiInstrument {
 }
 
 impl Instrument for ScpiInstrument {
+    fn status_changes_with_time(&self) -> bool {
+        false // its status follows its calls and its output queue
+    }
+
     fn as_any_mut(&mut self) -> Option<&mut dyn std::any::Any> {
         Some(self)
     }
