@@ -102,6 +102,25 @@ fn a_status_that_follows_time_is_asked_after_every_operation() {
     assert_eq!(edges(&host), [true]);
 }
 
+#[test]
+fn a_status_that_follows_time_is_asked_with_nothing_else_on_the_bus() {
+    let alarm = Alarm {
+        from: Duration::from_millis(5),
+    };
+    let (_host, bus) = recorded(vec![
+        (3, Box::new(alarm)),
+        (7, Box::new(ScpiInstrument::new("ACME,METER,1,1.0"))),
+    ]);
+    assert!(!bus.srq().unwrap());
+    assert!(!bus.srq().unwrap());
+    bus.delay(Duration::from_millis(10));
+    assert!(
+        bus.srq().unwrap(),
+        "the line looked at again, with no device called"
+    );
+    assert!(bus.lines().unwrap().srq);
+}
+
 /// Requests service while it has output queued: a message answers each one it hears.
 struct Eager;
 
