@@ -1,12 +1,13 @@
 //! A traced run puts the same calls on the wire as an untraced one: the tracer
 //! forwards combined calls (a query's write and read, addressing and a transfer) as
-//! the one call they are.
+//! the one call they are, except a raw backend's query, whose halves follow each other
+//! on the bus anyway: those it makes a call each, to record when the write ended.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gpib::backend::tuning::BoardTuning;
-use gpib::backend::{BoardControl, DeviceLevel, VirtualTime, WireStats};
+use gpib::backend::{BoardControl, DeviceLevel, VirtualTime, WireStats, WriteReadError};
 use gpib::trace::{CallOp, MemorySink, Record, SharedSink, TracedBackend};
 use gpib::{Address, Backend, Bus, Eos, PrimaryAddress, ReadStatus, StatusByte};
 use gpib_suite::{Fixture, SCPI};
@@ -86,6 +87,18 @@ impl<B: Backend> Backend for Counting<B> {
         self.log("command_then_read");
         self.0.command_then_read(c, buf, eos)
     }
+    fn command_write_command_read(
+        &mut self,
+        listen: &[u8],
+        data: &[u8],
+        talk: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> Result<ReadStatus, WriteReadError> {
+        self.log("command_write_command_read");
+        self.0
+            .command_write_command_read(listen, data, talk, buf, eos)
+    }
     fn interface_clear(&mut self) -> gpib::Result<()> {
         self.log("interface_clear");
         self.0.interface_clear()
@@ -133,9 +146,9 @@ impl<B: Backend> Backend for Counting<B> {
     }
 }
 
-/// The calls two queries make on a fresh `bench`, traced or not, and the virtual time
-/// they take.
-fn two_queries(traced: bool) -> (Vec<&'static str>, Duration) {
+/// The calls two queries make on a fresh `bench`, traced or not, the bus events they
+/// make and the virtual time they take.
+fn two_queries(traced: bool) -> (Vec<&'static str>, Vec<String>, Duration) {
     let host = gpib::sim::bench();
     let log = Log::default();
     let board = Counting(host.board(0).unwrap(), log.clone());
@@ -146,21 +159,31 @@ fn two_queries(traced: bool) -> (Vec<&'static str>, Duration) {
         Bus::new(board)
     };
     let dmm = bus.device(SCPI).unwrap();
+    host.record(64);
     let t0 = bus.now();
     for _ in 0..2 {
         assert_eq!(dmm.query("*IDN?").unwrap(), "SIMULATED,SCPI-DMM,0,1.0");
     }
     let taken = bus.now() - t0;
+    let events = host.take_events().iter().map(|e| e.to_string()).collect();
     let calls = std::mem::take(&mut *log.lock().unwrap());
-    (calls, taken)
+    (calls, events, taken)
 }
 
 #[test]
-fn a_traced_sim_query_makes_the_same_backend_calls_as_untraced() {
-    let (plain, plain_time) = two_queries(false);
-    let (traced, traced_time) = two_queries(true);
-    assert!(plain.contains(&"command_then_write"), "{plain:?}");
-    assert_eq!(traced, plain, "the backend calls of two queries");
+fn a_traced_sim_query_puts_the_same_events_on_the_bus_as_untraced() {
+    let (plain, plain_events, plain_time) = two_queries(false);
+    let (traced, traced_events, traced_time) = two_queries(true);
+    // Untraced, a query is one call: its addressings, its write and its read under
+    // one lock. Traced, its two halves are a call each, so that the trace shows when
+    // the write ended.
+    assert_eq!(plain, ["command_write_command_read"; 2]);
+    assert_eq!(
+        traced,
+        ["command_then_write", "command_then_read"].repeat(2)
+    );
+    assert_eq!(traced_events.len(), 2 * 4, "{traced_events:#?}");
+    assert_eq!(traced_events, plain_events, "the bus events of two queries");
     assert_eq!(traced_time, plain_time, "the virtual time they take");
 }
 

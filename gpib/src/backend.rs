@@ -201,6 +201,28 @@ pub trait Backend: Send {
         self.read(buf, eos)
     }
 
+    /// A query's four steps on the bus: `listen` with ATN and `data` with END on its
+    /// last byte ([`Backend::command_then_write`]), `talk` with ATN
+    /// ([`Backend::command`]), and the answer read into `buf` ([`Backend::read`]). The
+    /// default makes those three calls; a backend that can make all four steps at once
+    /// (the simulator, under one lock) does. The error says which part failed:
+    /// [`WriteReadError::Write`] when a command or the write did (nothing was read),
+    /// [`WriteReadError::Read`] when the read did (its `transferred` bytes are at the
+    /// start of `buf`).
+    fn command_write_command_read(
+        &mut self,
+        listen: &[u8],
+        data: &[u8],
+        talk: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> std::result::Result<ReadStatus, WriteReadError> {
+        self.command_then_write(listen, data, true)
+            .map_err(WriteReadError::Write)?;
+        self.command(talk).map_err(WriteReadError::Write)?;
+        self.read(buf, eos).map_err(WriteReadError::Read)
+    }
+
     /// Pulses IFC: every device stops talking and listening; the board becomes CIC.
     fn interface_clear(&mut self) -> Result<()>;
 
@@ -343,6 +365,16 @@ impl<B: Backend + ?Sized> Backend for Box<B> {
         eos: Option<Eos>,
     ) -> Result<ReadStatus> {
         (**self).command_then_read(commands, buf, eos)
+    }
+    fn command_write_command_read(
+        &mut self,
+        listen: &[u8],
+        data: &[u8],
+        talk: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> std::result::Result<ReadStatus, WriteReadError> {
+        (**self).command_write_command_read(listen, data, talk, buf, eos)
     }
     fn interface_clear(&mut self) -> Result<()> {
         (**self).interface_clear()

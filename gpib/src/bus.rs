@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::address::{Address, PrimaryAddress, SecondaryAddress};
 use crate::backend::tuning::BoardTuning;
-use crate::backend::{Backend, BackendExt, ClockKind, Eos, ReadStatus, Turns};
+use crate::backend::{Backend, BackendExt, ClockKind, Eos, ReadStatus, Turns, WriteReadError};
 use crate::error::{Error, Result};
 use crate::message::{addressing, InterfaceMessage};
 use crate::status::{BusLines, StatusByte};
@@ -621,6 +621,50 @@ impl Transaction<'_> {
             .command_then_read(cmd.as_bytes(), buf, eos)?;
         self.state.addressed = Addressed::FromDevice(device);
         self.unaddress_if_asked()?;
+        Ok(st)
+    }
+
+    /// Whether the bus is unaddressed after every device transfer (the board tuning's
+    /// unaddressing, [`crate::backend::BackendExt::driver_addressing`]).
+    pub(crate) fn unaddresses(&self) -> bool {
+        self.state.unaddress
+    }
+
+    /// A query: addresses `device` to listen and writes `data` (END on its last byte),
+    /// then addresses it to talk and reads its answer ([`Transaction::write_to_device`],
+    /// [`Transaction::read_from_device`]), in one backend call
+    /// ([`Backend::command_write_command_read`]) when both addressings must be sent, as
+    /// they are unless the bus is left addressed between calls. The bus stays addressed
+    /// after the read (more reads of the answer may follow), also when it is
+    /// unaddressed after every other transfer.
+    pub fn write_read_device(
+        &mut self,
+        device: Address,
+        data: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> std::result::Result<ReadStatus, WriteReadError> {
+        if self.state.unaddress
+            || (!self.state.readdress && self.state.addressed == Addressed::ToDevice(device))
+        {
+            self.write_to_device(device, data, true)
+                .map_err(WriteReadError::Write)?;
+            self.address_from_device(device)
+                .map_err(WriteReadError::Write)?;
+            return self.read(buf, eos).map_err(WriteReadError::Read);
+        }
+        let board = self.board_address();
+        let listen = addressing::to_devices(board, &[device]);
+        let talk = addressing::from_device(board, device);
+        self.state.addressed = Addressed::Nothing;
+        let st = self.state.backend.command_write_command_read(
+            listen.as_bytes(),
+            data,
+            talk.as_bytes(),
+            buf,
+            eos,
+        )?;
+        self.state.addressed = Addressed::FromDevice(device);
         Ok(st)
     }
 

@@ -23,7 +23,7 @@ mod link;
 const SMALL_WRITE: usize = 512;
 /// Commands shorter than this are put together with their terminator in 64 bytes.
 const SHORT_WRITE: usize = 64;
-/// The first read of a text answer on a device-level backend (the rest follows it).
+/// The first read of a text answer, in the query's call (the rest follows it).
 const FIRST_ANSWER: usize = 256;
 /// Growth step when reading into a `Vec` of unknown final size.
 const GROW_STEP: usize = 64 * 1024;
@@ -334,31 +334,39 @@ impl Device {
     pub fn query(&self, command: &str) -> Result<String> {
         let mut v = Vec::new();
         let r = self.run(|tx| {
-            if tx.device_level() {
-                // The write and the first read in one backend call (a network adapter
-                // overlaps them), the rest of a long answer after it.
-                let began = tx.now();
-                v.resize(FIRST_ANSWER.min(self.max_read), 0);
-                let eos = self.eos;
-                let first = self.with_message(command.as_bytes(), |m| {
-                    tx.write_read(self.address, m, &mut v, eos)
-                });
-                match first {
-                    Some(Ok(st)) if st.is_end() => {
-                        v.truncate(st.count);
-                        return Ok(());
-                    }
-                    Some(Ok(st)) => return self.read_on(tx, &mut v, 0, st.count, Some(began)),
-                    Some(Err(WriteReadError::Write(e))) => {
-                        v.clear();
-                        return Err(e);
-                    }
-                    Some(Err(WriteReadError::Read(e))) => {
-                        v.truncate(e.transferred().unwrap_or(0).min(FIRST_ANSWER));
-                        return Err(e);
-                    }
-                    None => v.clear(),
+            // The write and the first read in one backend call (a network adapter
+            // overlaps them, the simulator makes both under one lock), the rest of a
+            // long answer after it. The timeout of the rest counts from when the read
+            // began: on a device-level backend, when the call did (the read overlaps
+            // the write); on a raw one, when the first read returned.
+            let began = if tx.device_level() {
+                Some(tx.now())
+            } else {
+                None
+            };
+            v.resize(FIRST_ANSWER.min(self.max_read), 0);
+            let eos = self.eos;
+            let first = self.with_message(command.as_bytes(), |m| {
+                tx.write_read(self.address, m, &mut v, eos)
+            });
+            match first {
+                Some(Ok(st)) if st.is_end() => {
+                    v.truncate(st.count);
+                    return Ok(());
                 }
+                Some(Ok(st)) => {
+                    let began = began.or_else(|| Some(tx.now()));
+                    return self.read_on(tx, &mut v, 0, st.count, began);
+                }
+                Some(Err(WriteReadError::Write(e))) => {
+                    v.clear();
+                    return Err(e);
+                }
+                Some(Err(WriteReadError::Read(e))) => {
+                    v.truncate(e.transferred().unwrap_or(0).min(FIRST_ANSWER));
+                    return Err(e);
+                }
+                None => v.clear(),
             }
             self.send(tx, command.as_bytes(), true)?;
             self.receive_to_end(tx, &mut v)
@@ -370,14 +378,25 @@ impl Device {
     /// allocation. Returns how the read ended.
     pub fn query_into(&self, command: &[u8], buf: &mut [u8]) -> Result<ReadStatus> {
         self.run(|tx| {
-            if tx.device_level() {
-                // One backend call: a network adapter overlaps the write and the read.
-                let eos = self.eos;
-                if let Some(r) =
-                    self.with_message(command, |m| tx.write_read(self.address, m, buf, eos))
-                {
-                    return r.map_err(WriteReadError::into_error);
-                }
+            // One backend call: a network adapter overlaps the write and the read, the
+            // simulator makes both under one lock. (A bus unaddressed after every
+            // transfer is unaddressed after the read too: the write and read apart.)
+            let eos = self.eos;
+            let one = if tx.unaddresses() {
+                None
+            } else {
+                self.with_message(command, |m| tx.write_read(self.address, m, buf, eos))
+            };
+            if let Some(r) = one {
+                let st = r.map_err(WriteReadError::into_error)?;
+                log::debug!(
+                    "query of {} byte(s) to {}: read {} byte(s) ({:?})",
+                    command.len(),
+                    self.address,
+                    st.count,
+                    st.end
+                );
+                return Ok(st);
             }
             self.send(tx, command, true)?;
             self.receive(tx, buf)

@@ -71,9 +71,9 @@ impl<'t, 'a> Link<'t, 'a> {
     }
 
     /// Sends `data` (END on its last byte) to `device` and reads its answer: one
-    /// backend call on a device-level backend ([`crate::backend::DeviceLevel::device_write_read`]); on a
-    /// raw one the addressed write, then the addressing and the read apart (so that
-    /// an error says which half it came from).
+    /// backend call on a device-level backend
+    /// ([`crate::backend::DeviceLevel::device_write_read`]), and on a raw one
+    /// ([`Transaction::write_read_device`]) where the bus needs both addressings.
     pub(crate) fn write_read(
         &mut self,
         device: Address,
@@ -88,13 +88,12 @@ impl<'t, 'a> Link<'t, 'a> {
                 .map_err(WriteReadError::Write)?
                 .device_write_read(device, data, buf, eos);
         }
-        self.tx
-            .write_to_device(device, data, true)
-            .map_err(WriteReadError::Write)?;
-        self.tx
-            .address_from_device(device)
-            .map_err(WriteReadError::Write)?;
-        self.tx.read(buf, eos).map_err(WriteReadError::Read)
+        self.tx.write_read_device(device, data, buf, eos)
+    }
+
+    /// Whether a raw backend's bus is unaddressed after every device transfer.
+    pub(crate) fn unaddresses(&self) -> bool {
+        !self.device_level && self.tx.unaddresses()
     }
 
     /// Writes to the device (already addressed on a raw backend).

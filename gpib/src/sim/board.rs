@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use crate::address::{Address, PrimaryAddress};
 use crate::backend::tuning::BoardTuning;
-use crate::backend::{Backend, BoardControl, ClockKind, Eos, ReadStatus, Turns, VirtualTime};
+use crate::backend::{
+    Backend, BoardControl, ClockKind, Eos, ReadStatus, Turns, VirtualTime, WriteReadError,
+};
 use crate::error::{Error, Result};
 use crate::sim::host::SimHost;
 use crate::sim::ops::SrqWait;
@@ -166,6 +168,28 @@ impl Backend for SimBoard {
         eos: Option<Eos>,
     ) -> Result<ReadStatus> {
         self.run(|w, i| w.command_then_read(i, commands, buf, eos))
+    }
+
+    /// The query's two halves under one lock, when no participant takes turns (they
+    /// may run between the halves).
+    fn command_write_command_read(
+        &mut self,
+        listen: &[u8],
+        data: &[u8],
+        talk: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> std::result::Result<ReadStatus, WriteReadError> {
+        if self.host.has_participants() {
+            self.command_then_write(listen, data, true)
+                .map_err(WriteReadError::Write)?;
+            return self.run(|w, i| w.command_then_read_apart(i, talk, buf, eos));
+        }
+        self.run(|w, i| {
+            w.command_then_write(i, listen, data, true)
+                .map_err(WriteReadError::Write)?;
+            w.command_then_read_apart(i, talk, buf, eos)
+        })
     }
 
     fn interface_clear(&mut self) -> Result<()> {

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::time::Duration;
 
 use crate::address::Address;
-use crate::backend::{Eos, ReadEnd, ReadStatus};
+use crate::backend::{Eos, ReadEnd, ReadStatus, WriteReadError};
 use crate::error::{Error, Result};
 use crate::sim::poller;
 use crate::sim::state488::Effect;
@@ -183,6 +183,25 @@ impl World {
         let end = self.command_from(board, t, commands)?;
         let t = self.begin_at(end);
         self.read_from(board, t, buf, eos)
+    }
+
+    /// [`World::command_then_read`] with its errors apart: the command's as
+    /// [`WriteReadError::Write`] (nothing was read), the read's as
+    /// [`WriteReadError::Read`].
+    pub(crate) fn command_then_read_apart(
+        &mut self,
+        board: usize,
+        commands: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> std::result::Result<ReadStatus, WriteReadError> {
+        let t = self.begin();
+        let end = self
+            .command_from(board, t, commands)
+            .map_err(WriteReadError::Write)?;
+        let t = self.begin_at(end);
+        self.read_from(board, t, buf, eos)
+            .map_err(WriteReadError::Read)
     }
 
     /// [`World::command`] called at `t`: returns when it ended, for the caller's clock

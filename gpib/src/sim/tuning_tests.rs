@@ -157,3 +157,57 @@ fn a_traced_board_keeps_its_tuning_and_its_addressing_on_every_call() {
     );
     assert_eq!(h.board_timing(0).unwrap().t1_ns, 350);
 }
+
+/// The commands of two `*IDN?` queries (`query_into`, `query`) with `setup` applied.
+fn query_commands(setup: impl FnOnce(&Bus)) -> Vec<Vec<u8>> {
+    let h = crate::sim::bench();
+    let bus = Bus::new(h.board(0).unwrap());
+    setup(&bus);
+    let dev = bus.device(22).unwrap();
+    h.record(16);
+    let mut buf = [0u8; 64];
+    dev.query_into(b"*IDN?", &mut buf).unwrap();
+    assert!(dev
+        .query("*IDN?")
+        .unwrap()
+        .starts_with("SIMULATED,SCPI-DMM"));
+    h.take_events()
+        .into_iter()
+        .filter_map(|e| match e.kind {
+            EventKind::Command(b) => Some(b),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_query_made_as_one_call_addresses_as_its_two_halves_did() {
+    let (listen, talk) = (vec![0x3F, 0x40, 0x36], vec![0x3F, 0x56, 0x20]);
+    let unl_unt = vec![0x3F, 0x5F];
+    // Each query: UNL MTA0 MLA22 before the write, UNL MTA22 MLA0 before the read.
+    let both = vec![listen.clone(), talk.clone(), listen.clone(), talk.clone()];
+    assert_eq!(query_commands(|_| {}), both);
+    assert_eq!(
+        query_commands(|bus| {
+            bus.tuning(|t| t.set_readdress(true)).unwrap();
+        }),
+        both
+    );
+    // Unaddressing after every transfer: UNL UNT after the write; after the read of
+    // `query_into` too, not after `query`'s (more reads of the answer may follow).
+    let unaddressed = query_commands(|bus| {
+        bus.tuning(|t| t.set_unaddress(true)).unwrap();
+    });
+    assert_eq!(
+        unaddressed,
+        [
+            listen.clone(),
+            unl_unt.clone(),
+            talk.clone(),
+            unl_unt.clone(),
+            listen,
+            unl_unt,
+            talk,
+        ]
+    );
+}

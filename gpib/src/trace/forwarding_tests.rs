@@ -5,7 +5,10 @@
 //! The wrapped backend ([`Probe`]) overrides every method and logs the operations it
 //! is asked for; a trait's default reached in the wrapper instead (a combined call made
 //! as its two halves, an `Unsupported` answered without asking) shows in the log as
-//! other calls or none, and the test names the method.
+//! other calls or none, and the test names the method. One exception, on purpose: the
+//! tracer makes a raw backend's query (`command_write_command_read`) as its two halves,
+//! whose record then shows when the write ended; the halves follow each other on the
+//! bus either way.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -71,6 +74,17 @@ impl Backend for Probe {
     }
     fn command_then_read(&mut self, _: &[u8], _: &mut [u8], _: Option<Eos>) -> Result<ReadStatus> {
         self.log("command_then_read");
+        Ok(OK_READ)
+    }
+    fn command_write_command_read(
+        &mut self,
+        _: &[u8],
+        _: &[u8],
+        _: &[u8],
+        _: &mut [u8],
+        _: Option<Eos>,
+    ) -> std::result::Result<ReadStatus, WriteReadError> {
+        self.log("command_write_command_read");
         Ok(OK_READ)
     }
     fn interface_clear(&mut self) -> Result<()> {
@@ -410,8 +424,11 @@ impl Backend for Failing {
     fn read(&mut self, _: &mut [u8], _: Option<Eos>) -> Result<ReadStatus> {
         unreachable!("only combined calls are made")
     }
-    fn command_then_write(&mut self, _: &[u8], _: &[u8], _: bool) -> Result<usize> {
+    fn command_then_write(&mut self, _: &[u8], data: &[u8], _: bool) -> Result<usize> {
         self.spend();
+        if self.read_half {
+            return Ok(data.len());
+        }
         Err(crate::Error::CommandTimeout {
             transferred: 1,
             total: 3,
@@ -583,4 +600,81 @@ fn a_failed_combined_call_is_recorded_in_the_half_that_failed() {
             ),
         ]
     );
+}
+
+// A query on a raw backend: a box forwards it as the one call it is; the tracer makes
+// it as its two halves, each one call, so that its record shows when the write ended
+// (the halves follow each other on the bus either way).
+#[test]
+fn a_raw_query_is_forwarded_whole_by_a_box_and_in_its_two_halves_by_the_tracer() {
+    use crate::trace::CallOp as Op;
+    let log = Log::default();
+    let mut buf = [0u8; 4];
+    let mut boxed: Box<dyn Backend> = Box::new(Probe(log.clone()));
+    boxed
+        .command_write_command_read(b"?%", b"Q?", b"%?", &mut buf, None)
+        .unwrap();
+    assert_eq!(
+        std::mem::take(&mut *log.lock().unwrap()),
+        ["command_write_command_read"]
+    );
+
+    let mem = MemorySink::new();
+    let mut traced = TracedBackend::new(Probe(log.clone()), SharedSink::new(mem.clone()), 0);
+    traced
+        .command_write_command_read(b"?%", b"Q?", b"%?", &mut buf, None)
+        .unwrap();
+    assert_eq!(
+        std::mem::take(&mut *log.lock().unwrap()),
+        ["command_then_write", "command_then_read"]
+    );
+    let ops: Vec<_> = calls_of(&mem).into_iter().map(|c| (c.0, c.5)).collect();
+    assert_eq!(
+        ops,
+        [
+            (Op::Command, b"?%".to_vec()),
+            (Op::Write, b"Q?".to_vec()),
+            (Op::Command, b"%?".to_vec()),
+            (Op::Read, vec![]),
+        ]
+    );
+}
+
+// A traced query's error says which half failed: the write half's commands, or the
+// read (its bytes at the start of the buffer).
+#[test]
+fn a_failed_traced_query_says_which_half_failed() {
+    use crate::trace::CallOp as Op;
+    use crate::ErrorKind as K;
+    let mut buf = [0u8; 8];
+    for read_half in [false, true] {
+        let mem = MemorySink::new();
+        let inner = Failing {
+            clock: Default::default(),
+            read_half,
+        };
+        let mut t = TracedBackend::new(inner, SharedSink::new(mem.clone()), 0);
+        let r = t.command_write_command_read(b"?%", b"Q?", b"%?", &mut buf, None);
+        let ops: Vec<_> = calls_of(&mem).into_iter().map(|c| (c.0, c.1)).collect();
+        match r {
+            Err(WriteReadError::Write(e)) if !read_half => {
+                assert_eq!(e.kind(), K::CommandTimeout);
+                assert_eq!(ops, [(Op::Command, Some(K::CommandTimeout))]);
+            }
+            Err(WriteReadError::Read(e)) if read_half => {
+                assert_eq!((e.kind(), e.transferred()), (K::NoListener, Some(2)));
+                assert_eq!(&buf[..2], b"ab");
+                assert_eq!(
+                    ops,
+                    [
+                        (Op::Command, None),
+                        (Op::Write, None),
+                        (Op::Command, None),
+                        (Op::Read, Some(K::NoListener)),
+                    ]
+                );
+            }
+            other => panic!("read half {read_half}: {other:?}"),
+        }
+    }
 }

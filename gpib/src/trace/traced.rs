@@ -148,14 +148,7 @@ impl<B: Backend> TracedBackend<B> {
         error: Option<&Error>,
     ) -> Option<Duration> {
         let t1 = self.inner.now();
-        let failed = error.filter(|e| {
-            matches!(
-                e.kind(),
-                ErrorKind::CommandTimeout
-                    | ErrorKind::NotControllerInCharge
-                    | ErrorKind::Unsupported
-            )
-        });
+        let failed = error.filter(|e| only_commands_give(e));
         let d = Details {
             count: if failed.is_none() {
                 commands.len() as u64
@@ -170,6 +163,15 @@ impl<B: Backend> TracedBackend<B> {
         self.record(CallOp::Command, None, (t0, end), failed, d);
         failed.is_none().then_some(t1)
     }
+}
+
+/// An error only the commands of a combined call give (the transfer after them never
+/// started).
+fn only_commands_give(e: &Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::CommandTimeout | ErrorKind::NotControllerInCharge | ErrorKind::Unsupported
+    )
 }
 
 /// What a call's record says beyond its result.
@@ -294,6 +296,33 @@ impl<B: Backend> Backend for TracedBackend<B> {
             self.record(CallOp::Read, None, (t0, t1), out.as_ref().err(), d);
         }
         out
+    }
+
+    /// A query: made as its two halves on the inner backend, each one call as
+    /// untraced ([`Backend::command_then_write`], [`Backend::command_then_read`]), so
+    /// that the trace shows when the write ended and the read began. The halves follow
+    /// each other on the bus whether or not they are one call (unlike a device-level
+    /// query's, which overlap), so this puts the same bytes on the wire at the same
+    /// times: the one thing a tracer does not forward as the one call it is. The
+    /// read half's error is the write half's when only commands give it (command
+    /// timeout, not controller-in-charge, unsupported): nothing was read.
+    fn command_write_command_read(
+        &mut self,
+        listen: &[u8],
+        data: &[u8],
+        talk: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> std::result::Result<ReadStatus, WriteReadError> {
+        self.command_then_write(listen, data, true)
+            .map_err(WriteReadError::Write)?;
+        self.command_then_read(talk, buf, eos).map_err(|e| {
+            if only_commands_give(&e) {
+                WriteReadError::Write(e)
+            } else {
+                WriteReadError::Read(e)
+            }
+        })
     }
 
     fn interface_clear(&mut self) -> Result<()> {
