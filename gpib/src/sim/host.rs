@@ -13,7 +13,6 @@ use crate::sim::behaviour::{BoardBehaviour, DeviceBehaviour};
 use crate::sim::fault::Fault;
 use crate::sim::instrument::Instrument;
 use crate::sim::named::NamedDevice;
-use crate::sim::poller;
 use crate::sim::slot::Slot;
 use crate::sim::timing::{BoardTiming, DeviceTiming};
 use crate::sim::transcript::Event;
@@ -151,7 +150,7 @@ impl SimHost {
             let taken = g.boards.iter_mut().enumerate().any(|(i, b)| {
                 b.devices.iter_mut().any(|d| {
                     !(i == at.board && d.address == at.address)
-                        && poller::disc(d).and_then(|x| x.mount_point()) == Some(mount_point)
+                        && d.disc().and_then(|x| x.mount_point()) == Some(mount_point)
                 })
             });
             let name = g
@@ -168,7 +167,7 @@ impl SimHost {
         }
         self.with_slot(at, |s| {
             let model = s.instrument().model().to_string();
-            match poller::disc(s) {
+            match s.disc() {
                 Some(d) => {
                     d.set_mount_point(mount_point, mounted);
                     Ok(())
@@ -255,7 +254,7 @@ impl SimHost {
             b.devices
                 .iter_mut()
                 .map(|d| {
-                    let mount = poller::disc(d).and_then(|x| x.mount_point().map(String::from));
+                    let mount = d.disc().and_then(|x| x.mount_point().map(String::from));
                     (d.address, d.instrument().model().to_string(), mount)
                 })
                 .collect()
@@ -277,7 +276,7 @@ impl SimHost {
         let mut known = Vec::new();
         for b in &mut g.boards {
             for d in &mut b.devices {
-                if let Some(disc) = poller::disc(d) {
+                if let Some(disc) = d.disc() {
                     match disc.mount_point() {
                         Some(m) if m == mount_point => {
                             disc.set_mounted(on);
@@ -306,7 +305,7 @@ impl SimHost {
         let mut out = Vec::new();
         for b in &mut g.boards {
             for d in &mut b.devices {
-                if let Some(disc) = poller::disc(d) {
+                if let Some(disc) = d.disc() {
                     if let Some(m) = disc.mount_point() {
                         out.push((m.to_string(), b.name.clone(), disc.is_mounted()));
                     }

@@ -179,10 +179,8 @@ impl World {
         buf: &mut [u8],
         eos: Option<Eos>,
     ) -> Result<ReadStatus> {
-        let t = self.begin();
-        let end = self.command_from(board, t, commands)?;
-        let t = self.begin_at(end);
-        self.read_from(board, t, buf, eos)
+        self.command_then_read_apart(board, commands, buf, eos)
+            .map_err(WriteReadError::into_error)
     }
 
     /// [`World::command_then_read`] with its errors apart: the command's as

@@ -7,14 +7,7 @@
 //! waits meanwhile, so the instrument pays its holdoff recovery too (`timing`'s
 //! per-byte cost adds both). A DMA transfer is not interleaved with polls.
 
-use crate::sim::instruments::Disc;
-use crate::sim::slot::Slot;
 use crate::sim::world::Board;
-
-/// The disc in `slot`, if it is one.
-pub(crate) fn disc(slot: &mut Slot) -> Option<&mut Disc> {
-    slot.instrument_mut().as_any_mut()?.downcast_mut::<Disc>()
-}
 
 /// Poll time per byte (ns) of a PIO transfer on board `on`: one poll of each polled
 /// interface for each disc mounted there, other than `on` itself.
@@ -26,7 +19,7 @@ pub(crate) fn poll_ns(boards: &mut [Board], on: usize) -> u64 {
         }
         let cost = u64::try_from(b.timing.poll_cost.as_nanos()).unwrap_or(u64::MAX);
         for d in &mut b.devices {
-            if disc(d).is_some_and(|x| x.is_mounted()) {
+            if d.disc().is_some_and(|x| x.is_mounted()) {
                 total = total.saturating_add(cost);
             }
         }

@@ -8,6 +8,7 @@ use crate::backend::Eos;
 use crate::sim::behaviour::DeviceBehaviour;
 use crate::sim::fault::FaultSet;
 use crate::sim::instrument::{DeviceIo, Instrument, Output};
+use crate::sim::instruments::Disc;
 use crate::sim::schedule::nanos;
 use crate::sim::timing::DeviceTiming;
 use crate::status::StatusByte;
@@ -115,6 +116,13 @@ impl Slot {
     pub(crate) fn instrument_mut(&mut self) -> &mut dyn Instrument {
         self.srq_seen = None;
         self.instrument.as_mut()
+    }
+
+    /// The instrument as a disc, if it is one (the host driver's poller, the mount
+    /// table): a disc's status is always 0, so mounting it keeps
+    /// [`Slot::srq_seen`].
+    pub(crate) fn disc(&mut self) -> Option<&mut Disc> {
+        self.instrument.as_any_mut()?.downcast_mut::<Disc>()
     }
 
     /// What the device has queued to send.
