@@ -258,6 +258,28 @@ impl CommandDecoder {
         m
     }
 
+    /// Decodes the next command byte when it is in the listen or talk address group
+    /// (MLA, UNL, MTA, UNT: the bytes of every addressing sequence), as
+    /// [`CommandDecoder::next_message`] would; `None`, with nothing consumed, for any
+    /// other byte.
+    #[inline(always)]
+    pub(crate) fn next_address(&mut self, byte: u8) -> Option<InterfaceMessage> {
+        use codes::{LISTEN_BASE, TALK_BASE, UNL, UNT};
+        let b = byte & 0x7F;
+        let m = match b {
+            UNL => InterfaceMessage::Unlisten,
+            UNT => InterfaceMessage::Untalk,
+            LISTEN_BASE..UNL => {
+                InterfaceMessage::Listen(PrimaryAddress::new_const(b - LISTEN_BASE))
+            }
+            TALK_BASE..UNT => InterfaceMessage::Talk(PrimaryAddress::new_const(b - TALK_BASE)),
+            _ => return None,
+        };
+        // A primary command ends PPC's configuration mode.
+        self.after_ppc = false;
+        Some(m)
+    }
+
     /// Whether a PPC is in force after `m`, when `before` says whether it was before.
     const fn after_ppc_then(m: InterfaceMessage, before: bool) -> bool {
         match m {
@@ -505,6 +527,28 @@ mod tests {
 
     fn pa(n: u8) -> PrimaryAddress {
         PrimaryAddress::try_from(n).unwrap()
+    }
+
+    #[test]
+    fn the_address_groups_decode_as_the_table_does_and_no_other_byte_does() {
+        for after_ppc in [false, true] {
+            for byte in 0..=u8::MAX {
+                let (mut quick, mut table) =
+                    (CommandDecoder { after_ppc }, CommandDecoder { after_ppc });
+                let m = table.next_message(byte);
+                match quick.next_address(byte) {
+                    Some(q) => {
+                        assert_eq!(q, m, "byte {byte:#04X}");
+                        assert!(matches!(m, Listen(_) | Unlisten | Talk(_) | Untalk));
+                        assert_eq!(quick.after_ppc, table.after_ppc, "byte {byte:#04X}");
+                    }
+                    None => {
+                        assert!(!matches!(m, Listen(_) | Unlisten | Talk(_) | Untalk));
+                        assert_eq!(quick.after_ppc, after_ppc, "byte {byte:#04X} consumed");
+                    }
+                }
+            }
+        }
     }
 
     #[test]

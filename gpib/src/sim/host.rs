@@ -375,16 +375,12 @@ impl SimHost {
 
     /// Starts recording every bus event, keeping at most `capture` data bytes per event.
     pub fn record(&self, capture: usize) {
-        let mut g = self.lock();
-        g.rec.on = true;
-        g.rec.capture = capture;
+        self.lock().rec.start_transcript(capture);
     }
 
     /// Stops recording and returns the events recorded so far.
     pub fn stop_recording(&self) -> Vec<Event> {
-        let mut g = self.lock();
-        g.rec.on = false;
-        std::mem::take(&mut g.rec.events)
+        self.lock().rec.stop_transcript()
     }
 
     /// Streams every bus record of this host (all boards) to `sink` from now on, with
@@ -392,17 +388,17 @@ impl SimHost {
     /// a sink set before. Memory stays bounded however long the run: the sink decides
     /// where records go (a [`crate::trace::TraceWriter`] writes a file).
     pub fn trace_to(&self, sink: impl TraceSink + 'static) {
-        self.lock().rec.sink = Some(Box::new(sink));
+        self.lock().rec.set_sink(Box::new(sink));
     }
 
     /// Stops streaming records and returns the sink (flush it to see write errors).
     pub fn stop_trace(&self) -> Option<Box<dyn TraceSink>> {
-        self.lock().rec.sink.take()
+        self.lock().rec.take_sink()
     }
 
     /// Takes the events recorded so far (recording goes on).
     pub fn take_events(&self) -> Vec<Event> {
-        std::mem::take(&mut self.lock().rec.events)
+        self.lock().rec.take_events()
     }
 
     /// Whether `GPIB_SIM_TRACE` asks the libraries over the simulator (compat's

@@ -192,6 +192,9 @@ impl Slot {
         }
     }
 
+    // Out of line: the check of a known answer, made after every recorded operation,
+    // stays a load and a compare.
+    #[inline(never)]
     fn work_out_service_request(&mut self, now: Duration) -> bool {
         let on = self.present()
             && (self.faults.srq_stuck() || self.storm_pending(now) || self.raw_status(now).rqs());

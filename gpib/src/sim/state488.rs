@@ -111,7 +111,10 @@ impl Addressing {
     pub(crate) fn command(&mut self, byte: u8) -> Effect {
         use InterfaceMessage as M;
         self.atn = true;
-        let m = self.decoder.next_message(byte);
+        let m = match self.decoder.next_address(byte) {
+            Some(m) => m,
+            None => self.decoder.next_message(byte),
+        };
         let pending = std::mem::replace(&mut self.pending, Pending::None);
         match m {
             M::Listen(p) => {

@@ -198,10 +198,12 @@ impl Event {
 /// neither may be on.
 #[derive(Default)]
 pub(crate) struct Recorder {
-    pub(crate) on: bool,
-    pub(crate) capture: usize,
-    pub(crate) events: Vec<Event>,
-    pub(crate) sink: Option<Box<dyn TraceSink>>,
+    on: bool,
+    capture: usize,
+    events: Vec<Event>,
+    sink: Option<Box<dyn TraceSink>>,
+    /// `on` or a sink: kept as one flag, asked before every operation's records.
+    active: bool,
 }
 
 impl fmt::Debug for Recorder {
@@ -215,10 +217,49 @@ impl fmt::Debug for Recorder {
 }
 
 impl Recorder {
+    /// Records nothing yet; a transcript started keeps `capture` data bytes an event.
+    pub(crate) fn new(capture: usize) -> Self {
+        Self {
+            capture,
+            ..Self::default()
+        }
+    }
+
     /// Whether anything is recorded: worth building records for.
     #[inline]
     pub(crate) fn active(&self) -> bool {
-        self.on || self.sink.is_some()
+        self.active
+    }
+
+    /// Starts keeping transcript events, with at most `capture` data bytes each.
+    pub(crate) fn start_transcript(&mut self, capture: usize) {
+        self.on = true;
+        self.capture = capture;
+        self.active = true;
+    }
+
+    /// Stops keeping transcript events; returns those kept.
+    pub(crate) fn stop_transcript(&mut self) -> Vec<Event> {
+        self.on = false;
+        self.active = self.sink.is_some();
+        self.take_events()
+    }
+
+    /// The transcript events kept so far.
+    pub(crate) fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Streams every record to `sink` from now on (replacing one set before).
+    pub(crate) fn set_sink(&mut self, sink: Box<dyn TraceSink>) {
+        self.sink = Some(sink);
+        self.active = true;
+    }
+
+    /// Stops streaming; returns the sink.
+    pub(crate) fn take_sink(&mut self) -> Option<Box<dyn TraceSink>> {
+        self.active = self.on;
+        self.sink.take()
     }
 
     /// Streams `r` to the sink and keeps its transcript event.

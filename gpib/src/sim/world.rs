@@ -188,12 +188,7 @@ impl World {
             realtime: false,
             boards: Vec::new(),
             named: Vec::new(),
-            rec: Recorder {
-                on: false,
-                capture: 256,
-                events: Vec::new(),
-                sink: None,
-            },
+            rec: Recorder::new(256),
             callers: Callers::default(),
             cpus: Cpus::new(cpus),
             timers: Timers::default(),

@@ -1,7 +1,9 @@
 //! Writing behind the recorder: a [`Write`] that hands full buffers to a thread of its
 //! own, so that a traced program pays for copying its records into memory and not for
 //! the file system's work on them. Memory stays bounded: a few buffers go round between
-//! the two threads, and the recorder waits for one when the disk falls behind.
+//! the two threads, and the recorder waits for one when the disk falls behind. The
+//! buffers are made, and their pages touched, when writing starts: a recorded
+//! operation does not take the page faults of memory met for the first time.
 
 use std::io::{self, Write};
 use std::sync::mpsc::{self, Receiver, SyncSender};
@@ -36,7 +38,6 @@ enum Reply {
 pub(crate) struct WriteBehind<W> {
     buf: Vec<u8>,
     spare: Vec<Vec<u8>>,
-    made: usize,
     jobs: Option<SyncSender<Job>>,
     replies: Receiver<Reply>,
     thread: Option<JoinHandle<W>>,
@@ -51,9 +52,8 @@ impl<W: Write + Send + 'static> WriteBehind<W> {
             .name("gpib-trace-writer".into())
             .spawn(move || write_jobs(out, &todo, &done))?;
         Ok(Self {
-            buf: Vec::with_capacity(BUFFER),
-            spare: Vec::new(),
-            made: 1,
+            buf: touched(),
+            spare: (1..BUFFERS).map(|_| touched()).collect(),
             jobs: Some(jobs),
             replies,
             thread: Some(thread),
@@ -62,16 +62,29 @@ impl<W: Write + Send + 'static> WriteBehind<W> {
 }
 
 impl<W> WriteBehind<W> {
-    /// Appends `fixed` and `parts`; hands the buffer over once it is full.
-    #[inline]
-    pub(crate) fn put<const N: usize>(
-        &mut self,
-        fixed: &[u8; N],
-        parts: &[&[u8]],
-    ) -> io::Result<()> {
-        let more = parts.iter().fold(N, |n, p| n.saturating_add(p.len()));
-        self.buf.reserve(more);
-        self.buf.extend_from_slice(fixed);
+    /// Appends `N` zero bytes, with room for `more` bytes after them, and returns them
+    /// to be written in place; [`WriteBehind::put_parts`] appends the rest of the
+    /// record. A record that does not fit in what is left of the buffer starts the next
+    /// one: buffers keep their size unless one record is larger.
+    #[inline(always)]
+    pub(crate) fn fixed<const N: usize>(&mut self, more: usize) -> io::Result<&mut [u8; N]> {
+        let need = more.saturating_add(N);
+        if self.buf.capacity() - self.buf.len() < need && !self.buf.is_empty() {
+            self.hand_over()?;
+        }
+        self.buf.reserve(need);
+        let at = self.buf.len();
+        self.buf.resize(at + N, 0);
+        match self.buf[at..].first_chunk_mut::<N>() {
+            Some(fixed) => Ok(fixed),
+            None => unreachable!("{N} bytes were just appended"),
+        }
+    }
+
+    /// Appends `parts` after a record's fixed fields; hands the buffer over once it is
+    /// full.
+    #[inline(always)]
+    pub(crate) fn put_parts(&mut self, parts: &[&[u8]]) -> io::Result<()> {
         for p in parts {
             self.buf.extend_from_slice(p);
         }
@@ -81,18 +94,14 @@ impl<W> WriteBehind<W> {
         Ok(())
     }
 
-    /// Hands the filled buffer to the thread and takes an empty one: a spare, a new one
-    /// while fewer than [`BUFFERS`] exist, else the first the thread gives back.
+    /// Hands the filled buffer to the thread and takes an empty one: a spare, else the
+    /// first the thread gives back.
     fn hand_over(&mut self) -> io::Result<()> {
         while let Ok(reply) = self.replies.try_recv() {
             self.keep(reply);
         }
         let next = match self.spare.pop() {
             Some(b) => b,
-            None if self.made < BUFFERS => {
-                self.made += 1;
-                Vec::with_capacity(BUFFER)
-            }
             None => loop {
                 match self.replies.recv() {
                     Ok(Reply::Empty(b)) => break b,
@@ -102,6 +111,8 @@ impl<W> WriteBehind<W> {
             },
         };
         let full = std::mem::replace(&mut self.buf, next);
+        // At its usual size again if one record made it grow.
+        self.buf.shrink_to(BUFFER);
         self.send(Job::Write(full))
     }
 
@@ -172,6 +183,14 @@ fn write_jobs<W: Write>(mut out: W, todo: &Receiver<Job>, done: &mpsc::Sender<Re
         }
     }
     out
+}
+
+/// An empty buffer of [`BUFFER`] bytes whose pages are touched.
+fn touched() -> Vec<u8> {
+    // Not zeros: those could come from pages the system has not handed over yet.
+    let mut b = vec![0xFF; BUFFER];
+    std::hint::black_box(&mut b).clear();
+    b
 }
 
 /// The thread is gone: it can only have panicked in `W`'s own code.

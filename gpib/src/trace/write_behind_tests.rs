@@ -183,3 +183,56 @@ fn the_recorder_waits_for_a_disk_that_is_behind_instead_of_growing() {
     let written = gate.0 .0.lock().unwrap().1;
     assert!(written > 4000 * 1024, "{written} bytes written");
 }
+
+/// Keeps the size of each write the thread makes (one a buffer).
+#[derive(Clone, Default)]
+struct Sizes(Arc<Mutex<Vec<usize>>>);
+
+impl Write for Sizes {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().push(b.len());
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `n` transfers of `size` data bytes each.
+fn big_transfers(n: usize, size: usize) -> Vec<Record<'static>> {
+    let mut recs = transfers(n);
+    for r in &mut recs {
+        if let Record::Transfer(t) = r {
+            t.bytes = Cow::Owned(vec![0x5A; size]);
+        }
+    }
+    recs
+}
+
+#[test]
+fn a_record_that_does_not_fit_starts_the_next_buffer_instead_of_growing_this_one() {
+    let sizes = Sizes::default();
+    let mut w = TraceWriter::behind(sizes.clone(), &header()).unwrap();
+    // 100 KiB records: two fit in a 256 KiB buffer, the third starts the next one.
+    for r in &big_transfers(12, 100 << 10) {
+        w.write(r).unwrap();
+    }
+    // One record larger than a buffer goes out alone, in one write; the buffer that
+    // grew for it takes its usual size again.
+    for r in &big_transfers(1, 300 << 10) {
+        w.write(r).unwrap();
+    }
+    for r in &big_transfers(24, 100 << 10) {
+        w.write(r).unwrap();
+    }
+    w.finish().unwrap();
+    let sizes = sizes.0.lock().unwrap().clone();
+    // Six buffers of two records (the header in the first), the big one, twelve more.
+    assert_eq!(sizes.len(), 6 + 1 + 12, "{sizes:?}");
+    let big = sizes[6];
+    assert!(big > 300 << 10 && big < 301 << 10, "{sizes:?}");
+    assert!(
+        sizes.iter().filter(|&&n| n != big).all(|&n| n <= 256 << 10),
+        "a buffer grew past 256 KiB: writes of {sizes:?} bytes"
+    );
+}

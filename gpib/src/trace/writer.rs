@@ -12,41 +12,45 @@ use crate::trace::format::{
 use crate::trace::sink::TraceSink;
 use crate::trace::write_behind::WriteBehind;
 
-/// Little-endian fields into a fixed stack buffer.
-struct Fields<const N: usize> {
-    buf: [u8; N],
+/// Little-endian fields written one after the other into a record's fixed part, in
+/// place in the output buffer when writing behind: no copy of them is read back (wide
+/// loads of what narrow stores just wrote stall the processor).
+struct Fields<'a, const N: usize> {
+    buf: &'a mut [u8; N],
     len: usize,
 }
 
-impl<const N: usize> Fields<N> {
-    fn new() -> Self {
-        Self {
-            buf: [0; N],
-            len: 0,
-        }
+impl<'a, const N: usize> Fields<'a, N> {
+    #[inline(always)]
+    fn over(buf: &'a mut [u8; N]) -> Self {
+        Self { buf, len: 0 }
     }
+    #[inline(always)]
     fn put(&mut self, b: &[u8]) -> &mut Self {
         self.buf[self.len..self.len + b.len()].copy_from_slice(b);
         self.len += b.len();
         self
     }
+    #[inline(always)]
     fn u8(&mut self, v: u8) -> &mut Self {
         self.put(&[v])
     }
+    #[inline(always)]
     fn u16(&mut self, v: u16) -> &mut Self {
         self.put(&v.to_le_bytes())
     }
+    #[inline(always)]
     fn u32(&mut self, v: u32) -> &mut Self {
         self.put(&v.to_le_bytes())
     }
+    #[inline(always)]
     fn u64(&mut self, v: u64) -> &mut Self {
         self.put(&v.to_le_bytes())
     }
-    /// The fields, all `N` bytes of them: a size known when compiling makes their
-    /// copy a few moves, not a call.
-    fn all(&self) -> &[u8; N] {
+    /// Checks that the fields filled their `N` bytes.
+    #[inline(always)]
+    fn done(&mut self) {
         debug_assert_eq!(self.len, N, "a record's fixed fields fill their buffer");
-        &self.buf
     }
 }
 
@@ -70,15 +74,28 @@ enum Out<W: Write> {
 }
 
 impl<W: Write> Out<W> {
-    /// Writes a record's fixed fields and its variable parts.
-    #[inline]
-    fn put<const N: usize>(&mut self, fixed: &[u8; N], parts: &[&[u8]]) -> io::Result<()> {
+    /// Writes a record's `N` bytes of fixed fields (`fill` writes them, in place when
+    /// writing behind) and its variable parts.
+    #[inline(always)]
+    fn put<const N: usize>(
+        &mut self,
+        fill: impl FnOnce(&mut Fields<'_, N>),
+        parts: &[&[u8]],
+    ) -> io::Result<()> {
+        let mut here = [0; N];
+        let fixed = match self {
+            Out::Behind(w) => {
+                w.fixed::<N>(parts.iter().fold(0, |n, p| n.saturating_add(p.len())))?
+            }
+            Out::Buffered(_) => &mut here,
+        };
+        fill(&mut Fields::over(fixed));
         match self {
             Out::Buffered(b) => {
-                b.write_all(fixed)?;
+                b.write_all(&here)?;
                 parts.iter().try_for_each(|p| b.write_all(p))
             }
-            Out::Behind(w) => w.put(fixed, parts),
+            Out::Behind(w) => w.put_parts(parts),
         }
     }
 
@@ -116,13 +133,17 @@ impl<W: Write> TraceWriter<W> {
                 ),
             ));
         }
-        let mut f = Fields::<16>::new();
-        f.put(&MAGIC)
-            .u16(VERSION)
-            .u8(super::format::clock_code(header.clock))
-            .u8(0)
-            .u32(header.label.len() as u32);
-        out.put(f.all(), &[header.label.as_bytes()])?;
+        out.put::<16>(
+            |f| {
+                f.put(&MAGIC)
+                    .u16(VERSION)
+                    .u8(super::format::clock_code(header.clock))
+                    .u8(0)
+                    .u32(header.label.len() as u32)
+                    .done();
+            },
+            &[header.label.as_bytes()],
+        )?;
         Ok(Self {
             out,
             error: None,
@@ -149,26 +170,30 @@ impl<W: Write> TraceWriter<W> {
     pub fn write(&mut self, record: &Record<'_>) -> io::Result<()> {
         match record {
             Record::Transfer(t) => self.transfer(t),
-            Record::Line(l) => {
-                let mut f = Fields::<{ 9 + LINE_BODY }>::new();
-                f.u8(tag::LINE)
-                    .u64(LINE_BODY as u64)
-                    .u16(l.board)
-                    .u8(l.line.code())
-                    .u8(u8::from(l.asserted))
-                    .u64(l.at_ns)
-                    .u64(l.end_ns);
-                self.out.put(f.all(), &[])
-            }
-            Record::Error(e) => {
-                let mut f = Fields::<{ 9 + ERROR_FIXED }>::new();
-                f.u8(tag::ERROR)
-                    .u64((ERROR_FIXED + e.text.len()) as u64)
-                    .u16(e.board)
-                    .u8(error_code(Some(e.kind)))
-                    .u64(e.at_ns);
-                self.out.put(f.all(), &[e.text.as_bytes()])
-            }
+            Record::Line(l) => self.out.put::<{ 9 + LINE_BODY }>(
+                |f| {
+                    f.u8(tag::LINE)
+                        .u64(LINE_BODY as u64)
+                        .u16(l.board)
+                        .u8(l.line.code())
+                        .u8(u8::from(l.asserted))
+                        .u64(l.at_ns)
+                        .u64(l.end_ns)
+                        .done();
+                },
+                &[],
+            ),
+            Record::Error(e) => self.out.put::<{ 9 + ERROR_FIXED }>(
+                |f| {
+                    f.u8(tag::ERROR)
+                        .u64((ERROR_FIXED + e.text.len()) as u64)
+                        .u16(e.board)
+                        .u8(error_code(Some(e.kind)))
+                        .u64(e.at_ns)
+                        .done();
+                },
+                &[e.text.as_bytes()],
+            ),
             Record::Call(c) => self.call(c),
             Record::Unknown { .. } => Ok(()), // nothing of it was kept
         }?;
@@ -177,41 +202,49 @@ impl<W: Write> TraceWriter<W> {
     }
 
     fn transfer(&mut self, t: &Transfer<'_>) -> io::Result<()> {
-        let mut f = Fields::<{ 9 + TRANSFER_FIXED }>::new();
-        f.u8(tag::TRANSFER)
-            .u64((TRANSFER_FIXED + t.bytes.len()) as u64)
-            .u16(t.board)
-            .u8(t.flags)
-            .u8(t.talker)
-            .u32(t.listeners)
-            .u64(t.start_ns)
-            .u64(t.ready_ns)
-            .u64(t.first_ns)
-            .u64(t.byte_ns)
-            .u64(t.end_ns)
-            .u32(t.t1_ns)
-            .u32(t.accept_ns);
-        self.out.put(f.all(), &[&t.bytes])
+        self.out.put::<{ 9 + TRANSFER_FIXED }>(
+            |f| {
+                f.u8(tag::TRANSFER)
+                    .u64((TRANSFER_FIXED + t.bytes.len()) as u64)
+                    .u16(t.board)
+                    .u8(t.flags)
+                    .u8(t.talker)
+                    .u32(t.listeners)
+                    .u64(t.start_ns)
+                    .u64(t.ready_ns)
+                    .u64(t.first_ns)
+                    .u64(t.byte_ns)
+                    .u64(t.end_ns)
+                    .u32(t.t1_ns)
+                    .u32(t.accept_ns)
+                    .done();
+            },
+            &[&t.bytes],
+        )
     }
 
     fn call(&mut self, c: &Call<'_>) -> io::Result<()> {
         let body = CALL_FIXED + 8 + c.data.len() + c.message.len();
-        let mut f = Fields::<{ 9 + CALL_FIXED + 8 }>::new();
-        f.u8(tag::CALL)
-            .u64(body as u64)
-            .u16(c.board)
-            .u8(c.op.code())
-            .u8(c.device.unwrap_or(0xFF))
-            .u8(c.secondary.unwrap_or(0xFF))
-            .u16(c.status)
-            .u8(error_code(c.error))
-            .u8(u8::from(c.eoi))
-            .u64(c.start_ns)
-            .u64(c.duration_ns)
-            .u64(c.count)
-            .u64(c.requested)
-            .u64(c.data.len() as u64);
-        self.out.put(f.all(), &[&c.data, c.message.as_bytes()])
+        self.out.put::<{ 9 + CALL_FIXED + 8 }>(
+            |f| {
+                f.u8(tag::CALL)
+                    .u64(body as u64)
+                    .u16(c.board)
+                    .u8(c.op.code())
+                    .u8(c.device.unwrap_or(0xFF))
+                    .u8(c.secondary.unwrap_or(0xFF))
+                    .u16(c.status)
+                    .u8(error_code(c.error))
+                    .u8(u8::from(c.eoi))
+                    .u64(c.start_ns)
+                    .u64(c.duration_ns)
+                    .u64(c.count)
+                    .u64(c.requested)
+                    .u64(c.data.len() as u64)
+                    .done();
+            },
+            &[&c.data, c.message.as_bytes()],
+        )
     }
 
     /// Flushes and returns the underlying writer, or the first error seen.
