@@ -24,17 +24,18 @@ fn timeout_error(operation: &'static str, timeout: Timeout, transferred: usize) 
     }
 }
 
-/// How long a wait that runs out takes on the simulated clock: the timeout, and no
+/// How long a wait that runs out takes on the simulated clock, ns: the timeout, and no
 /// time for [`Timeout::Never`] (a wait for ever for what will not come is reported at
-/// once, as [`Error::Timeout`] with no timeout, instead of hanging).
-fn spent(timeout: Timeout) -> Duration {
-    timeout.duration().unwrap_or(Duration::ZERO)
+/// once, as [`Error::Timeout`] with no timeout, instead of hanging). Worked out on the
+/// paths that time out only.
+fn spent_ns(timeout: Timeout) -> u64 {
+    timeout.duration().map_or(0, ns)
 }
 
 /// Whether waiting `wait_ns` for a device runs out `timeout`: only a wait there is
 /// (with nothing to wait for, even a zero timeout lets the operation start).
 fn waits_out(timeout: Timeout, wait_ns: u64) -> bool {
-    wait_ns > 0 && timeout.is_over(Duration::from_nanos(wait_ns))
+    wait_ns > 0 && timeout.duration().is_some_and(|d| wait_ns >= ns(d))
 }
 
 /// How a wait for SRQ ended.
@@ -70,12 +71,12 @@ fn clamp32(v: u64) -> u32 {
 
 impl World {
     /// Records `e` as the operation's error and returns it.
-    fn failed(&mut self, at: Duration, board: usize, e: Error) -> Error {
+    fn failed(&mut self, at_ns: u64, board: usize, e: Error) -> Error {
         if self.rec.active() {
             self.rec.emit(&Record::Error(BusError {
                 board: board as u16,
                 kind: e.kind(),
-                at_ns: ns(at),
+                at_ns,
                 text: Cow::Owned(e.to_string()),
             }));
         }
@@ -85,8 +86,8 @@ impl World {
     /// `e` for an operation refused at `t` before it took the bus: the caller's clock
     /// stands at `t` (where the command before it in the same call ended, if any).
     #[cold]
-    fn refused(&mut self, t: Duration, e: Error) -> Error {
-        self.end_at(t);
+    fn refused(&mut self, t: u64, e: Error) -> Error {
+        self.end_at_ns(t);
         e
     }
 
@@ -96,10 +97,10 @@ impl World {
     fn trace_command(
         &mut self,
         board: usize,
-        t: Duration,
-        first: Duration,
+        t: u64,
+        first: u64,
         byte_ns: u64,
-        end: Duration,
+        end: u64,
         bytes: &[u8],
     ) {
         if self.rec.active() {
@@ -112,10 +113,10 @@ impl World {
     fn record_command(
         &mut self,
         board: usize,
-        t: Duration,
-        first: Duration,
+        t: u64,
+        first: u64,
         byte_ns: u64,
-        end: Duration,
+        end: u64,
         bytes: &[u8],
     ) {
         let b = &self.boards[board];
@@ -134,11 +135,11 @@ impl World {
             flags,
             talker: b.address.get(),
             listeners: b.index.present_mask(),
-            start_ns: ns(t),
-            ready_ns: ns(first),
-            first_ns: ns(first),
+            start_ns: t,
+            ready_ns: first,
+            first_ns: first,
             byte_ns,
-            end_ns: ns(end),
+            end_ns: end,
             t1_ns: clamp32(b.timing.t1_ns),
             accept_ns: clamp32(accept),
             bytes: Cow::Borrowed(bytes),
@@ -148,9 +149,9 @@ impl World {
 
     /// Sends command bytes with ATN.
     pub(crate) fn command(&mut self, board: usize, bytes: &[u8]) -> Result<()> {
-        let t = self.begin();
+        let t = self.begin_ns();
         let end = self.command_from(board, t, bytes)?;
-        self.end_at(end);
+        self.end_at_ns(end);
         Ok(())
     }
 
@@ -164,9 +165,9 @@ impl World {
         data: &[u8],
         eoi: bool,
     ) -> Result<usize> {
-        let t = self.begin();
+        let t = self.begin_ns();
         let end = self.command_from(board, t, commands)?;
-        let t = self.begin_at(end);
+        let t = self.begin_at_ns(end);
         self.write_from(board, t, data, eoi)
     }
 
@@ -193,11 +194,11 @@ impl World {
         buf: &mut [u8],
         eos: Option<Eos>,
     ) -> std::result::Result<ReadStatus, WriteReadError> {
-        let t = self.begin();
+        let t = self.begin_ns();
         let end = self
             .command_from(board, t, commands)
             .map_err(WriteReadError::Write)?;
-        let t = self.begin_at(end);
+        let t = self.begin_at_ns(end);
         self.read_from(board, t, buf, eos)
             .map_err(WriteReadError::Read)
     }
@@ -207,14 +208,14 @@ impl World {
     /// inlined into both of the calls that address and transfer, it ran 7 % slower in
     /// wall time (`sim_speed`) for 2 % fewer instructions.
     #[inline(never)]
-    fn command_from(&mut self, board: usize, t: Duration, bytes: &[u8]) -> Result<Duration> {
+    fn command_from(&mut self, board: usize, t: u64, bytes: &[u8]) -> Result<u64> {
         let b = &self.boards[board];
         if !b.any_present() {
             self.trace_command(board, t, t, 0, t, bytes);
             return Err(Error::NoListener { transferred: 0 });
         }
         // In nanoseconds: a few instructions an addition where `Duration` takes tens.
-        let start = self.bus_start_ns(board, ns(t));
+        let start = self.bus_start_ns(board, t);
         let b = &self.boards[board];
         let call_overhead = b.nanos.call_overhead;
         // Every device takes part in the ATN handshake: one holding NRFD holds up the
@@ -222,11 +223,12 @@ impl World {
         let held = b
             .nrfd_released_at()
             .saturating_sub(start.saturating_add(call_overhead));
-        let (limit, timeout) = (b.timeout, spent(b.timeout));
+        let limit = b.timeout;
         if b.index.nrfd_held_by_fault() || waits_out(limit, held) {
-            let end = self.occupy(board, Duration::from_nanos(start), timeout, timeout, false);
-            self.end_at(end);
-            self.trace_command(board, t, Duration::from_nanos(start), 0, end, bytes);
+            let timeout = spent_ns(limit);
+            let end = self.occupy_ns(board, start, timeout, self.stretch_ns(timeout), false);
+            self.end_at_ns(end);
+            self.trace_command(board, t, start, 0, end, bytes);
             return Err(Error::CommandTimeout {
                 transferred: 0,
                 total: bytes.len(),
@@ -251,9 +253,9 @@ impl World {
         }
         // Command bytes go out by programmed I/O on every board: the CPU is busy.
         let cpu = self.stretch_ns(elapsed);
-        let end = Duration::from_nanos(self.occupy_ns(board, start, elapsed, cpu, false));
+        let end = self.occupy_ns(board, start, elapsed, cpu, false);
         if self.rec.active() {
-            let first = Duration::from_nanos(start.saturating_add(overhead));
+            let first = start.saturating_add(overhead);
             self.record_command(board, t, first, byte_ns.max(1), end, bytes);
         }
         self.note_srq(board, end);
@@ -335,12 +337,12 @@ impl World {
 
     /// Sends data to the addressed listeners (EOI with the last byte when `eoi`).
     pub(crate) fn write(&mut self, board: usize, data: &[u8], eoi: bool) -> Result<usize> {
-        let t = self.begin();
+        let t = self.begin_ns();
         self.write_from(board, t, data, eoi)
     }
 
     /// [`World::write`] called at `t`.
-    fn write_from(&mut self, board: usize, t: Duration, data: &[u8], eoi: bool) -> Result<usize> {
+    fn write_from(&mut self, board: usize, t: u64, data: &[u8], eoi: bool) -> Result<usize> {
         let poll_ns = poller::poll_ns(&mut self.boards, board);
         let b = &self.boards[board];
         if !b.addressing.board_talks() {
@@ -358,17 +360,18 @@ impl World {
             let e = self.failed(t, board, Error::NoListener { transferred: 0 });
             return Err(self.refused(t, e));
         }
-        let (limit, timeout) = (b.timeout, spent(b.timeout));
+        let limit = b.timeout;
         // In nanoseconds, as `command`.
-        let start = self.bus_start_ns(board, ns(t));
+        let start = self.bus_start_ns(board, t);
         let b = &self.boards[board];
         if b.index.nrfd_held_by_fault()
             && listeners
                 .iter()
                 .any(|&(i, _)| b.devices[i].faults().holds_nrfd())
         {
-            let end = self.occupy(board, Duration::from_nanos(start), timeout, timeout, false);
-            self.end_at(end);
+            let timeout = spent_ns(limit);
+            let end = self.occupy_ns(board, start, timeout, self.stretch_ns(timeout), false);
+            self.end_at_ns(end);
             return Err(timeout_error("write", limit, 0));
         }
         let (mut ready, mut accept, mut recovery) = (0, 0, 0);
@@ -413,16 +416,16 @@ impl World {
         }
         let (elapsed, cpu) = if timed_out {
             // The CPU spins through the wait on a PIO board.
-            let timeout = ns(timeout);
+            let timeout = spent_ns(limit);
             (timeout, timeout.min(cost_cpu.saturating_add(wait)))
         } else {
             (wait.saturating_add(cost_elapsed), cost_cpu)
         };
         let cpu = self.stretch_ns(cpu);
-        let end = Duration::from_nanos(self.occupy_ns(board, start, elapsed, cpu, dma));
-        self.end_at(end);
+        let end = self.occupy_ns(board, start, elapsed, cpu, dma);
+        self.end_at_ns(end);
         if self.rec.active() {
-            let ready = Duration::from_nanos(start.saturating_add(wait));
+            let ready = start.saturating_add(wait);
             let mut flags = trace_flags::BOARD_TALKS;
             if end_flag {
                 flags |= trace_flags::END;
@@ -435,11 +438,11 @@ impl World {
                 flags,
                 talker,
                 listeners: self.address_mask(board, listeners.iter().map(|&(i, _)| i)),
-                start_ns: ns(t),
-                ready_ns: ns(ready),
-                first_ns: ns(ready.saturating_add(overhead)),
+                start_ns: t,
+                ready_ns: ready,
+                first_ns: ready.saturating_add(ns(overhead)),
                 byte_ns: per.elapsed_ns,
-                end_ns: ns(end),
+                end_ns: end,
                 t1_ns: clamp32(t1_ns),
                 accept_ns: clamp32(accept),
                 bytes: Cow::Borrowed(&data[..n]),
@@ -462,7 +465,7 @@ impl World {
         buf: &mut [u8],
         eos: Option<Eos>,
     ) -> Result<ReadStatus> {
-        let t = self.begin();
+        let t = self.begin_ns();
         self.read_from(board, t, buf, eos)
     }
 
@@ -470,13 +473,13 @@ impl World {
     fn read_from(
         &mut self,
         board: usize,
-        t: Duration,
+        t: u64,
         buf: &mut [u8],
         eos: Option<Eos>,
     ) -> Result<ReadStatus> {
         let poll_ns = poller::poll_ns(&mut self.boards, board);
         let b = &self.boards[board];
-        let (tmo, timeout) = (b.timeout, spent(b.timeout));
+        let tmo = b.timeout;
         if !b.addressing.board_listens() {
             let e = Error::NotAddressed(
                 "the board is not addressed to listen: address it (MLA) before reading".into(),
@@ -488,7 +491,7 @@ impl World {
             return Err(self.refused(t, e));
         }
         let Some(talker) = b.addressing.talker().and_then(|a| b.slot_at(a)) else {
-            self.end_at(t.saturating_add(timeout));
+            self.end_at_ns(t.saturating_add(spent_ns(tmo)));
             return Err(self.failed(t, board, timeout_error("read", tmo, 0)));
         };
         if let Some(&other) = b.index.dio_drivers().iter().find(|&&i| i != talker) {
@@ -504,7 +507,7 @@ impl World {
             return Err(self.refused(t, e));
         }
         // In nanoseconds, as `command`.
-        let start = self.bus_start_ns(board, ns(t));
+        let start = self.bus_start_ns(board, t);
         let me_t1 = b.devices[talker].timing.t1_ns;
         let accept = b.slowest_accept_ns(b.timing.accept_ns);
         let hs = b.handshake_ns(me_t1, accept);
@@ -532,12 +535,12 @@ impl World {
                 timing::call_cost_ns(&b.timing, &b.nanos, Direction::Read, per, n as u64);
             let cpu = self.stretch_ns(cpu);
             let end = self.occupy_ns(board, start, elapsed, cpu, false);
-            self.end_at(Duration::from_nanos(end));
+            self.end_at_ns(end);
             if self.rec.active() {
                 self.record_read(
                     board,
                     ReadTrace {
-                        t: ns(t),
+                        t,
                         ready: start,
                         first: start.saturating_add(overhead),
                         end,
@@ -549,7 +552,7 @@ impl World {
                     &buf[..n],
                 );
             }
-            self.note_srq(board, Duration::from_nanos(end));
+            self.note_srq(board, end);
             return Ok(ReadStatus {
                 count: n,
                 end: ReadEnd::BufferFull,
@@ -582,13 +585,13 @@ impl World {
         let silent = slot.faults().never_talks() || slot.output().is_empty();
         if silent {
             if let Some(why) = slot.instrument().diagnosis() {
-                self.end_at(Duration::from_nanos(start));
+                self.end_at_ns(start);
                 let e = Error::Protocol(format!("device {talker_addr}: {why}"));
                 return Err(self.failed(t, board, e));
             }
         }
         if silent || waits_out(tmo, wait) {
-            self.end_at(Duration::from_nanos(start).saturating_add(timeout));
+            self.end_at_ns(start.saturating_add(spent_ns(tmo)));
             return Err(self.failed(t, board, timeout_error("read", tmo, 0)));
         }
         let avail = slot.output().len();
@@ -627,14 +630,14 @@ impl World {
             None => {
                 let elapsed = match tmo {
                     Timeout::Never => wait.saturating_add(cost_elapsed),
-                    Timeout::After(_) => ns(timeout),
+                    Timeout::After(limit) => ns(limit),
                 };
                 (elapsed, cost_cpu.min(elapsed))
             }
         };
         let cpu = self.stretch_ns(cpu);
         let done = self.occupy_ns(board, start, elapsed, cpu, dma);
-        self.end_at(Duration::from_nanos(done));
+        self.end_at_ns(done);
         let ready = start.saturating_add(wait);
         // END in the trace: the talker sent EOI with the last byte read, whether the
         // read stopped on it or on the EOS byte that came with it.
@@ -647,7 +650,7 @@ impl World {
             self.record_read(
                 board,
                 ReadTrace {
-                    t: ns(t),
+                    t,
                     ready,
                     first: ready.saturating_add(overhead),
                     end: done,
@@ -659,7 +662,7 @@ impl World {
                 &buf[..n],
             );
         }
-        self.note_srq(board, Duration::from_nanos(done));
+        self.note_srq(board, done);
         match end {
             Some(end) => Ok(ReadStatus { count: n, end }),
             None => Err(self.failed(t, board, timeout_error("read", tmo, n))),

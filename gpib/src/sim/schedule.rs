@@ -241,9 +241,10 @@ impl Hasher for KeyHasher {
 type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHasher>>;
 
 /// One caller's place in virtual time.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Caller {
-    now: Duration,
+    /// Its clock, ns.
+    now: u64,
     /// The participant number, for registered callers.
     participant: Option<u64>,
 }
@@ -262,20 +263,11 @@ pub(crate) struct Callers {
     /// Participants waiting (in wall time) for their turn, with their threads.
     parked: KeyMap<std::thread::Thread>,
     next_participant: u64,
-    /// The latest time any caller reached: where a new caller starts.
-    frontier: Duration,
+    /// The latest time any caller reached, ns: where a new caller starts.
+    frontier: u64,
     /// The participant that holds the turn, and how many times it took it (a bus
     /// transaction holds it across its operations).
     holding: Option<(u64, usize)>,
-}
-
-impl Default for Caller {
-    fn default() -> Self {
-        Self {
-            now: Duration::ZERO,
-            participant: None,
-        }
-    }
 }
 
 impl Callers {
@@ -315,17 +307,28 @@ impl Callers {
 
     /// The current thread's clock (a new caller starts at the frontier).
     pub(crate) fn now(&mut self) -> Duration {
+        Duration::from_nanos(self.now_ns())
+    }
+
+    /// [`Callers::now`] in nanoseconds, as the operations count.
+    #[inline(always)]
+    pub(crate) fn now_ns(&mut self) -> u64 {
         self.entry(thread_key()).now
     }
 
     /// Moves the current thread's clock to `t` (never backwards).
-    #[inline(always)]
     pub(crate) fn set_now(&mut self, t: Duration) {
+        self.set_now_ns(nanos(t));
+    }
+
+    /// [`Callers::set_now`] in nanoseconds.
+    #[inline(always)]
+    pub(crate) fn set_now_ns(&mut self, t: u64) {
         let c = self.entry(thread_key());
         c.now = c.now.max(t);
         let (now, participant) = (c.now, c.participant);
         if let Some(p) = participant {
-            self.participants.insert(p, now);
+            self.participants.insert(p, Duration::from_nanos(now));
         }
         self.frontier = self.frontier.max(now);
     }
@@ -333,7 +336,7 @@ impl Callers {
     /// Adds a caller that is not a thread (a lane), starting at the current thread's
     /// time; returns its key.
     pub(crate) fn add_lane(&mut self) -> u64 {
-        let now = self.now();
+        let now = self.now_ns();
         let key = new_key();
         *self.entry(key) = Caller {
             now,
@@ -344,7 +347,7 @@ impl Callers {
 
     /// Lane `key`'s clock.
     pub(crate) fn lane_now(&self, key: u64) -> Duration {
-        self.get(key).map_or(self.frontier, |c| c.now)
+        Duration::from_nanos(self.get(key).map_or(self.frontier, |c| c.now))
     }
 
     /// Lane `key` is done: its clock is forgotten.
@@ -366,7 +369,10 @@ impl Callers {
 
     /// Binds participant `id` to the current thread.
     pub(crate) fn bind(&mut self, id: u64) {
-        let now = self.participants.get(&id).copied().unwrap_or(self.frontier);
+        let now = self
+            .participants
+            .get(&id)
+            .map_or(self.frontier, |&t| nanos(t));
         *self.entry(thread_key()) = Caller {
             now,
             participant: Some(id),
@@ -395,7 +401,11 @@ impl Callers {
             }
             Some(_) => false,
             None => {
-                let t = self.participants.get(&me).copied().unwrap_or(self.frontier);
+                let t = self
+                    .participants
+                    .get(&me)
+                    .copied()
+                    .unwrap_or(Duration::from_nanos(self.frontier));
                 if self.my_turn(me, t) {
                     self.holding = Some((me, 1));
                     true

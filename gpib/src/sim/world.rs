@@ -223,20 +223,26 @@ impl World {
     /// The calling thread's virtual time, after the timers due by then have fired:
     /// where its next operation starts.
     pub(crate) fn begin(&mut self) -> Duration {
-        let t = self.callers.now();
-        self.begin_at(t)
+        Duration::from_nanos(self.begin_ns())
     }
 
-    /// [`World::begin`] for an operation that starts at `t`, where the one before it
-    /// in the same call ended (the caller's clock is not read).
+    /// [`World::begin`] in nanoseconds, as the bus operations count.
     #[inline(always)]
-    pub(crate) fn begin_at(&mut self, t: Duration) -> Duration {
+    pub(crate) fn begin_ns(&mut self) -> u64 {
+        let t = self.callers.now_ns();
+        self.begin_at_ns(t)
+    }
+
+    /// [`World::begin_ns`] for an operation that starts at `t` ns, where the one before
+    /// it in the same call ended (the caller's clock is not read).
+    #[inline(always)]
+    pub(crate) fn begin_at_ns(&mut self, t: u64) -> u64 {
         // Most operations find no timer due and no autopolling: two comparisons.
-        if self.timers.next_due().is_some_and(|at| at <= t) {
-            self.fire_timers(t);
+        if self.timers.next_due().is_some_and(|at| ns(at) <= t) {
+            self.fire_timers(Duration::from_nanos(t));
         }
         if self.autopolling {
-            self.autopoll(t);
+            self.autopoll(Duration::from_nanos(t));
         }
         t
     }
@@ -329,6 +335,12 @@ impl World {
         self.callers.set_now(t);
     }
 
+    /// [`World::end_at`] in nanoseconds.
+    #[inline(always)]
+    pub(crate) fn end_at_ns(&mut self, t: u64) {
+        self.callers.set_now_ns(t);
+    }
+
     /// Fires, in order, every timer due at or before `upto`.
     pub(crate) fn fire_timers(&mut self, upto: Duration) {
         while let Some(t) = self.timers.pop_due(upto) {
@@ -341,7 +353,7 @@ impl World {
             };
             let wakes = slot.call(t.at, |inst, io| inst.timer(t.token, io));
             self.schedule(t.board, t.device, wakes);
-            self.note_srq(t.board, t.at);
+            self.note_srq(t.board, ns(t.at));
         }
     }
 
@@ -452,10 +464,10 @@ impl World {
 
     /// Records an SRQ edge, when recording.
     #[inline(always)]
-    pub(crate) fn note_srq(&mut self, board: usize, now: Duration) {
+    pub(crate) fn note_srq(&mut self, board: usize, now_ns: u64) {
         // SRQ changes are only worth polling for when someone records them.
         if self.rec.active() {
-            self.record_srq(board, now);
+            self.record_srq(board, Duration::from_nanos(now_ns));
         }
     }
 
