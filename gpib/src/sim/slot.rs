@@ -183,19 +183,21 @@ impl Slot {
         StatusByte(self.faults.status(s))
     }
 
-    /// Whether the device asserts SRQ: as last worked out while that still holds.
+    /// Whether the device asserts SRQ at `now_ns`: as last worked out while that still
+    /// holds.
     #[inline]
-    pub(crate) fn requests_service(&mut self, now: Duration) -> bool {
+    pub(crate) fn requests_service(&mut self, now_ns: u64) -> bool {
         match self.srq_seen {
             Some(on) => on,
-            None => self.work_out_service_request(now),
+            None => self.work_out_service_request(now_ns),
         }
     }
 
     // Out of line: the check of a known answer, made after every recorded operation,
     // stays a load and a compare.
     #[inline(never)]
-    fn work_out_service_request(&mut self, now: Duration) -> bool {
+    fn work_out_service_request(&mut self, now_ns: u64) -> bool {
+        let now = Duration::from_nanos(now_ns);
         let on = self.present()
             && (self.faults.srq_stuck() || self.storm_pending(now) || self.raw_status(now).rqs());
         if !self.status_timed && self.next_request.is_none() {

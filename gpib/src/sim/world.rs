@@ -456,10 +456,15 @@ impl World {
 
     /// Whether SRQ is asserted on `board`.
     pub(crate) fn srq_line(&mut self, board: usize, now: Duration) -> bool {
+        self.srq_line_ns(board, ns(now))
+    }
+
+    /// [`World::srq_line`] at `now_ns`.
+    fn srq_line_ns(&mut self, board: usize, now_ns: u64) -> bool {
         self.boards[board]
             .devices
             .iter_mut()
-            .any(|d| d.requests_service(now))
+            .any(|d| d.requests_service(now_ns))
     }
 
     /// Records an SRQ edge, when recording.
@@ -467,12 +472,12 @@ impl World {
     pub(crate) fn note_srq(&mut self, board: usize, now_ns: u64) {
         // SRQ changes are only worth polling for when someone records them.
         if self.rec.active() {
-            self.record_srq(board, Duration::from_nanos(now_ns));
+            self.record_srq(board, now_ns);
         }
     }
 
-    fn record_srq(&mut self, board: usize, now: Duration) {
-        let on = self.srq_line(board, now);
+    fn record_srq(&mut self, board: usize, now_ns: u64) {
+        let on = self.srq_line_ns(board, now_ns);
         let b = &mut self.boards[board];
         if on != b.srq_seen {
             b.srq_seen = on;
@@ -480,8 +485,8 @@ impl World {
                 board: board as u16,
                 line: Line::Srq,
                 asserted: on,
-                at_ns: ns(now),
-                end_ns: ns(now),
+                at_ns: now_ns,
+                end_ns: now_ns,
             }));
         }
     }
