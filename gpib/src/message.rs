@@ -262,6 +262,7 @@ impl CommandDecoder {
     /// (MLA, UNL, MTA, UNT: the bytes of every addressing sequence), as
     /// [`CommandDecoder::next_message`] would; `None`, with nothing consumed, for any
     /// other byte.
+    #[cfg(feature = "sim")]
     #[inline(always)]
     pub(crate) fn next_address(&mut self, byte: u8) -> Option<InterfaceMessage> {
         use codes::{LISTEN_BASE, TALK_BASE, UNL, UNT};
@@ -529,6 +530,7 @@ mod tests {
         PrimaryAddress::try_from(n).unwrap()
     }
 
+    #[cfg(feature = "sim")]
     #[test]
     fn the_address_groups_decode_as_the_table_does_and_no_other_byte_does() {
         for after_ppc in [false, true] {
