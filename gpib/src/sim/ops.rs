@@ -91,6 +91,17 @@ impl World {
         e
     }
 
+    /// A transfer held up from `start` (ns) until `limit` runs out: the bus and the
+    /// CPU (which spins through the wait) taken for the timeout, the caller's clock
+    /// moved to its end; returns the end.
+    #[cold]
+    fn held_for_timeout(&mut self, board: usize, start: u64, limit: Timeout) -> u64 {
+        let timeout = spent_ns(limit);
+        let end = self.occupy_ns(board, start, timeout, self.stretch_ns(timeout), false);
+        self.end_at_ns(end);
+        end
+    }
+
     /// Traces command bytes sent from `t`: the first byte's cycle at `first`, one
     /// every `byte_ns` (0: none went out), the operation ending at `end`.
     #[inline]
@@ -225,9 +236,7 @@ impl World {
             .saturating_sub(start.saturating_add(call_overhead));
         let limit = b.timeout;
         if b.index.nrfd_held_by_fault() || waits_out(limit, held) {
-            let timeout = spent_ns(limit);
-            let end = self.occupy_ns(board, start, timeout, self.stretch_ns(timeout), false);
-            self.end_at_ns(end);
+            let end = self.held_for_timeout(board, start, limit);
             self.trace_command(board, t, start, 0, end, bytes);
             return Err(Error::CommandTimeout {
                 transferred: 0,
@@ -369,9 +378,7 @@ impl World {
                 .iter()
                 .any(|&(i, _)| b.devices[i].faults().holds_nrfd())
         {
-            let timeout = spent_ns(limit);
-            let end = self.occupy_ns(board, start, timeout, self.stretch_ns(timeout), false);
-            self.end_at_ns(end);
+            self.held_for_timeout(board, start, limit);
             return Err(timeout_error("write", limit, 0));
         }
         let (mut ready, mut accept, mut recovery) = (0, 0, 0);
