@@ -96,14 +96,18 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("gpib-sim-trace-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join("bench.trace");
-    let (mut plain, mut traced) = (Vec::new(), Vec::new());
+    let (mut plain, mut traced, mut nowhere) = (Vec::new(), Vec::new(), Vec::new());
+    let nothing = std::path::Path::new("");
     workload(n / 10, Some(&path)); // warm-up
     for _ in 0..runs.max(1) {
         plain.push(workload(n, None).as_secs_f64());
         traced.push(workload(n, Some(&path)).as_secs_f64());
+        nowhere.push(workload(n, Some(nothing)).as_secs_f64());
     }
     let size = std::fs::metadata(&path).map_or(0, |m| m.len());
     let ratios: Vec<f64> = traced.iter().zip(&plain).map(|(t, p)| t / p).collect();
+    // The recorder's own cost in wall time: recorded into a writer that writes nothing.
+    let nowhere_ratios: Vec<f64> = nowhere.iter().zip(&plain).map(|(t, p)| t / p).collect();
     // Streamed: peak memory after a run 4 times longer stays where it was.
     let before = peak_rss();
     workload(4 * n, Some(&path));
@@ -113,16 +117,23 @@ fn main() {
     let list = |v: &[f64]| v.iter().map(f64::to_string).collect::<Vec<_>>().join(", ");
     if std::env::args().any(|a| a == "--json") {
         println!(
-            "{{\"queries\": {n}, \"plain_s\": [{}], \"traced_s\": [{}], \"ratio\": [{}], \"trace_bytes\": {size}, \"peak_rss_before\": {before}, \"peak_rss_after_4x\": {after}, \"trace_bytes_4x\": {big}}}",
+            "{{\"queries\": {n}, \"plain_s\": [{}], \"traced_s\": [{}], \"ratio\": [{}], \"nowhere_s\": [{}], \"nowhere_ratio\": [{}], \"trace_bytes\": {size}, \"peak_rss_before\": {before}, \"peak_rss_after_4x\": {after}, \"trace_bytes_4x\": {big}}}",
             list(&plain),
             list(&traced),
-            list(&ratios)
+            list(&ratios),
+            list(&nowhere),
+            list(&nowhere_ratios)
         );
     } else {
         println!("{n} queries + {} 64 KiB blocks, {runs} runs:", n / 100);
         println!("  unrecorded s: {}", list(&plain));
         println!("  recorded   s: {}  ({size} B of trace)", list(&traced));
         println!("  recorded / unrecorded: {}", list(&ratios));
+        println!("  recorded into nothing s: {}", list(&nowhere));
+        println!(
+            "  recorded into nothing / unrecorded: {}",
+            list(&nowhere_ratios)
+        );
         println!(
             "  peak RSS {:.1} MiB before, {:.1} MiB after a 4x longer recorded run ({big} B of trace)",
             before as f64 / 1048576.0,

@@ -7,6 +7,7 @@ use std::io::{self, Write};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::Duration;
 
+use super::write_behind::{BUFFER, BUFFERS};
 use super::*;
 
 fn header() -> Header {
@@ -165,13 +166,14 @@ fn the_recorder_waits_for_a_disk_that_is_behind_instead_of_growing() {
     let (done, finished) = mpsc::channel();
     let producer = std::thread::spawn(move || {
         let mut w = TraceWriter::behind(g, &header()).unwrap();
-        for r in &transfers(4000) {
-            w.record(r); // 4 MiB against three buffers of 256 KiB
+        // Four times what all the buffers hold, in records of about 1 KiB.
+        for r in &transfers(FOUR_TIMES_THE_BUFFERS) {
+            w.record(r);
         }
         done.send(()).unwrap();
         w.finish().map(|_| ())
     });
-    // Held back: three buffers' worth at most (one being written, one queued, one
+    // Held back: the buffers' worth at most (one being written, the others queued or
     // being filled) can be taken before the disk writes anything.
     assert!(
         finished.recv_timeout(Duration::from_millis(300)).is_err(),
@@ -181,8 +183,14 @@ fn the_recorder_waits_for_a_disk_that_is_behind_instead_of_growing() {
     finished.recv_timeout(Duration::from_secs(60)).unwrap();
     producer.join().unwrap().unwrap();
     let written = gate.0 .0.lock().unwrap().1;
-    assert!(written > 4000 * 1024, "{written} bytes written");
+    assert!(
+        written > FOUR_TIMES_THE_BUFFERS * 1024,
+        "{written} bytes written"
+    );
 }
+
+/// Records of about 1 KiB ([`transfers`]) that fill the buffers four times over.
+const FOUR_TIMES_THE_BUFFERS: usize = 4 * BUFFERS * BUFFER / 1024;
 
 /// Keeps the size of each write the thread makes (one a buffer).
 #[derive(Clone, Default)]
@@ -213,16 +221,18 @@ fn big_transfers(n: usize, size: usize) -> Vec<Record<'static>> {
 fn a_record_that_does_not_fit_starts_the_next_buffer_instead_of_growing_this_one() {
     let sizes = Sizes::default();
     let mut w = TraceWriter::behind(sizes.clone(), &header()).unwrap();
-    // 100 KiB records: two fit in a 256 KiB buffer, the third starts the next one.
-    for r in &big_transfers(12, 100 << 10) {
+    // Records of 40 % of a buffer: two fit in one, the third starts the next one.
+    let part = BUFFER * 2 / 5;
+    for r in &big_transfers(12, part) {
         w.write(r).unwrap();
     }
     // One record larger than a buffer goes out alone, in one write; the buffer that
     // grew for it takes its usual size again.
-    for r in &big_transfers(1, 300 << 10) {
+    let larger = BUFFER * 6 / 5;
+    for r in &big_transfers(1, larger) {
         w.write(r).unwrap();
     }
-    for r in &big_transfers(24, 100 << 10) {
+    for r in &big_transfers(24, part) {
         w.write(r).unwrap();
     }
     w.finish().unwrap();
@@ -230,9 +240,9 @@ fn a_record_that_does_not_fit_starts_the_next_buffer_instead_of_growing_this_one
     // Six buffers of two records (the header in the first), the big one, twelve more.
     assert_eq!(sizes.len(), 6 + 1 + 12, "{sizes:?}");
     let big = sizes[6];
-    assert!(big > 300 << 10 && big < 301 << 10, "{sizes:?}");
+    assert!(big > larger && big < larger + 1024, "{sizes:?}");
     assert!(
-        sizes.iter().filter(|&&n| n != big).all(|&n| n <= 256 << 10),
-        "a buffer grew past 256 KiB: writes of {sizes:?} bytes"
+        sizes.iter().filter(|&&n| n != big).all(|&n| n <= BUFFER),
+        "a buffer grew past {BUFFER} bytes: writes of {sizes:?} bytes"
     );
 }

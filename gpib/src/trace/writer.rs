@@ -154,7 +154,9 @@ impl<W: Write> TraceWriter<W> {
 
 impl<W: Write + Send + 'static> TraceWriter<W> {
     /// Writes the header to `out`, and the records after it on a thread of its own
-    /// ([`crate::trace::create_file`] does this for a file).
+    /// ([`crate::trace::create_file`] does this for a file). Four buffers of 1 MiB go
+    /// round between the two threads, made when this is called: memory stays at that
+    /// however long the trace, and a recorder that gets ahead of `out` waits for it.
     pub fn behind(out: W, header: &Header) -> io::Result<Self> {
         Self::to(Out::Behind(WriteBehind::new(out)?), header)
     }
