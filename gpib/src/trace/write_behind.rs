@@ -12,12 +12,12 @@ use std::thread::{self, JoinHandle};
 /// 1 MiB a buffer. Each full buffer wakes the writing thread, about 10 us of the
 /// recorder's time on a virtual machine (a system call and an interrupt to the other
 /// CPU), and the file system takes large writes faster: on a 2-CPU machine, a run that
-/// records 19 MB took 2.2x its unrecorded time with 1 MiB buffers against 2.8x with
-/// 256 KiB ones (`cargo bench -p gpib --bench sim_trace`).
+/// records 19 MB took 2.3x its unrecorded time with 1 MiB buffers against 2.8x with
+/// 256 KiB ones (`cargo bench -p gpib --bench sim_trace`, the two builds in turn).
 pub(super) const BUFFER: usize = 1 << 20;
-/// Buffers in all: one being filled, the others written or waiting to be. Four, so
-/// that a buffer filled again was last read by the writing thread 3 MiB ago, out of
-/// that CPU's cache: the recorder's stores into it do not wait for the other CPU.
+/// Buffers in all: one being filled, the others written or waiting to be. Four: with
+/// three the same run took 2.2x-2.7x, with six no less than with four (beyond the
+/// machine's noise).
 pub(super) const BUFFERS: usize = 4;
 
 /// What the recorder asks of the writing thread.
