@@ -168,6 +168,7 @@ fn call(xid: u32, proc_: u32, args: &[u8]) -> Vec<u8> {
 
 #[test]
 fn hostile_clients_lose_only_their_own_connection() {
+    let _turn = common::turns::beside_others();
     let srv = Served::start(&["--idle-timeout", "60"]);
     srv.still_serves();
 
@@ -297,6 +298,7 @@ fn hostile_clients_lose_only_their_own_connection() {
 
 #[test]
 fn silent_clients_are_closed_and_the_cap_refuses_the_rest() {
+    let _turn = common::turns::beside_others();
     let srv = Served::start(&["--idle-timeout", "0.5"]);
     // A client that connects and never speaks is closed after the idle timeout.
     let mut quiet = TcpStream::connect(srv.prologix).unwrap();
@@ -369,6 +371,7 @@ fn stopped_count(report: &str, what: &str) -> u64 {
 // 127.0.0.0/8: the refused client binds its socket to 127.0.0.2.
 #[test]
 fn clients_outside_allow_are_closed_and_counted() {
+    let _turn = common::turns::beside_others();
     let srv = Served::start(&["--allow", "127.0.0.1/32"]);
     let from = |ip: &str, to: SocketAddr| -> TcpStream {
         let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
@@ -408,6 +411,7 @@ fn clients_outside_allow_are_closed_and_counted() {
 // at once).
 #[test]
 fn trace_shows_what_each_client_sends_one_line_per_call() {
+    let _turn = common::turns::beside_others();
     let s = Served::start(&["--trace"]);
     s.still_serves();
     let stderr = s.interrupt();
@@ -472,6 +476,7 @@ fn trace_shows_what_each_client_sends_one_line_per_call() {
 // 100 %.
 #[test]
 fn verbose_network_runs_print_only_figures_they_measured() {
+    let _turn = common::turns::beside_others();
     let served = Served::start(&[]);
     for backend in ["vxi11", "prologix"] {
         let host = match backend {
@@ -525,6 +530,7 @@ fn verbose_network_runs_print_only_figures_they_measured() {
 /// handshake, so the bus (the gateway and what is behind it) is named.
 #[test]
 fn doctor_and_calibrate_run_on_vxi11_prologix_and_hislip_through_serve() {
+    let _turn = common::turns::alone();
     let served = Served::start_on("hp9000-350", "11", &["--realtime"]);
     let at = |b: &str, host: String| -> Vec<String> {
         ["--backend", b, "--host", &host, "--device", "11"]
@@ -589,6 +595,7 @@ fn doctor_and_calibrate_run_on_vxi11_prologix_and_hislip_through_serve() {
 /// for, so the same trial finds nothing to gain there.
 #[test]
 fn the_read_size_is_tried_over_vxi11_and_prologix() {
+    let _turn = common::turns::alone();
     let served = Served::start_on("bench", "11", &["--realtime"]);
     let dir = std::env::temp_dir().join(format!("gpib-read-size-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -732,6 +739,7 @@ fn check_contention(doc: &serde_json::Value, devices: &[u64], per_transaction: u
 // 203,140 made in one run).
 #[test]
 fn contention_runs_on_network_backends() {
+    let _turn = common::turns::beside_others();
     let served = Served::start(&["--trace"]);
     let mut prologix_bytes = Vec::new();
     for backend in ["vxi11", "prologix"] {
@@ -853,6 +861,7 @@ fn contention_runs_on_network_backends() {
 // simulated run against a measured one is compared too, and said to be on two clocks.
 #[test]
 fn compare_takes_wall_clock_runs() {
+    let _turn = common::turns::beside_others();
     let served = Served::start(&[]);
     let dir = std::env::temp_dir().join(format!("gpib-compare-wall-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -944,6 +953,7 @@ fn escaped_len(quoted: &str) -> u64 {
 /// ending on the newline (`++read 10`, termChar) ends at once, and the cause is named.
 #[test]
 fn a_device_without_eoi_is_named_over_prologix_and_vxi11() {
+    let _turn = common::turns::beside_others();
     let config = format!("{}/../compat/tests/no_eoi.toml", env!("CARGO_MANIFEST_DIR"));
     let served = Served::start_on(&config, "22", &[]);
     for (backend, host) in [
@@ -973,6 +983,7 @@ fn a_device_without_eoi_is_named_over_prologix_and_vxi11() {
 /// `hislip0` (the default device) and `hislip_gpib0_22`.
 #[test]
 fn hislip_resources_work_with_resource_commands() {
+    let _turn = common::turns::beside_others();
     let srv = Served::start(&[]);
     let port = srv.hislip.port();
     for (args, want) in [

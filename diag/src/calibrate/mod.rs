@@ -124,7 +124,7 @@ pub fn measure(
     let largest = large.unwrap_or(sweep::DEFAULT_LARGEST).max(small);
     let mut session = Session::open(target, opts, largest)?;
     let sizes = sweep::ladder(small, largest);
-    let s = sweep::run(
+    let mut s = sweep::run(
         target,
         &mut session,
         &sizes,
@@ -133,6 +133,19 @@ pub fn measure(
     );
     if let Some(e) = &s.failure {
         return Err(DiagError::Usage(format!("a transfer failed: {e}")));
+    }
+    // On a wall clock the sweep runs a size's repeats back to back, so one slow stretch
+    // of the machine (a late wake-up after each settle, another process's burst) can
+    // lengthen all of them, and the least no longer stands for the undisturbed transfer.
+    // More passes over every size, after the sweep, spread each size's runs over the
+    // whole measurement.
+    if s.repeats > 1 {
+        for _ in 0..LATER_PASSES {
+            for &size in &s.sizes {
+                sweep::step(&mut session, size, 1, &mut s.points)?;
+            }
+        }
+        s.repeats += LATER_PASSES;
     }
     // The model's costs are the undisturbed ones: each size's least time.
     let read = sweep::fit_direction(&s.points, Direction::Read, Pick::Least);
@@ -149,24 +162,27 @@ pub fn measure(
     // sends the addressing itself; elsewhere it is in each call's cost already.
     let addressing = probe::addressing_time(target, session.address()).unwrap_or(0.0);
     let query_seconds = q.seconds / f64::from(QUERY_COUNT) - 2.0 * addressing;
-    let mut held = Vec::new();
-    for size in held_out_sizes(&s.sizes) {
-        for d in [Direction::Read, Direction::Write] {
-            let mut times = Vec::new();
-            let repeats = if s.repeats > 1 { HELD_OUT_REPEATS } else { 1 };
-            for _ in 0..repeats {
-                let x = match d {
-                    Direction::Read => session.read(size)?,
-                    Direction::Write => session.write(size)?,
-                };
-                times.push(x.seconds);
-            }
-            held.push(HeldOut {
+    // Each held-out size each way, in rounds (a round runs every one once), so that
+    // a size's repeats are spread as the sweep's are; the least stands for it.
+    let mut held: Vec<HeldOut> = held_out_sizes(&s.sizes)
+        .into_iter()
+        .flat_map(|size| {
+            [Direction::Read, Direction::Write].map(|d| HeldOut {
                 direction: d,
                 bytes: size,
-                measured_seconds: times.iter().copied().fold(f64::INFINITY, f64::min),
+                measured_seconds: f64::INFINITY,
                 predicted_seconds: f64::NAN,
-            });
+            })
+        })
+        .collect();
+    let rounds = if s.repeats > 1 { HELD_OUT_REPEATS } else { 1 };
+    for _ in 0..rounds {
+        for h in &mut held {
+            let x = match h.direction {
+                Direction::Read => session.read(h.bytes)?,
+                Direction::Write => session.write(h.bytes)?,
+            };
+            h.measured_seconds = h.measured_seconds.min(x.seconds);
         }
     }
     Ok(DeviceMeasurement {
@@ -193,6 +209,9 @@ const QUERY_BYTES: f64 = 8.0;
 
 /// Repeats of each held-out size on a wall clock: the least stands for it.
 const HELD_OUT_REPEATS: u32 = 5;
+
+/// Passes over every swept size after the sweep, on a wall clock.
+const LATER_PASSES: u32 = 2;
 
 fn costs(address: u8, read: &DirectionFit, write: &DirectionFit, query: f64) -> DeviceCosts {
     let wanted = |f: &DirectionFit| (f.cpu_share() + f.waiting_share()).min(1.0);

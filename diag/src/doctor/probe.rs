@@ -44,6 +44,15 @@ pub struct Timing {
 }
 
 impl Timing {
+    /// The least of the runs' seconds (`seconds` when it ran once): on a wall clock
+    /// other work only ever adds time, so this is the undisturbed transfer.
+    pub fn least_seconds(&self) -> f64 {
+        self.run_seconds
+            .iter()
+            .copied()
+            .fold(self.seconds, f64::min)
+    }
+
     /// Bytes a second.
     pub fn rate(&self) -> f64 {
         if self.seconds > 0.0 {
@@ -67,7 +76,9 @@ pub struct Transfers {
     pub write_large: Option<Timing>,
     /// Short queries back to back (`bytes` counts the queries).
     pub queries: Option<Timing>,
-    /// Seconds one addressing sequence (UNL, MTA/MLA \[MSA\]) takes.
+    /// Seconds one addressing sequence (UNL, MTA/MLA \[MSA\]) takes: the least of as
+    /// many as the transfers ran (one in virtual time, the sweep's repeats on a wall
+    /// clock), the undisturbed sequence.
     pub addressing_seconds: Option<f64>,
     /// Whether the board sends addressing before every call (a device-level backend's
     /// driver addresses inside each call: linux-gpib's `ibrd`/`ibwrt` on a device).
@@ -220,7 +231,12 @@ fn queries_and_addressing(target: &Target, session: &mut Session, t: &mut Transf
             },
         });
     }
-    t.addressing_seconds = addressing_time(target, session.address());
+    // As many sequences as the transfers' repeats, the least kept: one sequence is
+    // tens of microseconds, which one late wake-up of this thread can double.
+    t.addressing_seconds = (0..repeats.max(1))
+        .map(|_| addressing_time(target, session.address()))
+        .collect::<Option<Vec<f64>>>()
+        .map(|v| v.into_iter().fold(f64::INFINITY, f64::min));
 }
 
 /// The size sweep within `budget` ([`sweep`]), its smallest and largest sizes as the

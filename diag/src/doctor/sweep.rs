@@ -225,7 +225,7 @@ pub fn run(
 }
 
 /// One size, `repeats` times each way.
-fn step(session: &mut Session, size: u64, repeats: u32, points: &mut Vec<Point>) -> Result<()> {
+pub fn step(session: &mut Session, size: u64, repeats: u32, points: &mut Vec<Point>) -> Result<()> {
     for _ in 0..repeats {
         let r = session.read(size)?;
         points.push(point(Direction::Read, &r));

@@ -5,6 +5,7 @@
 
 pub mod held_out;
 pub mod peers;
+pub mod turns;
 
 use std::process::Output;
 use std::time::Duration;
