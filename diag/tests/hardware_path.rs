@@ -290,6 +290,22 @@ fn calibrate_predicts_held_out_sizes_on_five_buses() {
     assert_eq!(pio["model"]["mode"], "pio");
     let dma = calibrated("bench", &["--budget", "3"]);
     assert_eq!(dma["model"]["mode"], "dma");
+    // On a wall clock every swept size ran three times in the sweep and once in each of
+    // the five rounds that also ran the held-out sizes, each way.
+    for c in [&polled, &pio, &dma] {
+        let sweep = &c["device"]["sweep"];
+        assert_eq!(sweep["repeats"], 8, "{c:#}");
+        let points = sweep["points"].as_array().unwrap();
+        for size in sweep["sizes"].as_array().unwrap() {
+            for d in ["read", "write"] {
+                let runs = points
+                    .iter()
+                    .filter(|p| p["bytes"] == *size && p["direction"] == d)
+                    .count();
+                assert_eq!(runs, 8, "{d} {size}: {c:#}");
+            }
+        }
+    }
     // Issue 28 item 12: buses a slow listener limits (every byte, SCPI headers too, at
     // 25.5 us) and a slow device limits one way (writes at 25.5 us, reads at 1 us).
     for (name, read, write) in [

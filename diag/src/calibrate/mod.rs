@@ -134,36 +134,21 @@ pub fn measure(
     if let Some(e) = &s.failure {
         return Err(DiagError::Usage(format!("a transfer failed: {e}")));
     }
-    // On a wall clock the sweep runs a size's repeats back to back, so one slow stretch
-    // of the machine (a late wake-up after each settle, another process's burst) can
-    // lengthen all of them, and the least no longer stands for the undisturbed transfer.
-    // More passes over every size, after the sweep, spread each size's runs over the
-    // whole measurement.
-    if s.repeats > 1 {
-        for _ in 0..LATER_PASSES {
-            for &size in &s.sizes {
-                sweep::step(&mut session, size, 1, &mut s.points)?;
-            }
-        }
-        s.repeats += LATER_PASSES;
-    }
-    // The model's costs are the undisturbed ones: each size's least time.
-    let read = sweep::fit_direction(&s.points, Direction::Read, Pick::Least);
-    let write = sweep::fit_direction(&s.points, Direction::Write, Pick::Least);
-    let (Some(read), Some(write)) = (read, write) else {
-        return Err(DiagError::Usage(format!(
-            "{} size{} measured: calibrate needs two at least (a --large above --small, or a larger --budget)",
-            s.sizes.len(),
-            if s.sizes.len() == 1 { "" } else { "s" }
-        )));
+    let too_few = |n: usize| {
+        DiagError::Usage(format!(
+            "{n} size{} measured: calibrate needs two at least (a --large above --small, or a larger --budget)",
+            if n == 1 { "" } else { "s" }
+        ))
     };
+    if s.sizes.len() < 2 {
+        return Err(too_few(s.sizes.len()));
+    }
+    let wall = s.repeats > 1;
     let q = session.transactions(QUERY_COUNT)?;
     // A query addresses the device twice (to listen, then to talk) where the backend
     // sends the addressing itself; elsewhere it is in each call's cost already.
     let addressing = probe::addressing_time(target, session.address()).unwrap_or(0.0);
     let query_seconds = q.seconds / f64::from(QUERY_COUNT) - 2.0 * addressing;
-    // Each held-out size each way, in rounds (a round runs every one once), so that
-    // a size's repeats are spread as the sweep's are; the least stands for it.
     let mut held: Vec<HeldOut> = held_out_sizes(&s.sizes)
         .into_iter()
         .flat_map(|size| {
@@ -175,8 +160,20 @@ pub fn measure(
             })
         })
         .collect();
-    let rounds = if s.repeats > 1 { HELD_OUT_REPEATS } else { 1 };
+    // On a wall clock the sweep runs a size's repeats back to back, so one slow stretch
+    // of the machine (a late wake-up after each settle, another process's burst) can
+    // lengthen all of them; and a machine whose speed changes between the sweep and
+    // the held-out sizes would have the model judged on another machine than it was
+    // fitted on. So the measurement ends in rounds, each of which runs every swept size
+    // and every held-out size once each way: both the fit's sizes and the sizes that
+    // check it take their least from the same stretches of time.
+    let rounds = if wall { ROUNDS } else { 1 };
     for _ in 0..rounds {
+        if wall {
+            for &size in &s.sizes {
+                sweep::step(&mut session, size, 1, &mut s.points)?;
+            }
+        }
         for h in &mut held {
             let x = match h.direction {
                 Direction::Read => session.read(h.bytes)?,
@@ -185,6 +182,15 @@ pub fn measure(
             h.measured_seconds = h.measured_seconds.min(x.seconds);
         }
     }
+    if wall {
+        s.repeats += ROUNDS;
+    }
+    // The model's costs are the undisturbed ones: each size's least time.
+    let read = sweep::fit_direction(&s.points, Direction::Read, Pick::Least);
+    let write = sweep::fit_direction(&s.points, Direction::Write, Pick::Least);
+    let (Some(read), Some(write)) = (read, write) else {
+        return Err(too_few(s.sizes.len()));
+    };
     Ok(DeviceMeasurement {
         costs: costs(
             session.address().primary.get(),
@@ -207,11 +213,9 @@ pub fn measure(
 /// A short query's answer and command, in bytes, as the io-test drivers send them.
 const QUERY_BYTES: f64 = 8.0;
 
-/// Repeats of each held-out size on a wall clock: the least stands for it.
-const HELD_OUT_REPEATS: u32 = 5;
-
-/// Passes over every swept size after the sweep, on a wall clock.
-const LATER_PASSES: u32 = 2;
+/// Rounds after the sweep on a wall clock, each running every swept and every held-out
+/// size once each way; a size's least run stands for it.
+const ROUNDS: u32 = 5;
 
 fn costs(address: u8, read: &DirectionFit, write: &DirectionFit, query: f64) -> DeviceCosts {
     let wanted = |f: &DirectionFit| (f.cpu_share() + f.waiting_share()).min(1.0);
