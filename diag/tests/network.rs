@@ -661,6 +661,42 @@ fn the_read_size_is_tried_over_vxi11_and_prologix() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Behind a gateway in virtual time (serve without --realtime) transfers come back
+/// faster than any bus: the doctor says the clock cannot be trusted and compares no
+/// times. Regression: it used to try the read size (and T1) anyway, timing only the
+/// host's noise; one such trial through linux-gpib's library came out "significant"
+/// (1.17x, p = 0.017) and was reported as a problem.
+#[test]
+fn no_setting_is_tried_when_transfers_run_faster_than_any_bus() {
+    let _turn = common::turns::beside_others();
+    let served = Served::start_on("bench", "11", &[]);
+    let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
+        .args([
+            "doctor",
+            "--backend",
+            "vxi11",
+            "--host",
+            &served.vxi11.to_string(),
+        ])
+        .args(["--device", "11", "--budget", "1", "--read-size", "64"])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(out.status.code(), Some(3), "{r:#}");
+    let problems: Vec<&str> = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["severity"] == "problem")
+        .map(|f| f["cause"].as_str().unwrap())
+        .collect();
+    assert_eq!(problems, ["faster-than-the-bus"], "{r:#}");
+    assert_eq!(r["settings"], serde_json::json!([]), "{r:#}");
+    served.interrupt();
+}
+
 /// Runs `gpib-diag ARGS`, expects success, and parses its JSON.
 fn diag_json(args: &[&str]) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_gpib-diag"))
