@@ -156,32 +156,58 @@ fn the_1988_machine_is_cpu_bound_two_orders_of_magnitude_above_the_handshake() {
 #[test]
 fn a_healthy_bench_has_no_problem_in_real_time() {
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let (code, r) = through_libgpib("bench", true, &[]);
-    assert_eq!((code, problems(&r)), (0, vec![]), "{r:#}");
     // linux-gpib addresses the device on every call: a note (not a problem) with what a
-    // sequence costs against a small read.
-    let note = r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["cause"] == "readdressing")
-        .unwrap_or_else(|| panic!("no readdressing note: {r:#}"));
-    assert_eq!(note["severity"], "note");
-    assert!(r["transfers"]["addressing_seconds"].as_f64().unwrap() > 0.0);
-    // The driver's T1 setting, and no HS488: linux-gpib has none.
-    assert_eq!(
-        (
-            r["handshake"]["t1_ns"].as_u64(),
-            r["handshake"]["hs488"].as_bool()
-        ),
-        (Some(500), Some(false))
-    );
-    // DMA at the handshake's pace: about 1 us a byte, the CPU idle.
-    for d in ["read", "write"] {
-        let t = fit(&r, d, "time");
-        assert!((0.9e-6..3e-6).contains(&t), "{d}: {t}");
-        assert!(fit(&r, d, "cpu") < 0.2 * t, "{d}");
+    // sequence costs against a small read, when it is a quarter of one or more. Here it
+    // is about 30 us against 72 us; but a virtual machine can go through stretches in
+    // which each short sleep wakes late, and a 16-byte DMA read (a sleep on a real
+    // board's interrupt too) takes 157 us: then the sequence is 19 % of it and the note
+    // rightly stays out. Such a stretch has lasted through two runs (12 s). So every
+    // run must agree with its own figures, and one run of five must show the note.
+    let mut noted = false;
+    for _ in 0..5 {
+        let (code, r) = through_libgpib("bench", true, &[]);
+        assert_eq!((code, problems(&r)), (0, vec![]), "{r:#}");
+        // The driver's T1 setting, and no HS488: linux-gpib has none.
+        assert_eq!(
+            (
+                r["handshake"]["t1_ns"].as_u64(),
+                r["handshake"]["hs488"].as_bool()
+            ),
+            (Some(500), Some(false))
+        );
+        // DMA at the handshake's pace: about 1 us a byte, the CPU idle.
+        for d in ["read", "write"] {
+            let t = fit(&r, d, "time");
+            assert!((0.9e-6..3e-6).contains(&t), "{d}: {t}");
+            assert!(fit(&r, d, "cpu") < 0.2 * t, "{d}");
+        }
+        let addressing = r["transfers"]["addressing_seconds"].as_f64().unwrap();
+        assert!(addressing > 0.0, "{r:#}");
+        let read = r["transfers"]["read_small"]["run_seconds"]
+            .as_array()
+            .expect("a wall clock's runs")
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .fold(f64::INFINITY, f64::min);
+        let share = addressing / read;
+        let note = r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["cause"] == "readdressing");
+        assert_eq!(
+            note.is_some(),
+            (0.25..=1.0).contains(&share),
+            "{share}: {r:#}"
+        );
+        if let Some(note) = note {
+            assert_eq!(note["severity"], "note");
+            noted = true;
+            break;
+        }
+        eprintln!("a small read took {read} s: the addressing is {share:.2} of it, no note");
     }
+    assert!(noted, "no readdressing note in five runs");
 }
 
 #[test]
