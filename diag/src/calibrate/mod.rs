@@ -161,7 +161,7 @@ pub fn measure(
         })
         .collect();
     // On a wall clock the sweep runs a size's repeats back to back, so one slow stretch
-    // of the machine (a late wake-up after each settle, another process's burst) can
+    // of the machine (sleeps that wake late, another process's burst) can
     // lengthen all of them; and a machine whose speed changes between the sweep and
     // the held-out sizes would have the model judged on another machine than it was
     // fitted on. So the measurement ends in rounds, each of which runs every swept size

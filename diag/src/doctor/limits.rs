@@ -366,8 +366,7 @@ mod tests {
     }
 
     // Regression: through linux-gpib's library on the virtual board, a quiet run's
-    // 16-byte reads took 72 us, 133 us and 140 us (two late wake-ups after the settle
-    // sleep), so the median put a 33 us addressing sequence at 24.7 % of a read and the
+    // 16-byte reads took 72 us, 133 us and 140 us (two of the DMA waits woke late), so the median put a 33 us addressing sequence at 24.7 % of a read and the
     // note went missing. The undisturbed read is the least.
     #[test]
     fn the_addressing_note_compares_with_the_undisturbed_small_read() {
