@@ -25,20 +25,10 @@ fn doctor(args: &[&str]) -> (i32, Value) {
     (code, report)
 }
 
-fn problems(report: &Value) -> Vec<String> {
-    report["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .filter(|f| f["severity"] == "problem")
-        .map(|f| f["cause"].as_str().expect("cause").to_string())
-        .collect()
-}
-
 /// The doctor finds exactly `cause` as the first problem, and exits 3.
 fn names(args: &[&str], cause: &str) -> Value {
     let (code, report) = doctor(args);
-    let found = problems(&report);
+    let found = common::problems(&report);
     assert_eq!(
         found.first().map(String::as_str),
         Some(cause),
@@ -57,7 +47,7 @@ fn a_healthy_bus_has_no_findings_and_exits_0() {
     ] {
         let (code, report) = doctor(args);
         assert_eq!(
-            problems(&report),
+            common::problems(&report),
             Vec::<String>::new(),
             "{args:?}: {report:#}"
         );
@@ -300,7 +290,7 @@ fn the_largest_slowdown_comes_first_when_there_are_several() {
         &["--bus", "hp9000-350", "--with", "busy-disc"],
         "mounted-disc",
     );
-    assert_eq!(problems(&r), ["mounted-disc", "busy-disc"]);
+    assert_eq!(common::problems(&r), ["mounted-disc", "busy-disc"]);
     let speedups: Vec<f64> = r["findings"]
         .as_array()
         .unwrap()
@@ -313,7 +303,7 @@ fn the_largest_slowdown_comes_first_when_there_are_several() {
 #[test]
 fn switching_a_source_off_on_the_command_line_cures_it() {
     let (code, r) = doctor(&["--bus", "hp9000-350", "--without", "mounted-disc"]);
-    assert_eq!((code, problems(&r)), (0, vec![]), "{r:#}");
+    assert_eq!((code, common::problems(&r)), (0, vec![]), "{r:#}");
 }
 
 #[test]
@@ -502,7 +492,7 @@ fn reading_in_small_calls_is_named_with_the_buffer_to_use() {
         .iter()
         .all(|t| t["setting"] != "read-size"));
     let (code, r) = doctor(&["--bus", "bench", "--read-size", "64K"]);
-    assert_eq!((code, problems(&r)), (0, vec![]), "{r:#}");
+    assert_eq!((code, common::problems(&r)), (0, vec![]), "{r:#}");
 }
 
 /// The board's fastest device as a reference: the HP3565 at 11 takes 20 us a byte

@@ -5,20 +5,16 @@
 //!
 //! Each planted cause is found when present and not when absent. Timing is compared as
 //! ratios measured in one run (the same sweep in the model's virtual time), never
-//! against fixed wall-clock figures. The tests take turns: each is a real-time run whose
-//! CPU figures another run beside it would disturb.
+//! against fixed wall-clock figures. The tests take turns (`common::turns::alone`): each
+//! is a real-time run whose CPU figures another run beside it would disturb.
 
 #![cfg(feature = "linux-gpib")]
 
 mod common;
 
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 
 use serde_json::Value;
-
-/// One real-time run at a time.
-static TURN: Mutex<()> = Mutex::new(());
 
 /// The sweep's budget on the hardware path: a few sizes each way on the 1988 machine.
 const BUDGET: &str = "1.5";
@@ -72,16 +68,6 @@ fn on_the_model_with(config: &str, r: &Value, extra: &[&str]) -> Value {
     report(out, config).1
 }
 
-fn problems(r: &Value) -> Vec<String> {
-    r["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .filter(|f| f["severity"] == "problem")
-        .map(|f| f["cause"].as_str().expect("cause").to_string())
-        .collect()
-}
-
 fn fit(r: &Value, direction: &str, what: &str) -> f64 {
     r["sweep"][direction][what]["slope"]
         .as_f64()
@@ -118,10 +104,10 @@ fn config(name: &str) -> String {
 
 #[test]
 fn the_1988_machine_is_cpu_bound_two_orders_of_magnitude_above_the_handshake() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = common::turns::alone();
     let (code, r) = through_libgpib("hp9000-350", true, &[]);
     let model = on_the_model("hp9000-350", &r);
-    let found = problems(&r);
+    let found = common::problems(&r);
     assert_eq!(code, 3, "{r:#}");
     assert!(
         matches!(
@@ -155,7 +141,7 @@ fn the_1988_machine_is_cpu_bound_two_orders_of_magnitude_above_the_handshake() {
 
 #[test]
 fn a_healthy_bench_has_no_problem_in_real_time() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = common::turns::alone();
     // linux-gpib addresses the device on every call: a note (not a problem) with what a
     // sequence costs against a small read, when it is a quarter of one or more. Here it
     // is about 30 us against 72 us; but a virtual machine can go through stretches in
@@ -166,7 +152,7 @@ fn a_healthy_bench_has_no_problem_in_real_time() {
     let mut noted = false;
     for _ in 0..5 {
         let (code, r) = through_libgpib("bench", true, &[]);
-        assert_eq!((code, problems(&r)), (0, vec![]), "{r:#}");
+        assert_eq!((code, common::problems(&r)), (0, vec![]), "{r:#}");
         // The driver's T1 setting, and no HS488: linux-gpib has none.
         assert_eq!(
             (
@@ -212,10 +198,10 @@ fn a_healthy_bench_has_no_problem_in_real_time() {
 
 #[test]
 fn a_simulator_in_virtual_time_behind_libgpib_is_faster_than_any_bus() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = common::turns::alone();
     let (code, r) = through_libgpib("bench", false, &[]);
     assert_eq!(code, 3);
-    assert_eq!(problems(&r), ["faster-than-the-bus"], "{r:#}");
+    assert_eq!(common::problems(&r), ["faster-than-the-bus"], "{r:#}");
     // The clock cannot be trusted: no setting is tried (a trial would time noise).
     assert_eq!(r["settings"], serde_json::json!([]), "{r:#}");
     let s = r["findings"][0]["summary"].as_str().unwrap();
@@ -227,10 +213,10 @@ fn a_simulator_in_virtual_time_behind_libgpib_is_faster_than_any_bus() {
 
 #[test]
 fn a_slow_listen_only_device_is_found_and_named_among_the_listeners() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = common::turns::alone();
     let (code, r) = through_libgpib(&config("slow_listener.toml"), true, &[]);
     assert_eq!(code, 3);
-    assert_eq!(problems(&r), ["slow-device"], "{r:#}");
+    assert_eq!(common::problems(&r), ["slow-device"], "{r:#}");
     // 20 us a byte (its acceptance), the model's figure, with the CPU idle.
     let model = on_the_model(&config("slow_listener.toml"), &r);
     for d in ["read", "write"] {
@@ -257,7 +243,7 @@ impl Drop for Spinner {
 
 #[test]
 fn another_process_keeping_the_cpu_busy_is_found() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = common::turns::alone();
     let _spinner = Spinner(
         Command::new("taskset")
             .args(["-c", "0", "sh", "-c", "while :; do :; done"])
@@ -277,14 +263,17 @@ fn another_process_keeping_the_cpu_busy_is_found() {
     let (code, r) = report(out, "pinned beside a busy loop");
     assert_eq!(code, 3);
     assert_eq!(
-        problems(&r).first().map(String::as_str),
+        common::problems(&r).first().map(String::as_str),
         Some("cpu-contention"),
         "{r:#}"
     );
     // The runs of the settings' trials are disturbed too: a T1 that cannot make the
     // difference they show is not named (it was, at p = 0.049, before trials were held
     // to what a setting can make).
-    assert!(!problems(&r).iter().any(|p| p == "slow-t1"), "{r:#}");
+    assert!(
+        !common::problems(&r).iter().any(|p| p == "slow-t1"),
+        "{r:#}"
+    );
     // Sharing one CPU with a busy loop, the thread waits for it about half the time.
     let waiting =
         r["sweep"]["read"]["waiting"]["slope"].as_f64().unwrap() / fit(&r, "read", "time");
@@ -310,7 +299,7 @@ fn calibrated(config: &str, sizes: &[&str]) -> Value {
 
 #[test]
 fn calibrate_predicts_held_out_sizes_on_five_buses() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = common::turns::alone();
     // The 1988 machine moves 7.5 kB/s: 16 B to 1 KiB, 512 B held out.
     let polled = calibrated("hp9000-350", &["--large", "1K"]);
     assert_eq!(polled["model"]["mode"], "pio");
@@ -380,11 +369,11 @@ fn trial(r: &Value, setting: &str) -> Value {
 
 #[test]
 fn a_slow_t1_setting_is_found_by_trying_the_other_and_named_with_the_call() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = common::turns::alone();
     let (code, r) = through_libgpib(&config("slow_t1.toml"), true, &[]);
     assert_eq!(code, 3);
     assert_eq!(
-        problems(&r).first().map(String::as_str),
+        common::problems(&r).first().map(String::as_str),
         Some("slow-t1"),
         "{r:#}"
     );
@@ -406,7 +395,7 @@ fn a_slow_t1_setting_is_found_by_trying_the_other_and_named_with_the_call() {
 
 #[test]
 fn autopoll_under_an_srq_storm_is_found_by_trying_it_off() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = common::turns::alone();
     // Twenty 16-byte reads a sample, nine samples each way: a run the shared machine
     // disturbed can miss the 5 % level over the trials (a clean-clone CI run measured
     // 1.10x at p = 0.037 twice running; alone it is named at once), so up to three runs.
@@ -420,7 +409,7 @@ fn autopoll_under_an_srq_storm_is_found_by_trying_it_off() {
             .envs(common::libgpib_bus(config("srq_storm.toml")))
             .env("GPIB_SIM_REALTIME", "1");
         let (code, r) = report(c.output().expect("gpib-diag runs"), "srq_storm");
-        if code == 3 && problems(&r).first().map(String::as_str) == Some("autopoll") {
+        if code == 3 && common::problems(&r).first().map(String::as_str) == Some("autopoll") {
             let t = trial(&r, "autopoll");
             assert!(t["test"]["p"].as_f64().unwrap() < 0.05, "{t:#}");
             assert!(t["speedup"].as_f64().unwrap() > 1.1, "{t:#}");
@@ -433,12 +422,12 @@ fn autopoll_under_an_srq_storm_is_found_by_trying_it_off() {
 
 #[test]
 fn reading_in_small_calls_is_found_by_reading_in_one_call() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = common::turns::alone();
     // A program reading 16 B a call pays each ibrd's addressing and the driver's
     // per-call cost 64 times for 1 KiB.
     let (code, r) = through_libgpib("bench", true, &["--read-size", "16"]);
     assert_eq!(code, 3, "{r:#}");
-    assert_eq!(problems(&r), ["small-reads"], "{r:#}");
+    assert_eq!(common::problems(&r), ["small-reads"], "{r:#}");
     let t = trial(&r, "read-size");
     // The message is the largest swept size the budget holds in 16-byte calls.
     let bytes = t["bytes"].as_u64().unwrap();
@@ -466,20 +455,20 @@ fn reading_in_small_calls_is_found_by_reading_in_one_call() {
     // Calls of 1 KiB cost a few per-call costs over the message (about 1.08x through
     // libgpib in real time): tried, and not named.
     let (code, r) = through_libgpib("bench", true, &["--read-size", "1K"]);
-    assert_eq!((code, problems(&r)), (0, vec![]), "{r:#}");
+    assert_eq!((code, common::problems(&r)), (0, vec![]), "{r:#}");
     assert!(trial(&r, "read-size")["speedup"].as_f64().unwrap() < 1.5);
 }
 
 #[test]
 fn a_slow_device_is_put_on_the_device_by_the_boards_fastest_device() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = common::turns::alone();
     // The HP3565 at 11 takes 20 us a byte; the SCPI instrument at 22 runs at the
     // handshake's pace through the same board: the doctor says which is slow.
     let cfg = config("slow_instrument.toml");
     let (code, r) = through_libgpib(&cfg, true, &["--reference", "22"]);
     assert_eq!(code, 3, "{r:#}");
     assert_eq!(
-        problems(&r).first().map(String::as_str),
+        common::problems(&r).first().map(String::as_str),
         Some("slow-device"),
         "{r:#}"
     );
@@ -500,7 +489,7 @@ fn a_slow_device_is_put_on_the_device_by_the_boards_fastest_device() {
 
 #[test]
 fn a_device_that_never_asserts_eoi_is_found_by_ending_reads_on_a_newline() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = common::turns::alone();
     // Each read that waits for END waits out the 0.2 s timeout; with REOS on the newline
     // a query ends at once.
     let mut c = common::gpib_diag();
@@ -511,7 +500,7 @@ fn a_device_that_never_asserts_eoi_is_found_by_ending_reads_on_a_newline() {
     let (code, r) = report(c.output().expect("gpib-diag runs"), "no_eoi");
     assert_eq!(code, 3, "{r:#}");
     assert_eq!(
-        problems(&r).first().map(String::as_str),
+        common::problems(&r).first().map(String::as_str),
         Some("no-eoi"),
         "{r:#}"
     );

@@ -685,14 +685,7 @@ fn no_setting_is_tried_when_transfers_run_faster_than_any_bus() {
     let r: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
     assert_eq!(out.status.code(), Some(3), "{r:#}");
-    let problems: Vec<&str> = r["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["severity"] == "problem")
-        .map(|f| f["cause"].as_str().unwrap())
-        .collect();
-    assert_eq!(problems, ["faster-than-the-bus"], "{r:#}");
+    assert_eq!(common::problems(&r), ["faster-than-the-bus"], "{r:#}");
     assert_eq!(r["settings"], serde_json::json!([]), "{r:#}");
     served.interrupt();
 }

@@ -67,3 +67,14 @@ pub fn libgpib_bus(config: impl AsRef<std::ffi::OsStr>) -> [(&'static str, std::
     let c = config.as_ref().to_os_string();
     [("GPIB_SIM_CONFIG", c.clone()), ("GPIB_VBOARD_CONFIG", c)]
 }
+
+/// The causes of a doctor report's problems (not its notes), in the report's order.
+pub fn problems(report: &serde_json::Value) -> Vec<String> {
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["severity"] == "problem")
+        .map(|f| f["cause"].as_str().expect("cause").to_string())
+        .collect()
+}
