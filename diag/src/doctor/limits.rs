@@ -366,8 +366,9 @@ mod tests {
     }
 
     // Regression: through linux-gpib's library on the virtual board, a quiet run's
-    // 16-byte reads took 72 us, 133 us and 140 us (two of the DMA waits woke late), so the median put a 33 us addressing sequence at 24.7 % of a read and the
-    // note went missing. The undisturbed read is the least.
+    // 16-byte reads took 72 us, 133 us and 140 us (two of the DMA waits woke late), so
+    // the median put a 33 us addressing sequence at 24.7 % of a read and the note went
+    // missing. The undisturbed read is the least.
     #[test]
     fn the_addressing_note_compares_with_the_undisturbed_small_read() {
         let t = read_in(&[133.4e-6, 72.0e-6, 140.0e-6], 33.0e-6);
