@@ -142,58 +142,81 @@ fn the_1988_machine_is_cpu_bound_two_orders_of_magnitude_above_the_handshake() {
 #[test]
 fn a_healthy_bench_has_no_problem_in_real_time() {
     let _turn = common::turns::alone();
-    // linux-gpib addresses the device on every call: a note (not a problem) with what a
-    // sequence costs against a small read, when it is a quarter of one or more. Here it
-    // is about 30 us against 72 us; but a virtual machine can go through stretches in
-    // which each short sleep wakes late, and a 16-byte DMA read (a sleep on a real
-    // board's interrupt too) takes 157 us: then the sequence is 19 % of it and the note
-    // rightly stays out. Such a stretch has lasted through two runs (12 s). So every
-    // run must agree with its own figures, and one run of five must show the note.
-    let mut noted = false;
-    for _ in 0..5 {
-        let (code, r) = through_libgpib("bench", true, &[]);
-        assert_eq!((code, common::problems(&r)), (0, vec![]), "{r:#}");
-        // The driver's T1 setting, and no HS488: linux-gpib has none.
-        assert_eq!(
-            (
-                r["handshake"]["t1_ns"].as_u64(),
-                r["handshake"]["hs488"].as_bool()
-            ),
-            (Some(500), Some(false))
-        );
-        // DMA at the handshake's pace: about 1 us a byte, the CPU idle.
-        for d in ["read", "write"] {
-            let t = fit(&r, d, "time");
-            assert!((0.9e-6..3e-6).contains(&t), "{d}: {t}");
-            assert!(fit(&r, d, "cpu") < 0.2 * t, "{d}");
-        }
-        let addressing = r["transfers"]["addressing_seconds"].as_f64().unwrap();
-        assert!(addressing > 0.0, "{r:#}");
-        let read = r["transfers"]["read_small"]["run_seconds"]
-            .as_array()
-            .expect("a wall clock's runs")
-            .iter()
-            .map(|v| v.as_f64().unwrap())
-            .fold(f64::INFINITY, f64::min);
-        let share = addressing / read;
-        let note = r["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["cause"] == "readdressing");
-        assert_eq!(
-            note.is_some(),
-            (0.25..=1.0).contains(&share),
-            "{share}: {r:#}"
-        );
-        if let Some(note) = note {
-            assert_eq!(note["severity"], "note");
-            noted = true;
-            break;
-        }
-        eprintln!("a small read took {read} s: the addressing is {share:.2} of it, no note");
+    let (code, r) = through_libgpib("bench", true, &[]);
+    assert_eq!((code, common::problems(&r)), (0, vec![]), "{r:#}");
+    // The driver's T1 setting, and no HS488: linux-gpib has none.
+    assert_eq!(
+        (
+            r["handshake"]["t1_ns"].as_u64(),
+            r["handshake"]["hs488"].as_bool()
+        ),
+        (Some(500), Some(false))
+    );
+    // DMA at the handshake's pace: about 1 us a byte, the CPU idle.
+    for d in ["read", "write"] {
+        let t = fit(&r, d, "time");
+        assert!((0.9e-6..3e-6).contains(&t), "{d}: {t}");
+        assert!(fit(&r, d, "cpu") < 0.2 * t, "{d}");
     }
-    assert!(noted, "no readdressing note in five runs");
+    // linux-gpib addresses the device on every call. On this bench a sequence is about
+    // 30 us against a small read's 72 us to 157 us, depending on how late this machine
+    // wakes a sleeping thread: whether it reaches the note's quarter is the machine's,
+    // not the doctor's (one CI run saw 22-24 % in five runs out of five; the note on
+    // a board whose command bytes are slow is the next test's). The note must agree
+    // with the report's own figures.
+    let (share, noted) = addressing_share(&r);
+    assert_eq!(noted, (0.25..=1.0).contains(&share), "{share}: {r:#}");
+}
+
+// Regression: the test above asked for the readdressing note in one run of five on
+// `bench`, where the sequence is a quarter of a small read only while the machine wakes
+// sleepers on time; a CI run found 22-24 % five times out of five and failed. The note
+// is asserted here on a board that sends each command byte in 25 us: three bytes, 75 us
+// of handshakes, over half of any small read however late the machine wakes.
+#[test]
+fn a_board_with_slow_command_bytes_gets_the_readdressing_note() {
+    let _turn = common::turns::alone();
+    let (code, r) = through_libgpib(&config("slow_commands.toml"), true, &[]);
+    assert_eq!((code, common::problems(&r)), (0, vec![]), "{r:#}");
+    // UNL, the board's talk address, the device's listen address: 3 x 25 us, and the
+    // call's own cost (about 20 us on this bench).
+    let addressing = r["transfers"]["addressing_seconds"].as_f64().unwrap();
+    assert!((75e-6..150e-6).contains(&addressing), "{addressing}");
+    let (share, noted) = addressing_share(&r);
+    assert!(noted && (0.4..=1.0).contains(&share), "{share}: {r:#}");
+    let note = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["cause"] == "readdressing")
+        .unwrap();
+    assert_eq!(note["severity"], "note");
+    let summary = note["summary"].as_str().unwrap();
+    let figure = format!(
+        "an addressing sequence sent alone takes {:.1} us, {:.0} % of a 16-byte read's",
+        addressing * 1e6,
+        100.0 * share
+    );
+    assert!(summary.contains(&figure), "{summary}\n{figure}");
+}
+
+/// One addressing sequence's share of the least small read, and whether the report has
+/// the readdressing note.
+fn addressing_share(r: &Value) -> (f64, bool) {
+    let addressing = r["transfers"]["addressing_seconds"].as_f64().unwrap();
+    assert!(addressing > 0.0, "{r:#}");
+    let read = r["transfers"]["read_small"]["run_seconds"]
+        .as_array()
+        .expect("a wall clock's runs")
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    let noted = r["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["cause"] == "readdressing");
+    (addressing / read, noted)
 }
 
 #[test]
