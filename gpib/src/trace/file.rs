@@ -8,6 +8,7 @@ use std::path::Path;
 
 use crate::trace::format::Header;
 use crate::trace::reader::{TraceError, TraceReader};
+use crate::trace::trace_file::TraceFile;
 use crate::trace::writer::TraceWriter;
 
 /// Opens `path` for reading if it is a regular file: the open does not block (a FIFO
@@ -51,6 +52,9 @@ pub fn read_file(
 /// Creates (or truncates) the trace file at `path` and writes `header` to it. Records
 /// are written behind the program, on a thread of their own ([`TraceWriter::behind`]):
 /// a traced program pays for copying them into memory, not for the file system's work.
-pub fn create_file(path: &Path, header: &Header) -> io::Result<TraceWriter<File>> {
-    TraceWriter::behind(File::create(path)?, header)
+///
+/// The file's space is reserved ahead of the writes ([`TraceFile`]), and what was not
+/// used is given back when the trace is flushed or finished.
+pub fn create_file(path: &Path, header: &Header) -> io::Result<TraceWriter<TraceFile>> {
+    TraceWriter::behind(TraceFile::new(File::create(path)?), header)
 }

@@ -65,6 +65,7 @@ mod file;
 pub mod format;
 mod reader;
 mod sink;
+mod trace_file;
 mod traced;
 pub mod vcd;
 pub mod wave;
@@ -75,6 +76,7 @@ pub use file::{create_file, open_file, open_regular, read_file};
 pub use format::{BusError, Call, CallOp, Clock, Header, Line, LineChange, Record, Transfer};
 pub use reader::{TraceError, TraceReader};
 pub use sink::{MemorySink, SharedSink, TraceSink};
+pub use trace_file::TraceFile;
 pub use traced::TracedBackend;
 pub use writer::TraceWriter;
 #[cfg(test)]

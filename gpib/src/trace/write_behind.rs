@@ -8,27 +8,31 @@
 use std::io::{self, Write};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread::{self, JoinHandle};
+use std::time::Duration;
 
-/// 1 MiB a buffer. Each full buffer wakes the writing thread, about 10 us of the
-/// recorder's time on a virtual machine (a system call and an interrupt to the other
-/// CPU), and the file system takes large writes faster: on a 2-CPU machine, a run that
-/// records 19 MB took 2.3x its unrecorded time with 1 MiB buffers against 2.8x with
-/// 256 KiB ones (`cargo bench -p gpib --bench sim_trace`, the two builds in turn).
-pub(super) const BUFFER: usize = 1 << 20;
-/// Buffers in all: one being filled, the others written or waiting to be. Four: with
-/// three the same run took 2.2x-2.7x, with six no less than with four (beyond the
-/// machine's noise).
-pub(super) const BUFFERS: usize = 4;
+/// 256 KiB a buffer. Handing one over costs the recorder no system call (the writing
+/// thread looks for buffers, [`next_job`]), so small buffers cost nothing in hand-overs,
+/// and they shorten what is left to write when the trace is flushed: the writing thread
+/// is at most a buffer or two behind. On a 2-CPU machine, a run that records 19 MB
+/// (`cargo bench -p gpib --bench sim_trace`, five rounds of 7 runs, the builds in
+/// turn): medians of 2.10x-2.19x its unrecorded time, against 2.17x-2.52x with 512 KiB
+/// buffers and 2.17x-2.22x with 1 MiB ones.
+pub(super) const BUFFER: usize = 1 << 18;
+/// Buffers in all, 2 MiB: one being filled, the others written or waiting to be. With
+/// four of 256 KiB the same run was no faster, with sixteen no faster beyond the
+/// machine's noise.
+pub(super) const BUFFERS: usize = 8;
 
 /// What the recorder asks of the writing thread.
 enum Job {
-    Write(Vec<u8>),
+    /// Write the buffer's first `usize` bytes.
+    Write(Vec<u8>, usize),
     Flush,
 }
 
 /// What the writing thread gives back.
 enum Reply {
-    /// A buffer written and emptied, for reuse.
+    /// A buffer written, for reuse.
     Empty(Vec<u8>),
     /// Everything before the flush written and flushed; or the first error since the
     /// last flush.
@@ -40,9 +44,14 @@ enum Reply {
 /// A write error is kept by the thread and returned by the next [`WriteBehind::flush`]
 /// (or [`WriteBehind::into_inner`]); what is written after it is dropped. Dropping a
 /// `WriteBehind` writes out what it holds and waits for the thread.
+///
+/// A buffer's bytes are all initialised once, when it is made, and records are
+/// written over them from `used` on: a record costs its stores, not also the zeroing
+/// and length updates of appending to a `Vec`.
 #[derive(Debug)]
 pub(crate) struct WriteBehind<W> {
     buf: Vec<u8>,
+    used: usize,
     spare: Vec<Vec<u8>>,
     jobs: Option<SyncSender<Job>>,
     replies: Receiver<Reply>,
@@ -59,6 +68,7 @@ impl<W: Write + Send + 'static> WriteBehind<W> {
             .spawn(move || write_jobs(out, &todo, &done))?;
         Ok(Self {
             buf: touched(),
+            used: 0,
             spare: (1..BUFFERS).map(|_| touched()).collect(),
             jobs: Some(jobs),
             replies,
@@ -68,34 +78,54 @@ impl<W: Write + Send + 'static> WriteBehind<W> {
 }
 
 impl<W> WriteBehind<W> {
-    /// Appends `N` zero bytes, with room for `more` bytes after them, and returns them
-    /// to be written in place; [`WriteBehind::put_parts`] appends the rest of the
-    /// record. A record that does not fit in what is left of the buffer starts the next
-    /// one: buffers keep their size unless one record is larger.
+    /// Makes room for up to `N` bytes of a record's fields and `more` after them, and
+    /// returns the `N` bytes for the fields to be written in place (they hold what an
+    /// earlier record left); [`WriteBehind::put_parts`] keeps those written and writes
+    /// the rest of the record. A record that does not fit in what is left of the buffer
+    /// starts the next one: buffers keep their size unless one record is larger.
     #[inline(always)]
-    pub(crate) fn fixed<const N: usize>(&mut self, more: usize) -> io::Result<&mut [u8; N]> {
+    pub(crate) fn fields<const N: usize>(&mut self, more: usize) -> io::Result<&mut [u8; N]> {
         let need = more.saturating_add(N);
-        if self.buf.capacity() - self.buf.len() < need && !self.buf.is_empty() {
-            self.hand_over()?;
+        if self.buf.len() - self.used < need {
+            self.room(need)?;
         }
-        self.buf.reserve(need);
-        let at = self.buf.len();
-        self.buf.resize(at + N, 0);
-        match self.buf[at..].first_chunk_mut::<N>() {
-            Some(fixed) => Ok(fixed),
-            None => unreachable!("{N} bytes were just appended"),
+        match self.buf[self.used..].first_chunk_mut::<N>() {
+            Some(fields) => Ok(fields),
+            None => unreachable!("room was made for {N} bytes"),
         }
     }
 
-    /// Appends `parts` after a record's fixed fields; hands the buffer over once it is
-    /// full.
+    /// Keeps the first `fields` bytes written in what [`WriteBehind::fields`] returned
+    /// (at most its `N`), writes `parts` after them, and hands the buffer over once it
+    /// is full.
     #[inline(always)]
-    pub(crate) fn put_parts(&mut self, parts: &[&[u8]]) -> io::Result<()> {
+    pub(crate) fn put_parts(&mut self, fields: usize, parts: &[&[u8]]) -> io::Result<()> {
+        self.used += fields;
         for p in parts {
-            self.buf.extend_from_slice(p);
+            let end = self.used + p.len();
+            if end > self.buf.len() {
+                // More than `fields` was told of: a caller's mistake, kept harmless.
+                self.buf.resize(end, 0);
+            }
+            self.buf[self.used..end].copy_from_slice(p);
+            self.used = end;
         }
-        if self.buf.len() >= BUFFER {
+        if self.used >= BUFFER {
             self.hand_over()?;
+        }
+        Ok(())
+    }
+
+    /// Makes room for `need` bytes: hands over a buffer that has something in it, and
+    /// grows the next one if one record is larger than a buffer.
+    #[cold]
+    #[inline(never)]
+    fn room(&mut self, need: usize) -> io::Result<()> {
+        if self.used > 0 {
+            self.hand_over()?;
+        }
+        if self.buf.len() < need {
+            self.buf.resize(need, 0);
         }
         Ok(())
     }
@@ -106,7 +136,7 @@ impl<W> WriteBehind<W> {
         while let Ok(reply) = self.replies.try_recv() {
             self.keep(reply);
         }
-        let next = match self.spare.pop() {
+        let mut next = match self.spare.pop() {
             Some(b) => b,
             None => loop {
                 match self.replies.recv() {
@@ -116,10 +146,14 @@ impl<W> WriteBehind<W> {
                 }
             },
         };
-        let full = std::mem::replace(&mut self.buf, next);
         // At its usual size again if one record made it grow.
-        self.buf.shrink_to(BUFFER);
-        self.send(Job::Write(full))
+        if next.len() > BUFFER {
+            next.truncate(BUFFER);
+            next.shrink_to(BUFFER);
+        }
+        let full = std::mem::replace(&mut self.buf, next);
+        let used = std::mem::take(&mut self.used);
+        self.send(Job::Write(full, used))
     }
 
     /// Keeps a buffer given back.
@@ -139,16 +173,39 @@ impl<W> WriteBehind<W> {
     /// Writes out what is buffered and waits until the thread has written it and
     /// flushed `W`; returns the first write error since the last flush.
     pub(crate) fn flush(&mut self) -> io::Result<()> {
-        if !self.buf.is_empty() {
+        if self.used > 0 {
             self.hand_over()?;
         }
         self.send(Job::Flush)?;
+        self.wake();
+        // Looked for first, for up to FLUSH_SPIN: sleeping until the thread answers
+        // would add its waking this one (tens of microseconds on a virtual machine) to
+        // every flush.
+        let spin_until = std::time::Instant::now() + FLUSH_SPIN;
         loop {
-            match self.replies.recv() {
-                Ok(Reply::Flushed(r)) => return r,
-                Ok(reply) => self.keep(reply),
-                Err(_) => return Err(gone()),
+            let reply = match self.replies.try_recv() {
+                Ok(reply) => reply,
+                Err(mpsc::TryRecvError::Disconnected) => return Err(gone()),
+                Err(mpsc::TryRecvError::Empty) if std::time::Instant::now() < spin_until => {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                Err(mpsc::TryRecvError::Empty) => match self.replies.recv() {
+                    Ok(reply) => reply,
+                    Err(_) => return Err(gone()),
+                },
+            };
+            match reply {
+                Reply::Flushed(r) => return r,
+                reply => self.keep(reply),
             }
+        }
+    }
+
+    /// Wakes the writing thread if it is between looks for a job ([`next_job`]).
+    fn wake(&self) {
+        if let Some(t) = &self.thread {
+            t.thread().unpark();
         }
     }
 
@@ -157,6 +214,7 @@ impl<W> WriteBehind<W> {
     pub(crate) fn into_inner(mut self) -> io::Result<W> {
         self.flush()?;
         self.jobs = None;
+        self.wake();
         match self.thread.take().map(JoinHandle::join) {
             Some(Ok(out)) => Ok(out),
             _ => Err(gone()),
@@ -168,15 +226,14 @@ impl<W> WriteBehind<W> {
 /// error for the next flush.
 fn write_jobs<W: Write>(mut out: W, todo: &Receiver<Job>, done: &mpsc::Sender<Reply>) -> W {
     let mut error: Option<io::Error> = None;
-    for job in todo {
+    while let Some(job) = next_job(todo) {
         match job {
-            Job::Write(mut b) => {
+            Job::Write(b, used) => {
                 if error.is_none() {
-                    if let Err(e) = out.write_all(&b) {
+                    if let Err(e) = out.write_all(&b[..used]) {
                         error = Some(e);
                     }
                 }
-                b.clear();
                 let _ = done.send(Reply::Empty(b));
             }
             Job::Flush => {
@@ -191,12 +248,43 @@ fn write_jobs<W: Write>(mut out: W, todo: &Receiver<Job>, done: &mpsc::Sender<Re
     out
 }
 
-/// An empty buffer of [`BUFFER`] bytes whose pages are touched.
+/// How long a flush looks for the writing thread's answer before it sleeps until it
+/// comes: a flush's wait is the end of a recording, when the recorder has nothing else
+/// to do, and being woken took it 100-250 us more here.
+const FLUSH_SPIN: Duration = Duration::from_millis(2);
+/// How often the writing thread looks for a buffer while buffers are coming.
+const POLL: Duration = Duration::from_micros(50);
+/// How long it looks before it sleeps until one comes.
+const IDLE: Duration = Duration::from_millis(1);
+
+/// The next job; `None` once the recorder is gone. While buffers are coming the thread
+/// looks for the next one every [`POLL`] instead of sleeping until it is sent: waking
+/// a sleeping thread costs the recorder a system call and, on a virtual machine, an
+/// interrupt to the other CPU, 4.7 % of the recorder's thread in a recorded run that
+/// hands over a buffer every 0.3 ms (perf: `futex_wake`). After [`IDLE`] with nothing,
+/// it sleeps until one is sent; [`WriteBehind::flush`] wakes it at once. Looking
+/// without sleeping in between (spinning) made the recorder slower, not faster:
+/// 2.5x-2.9x against 1.9x for a run recorded into nothing.
+fn next_job(todo: &Receiver<Job>) -> Option<Job> {
+    let mut idle = Duration::ZERO;
+    loop {
+        match todo.try_recv() {
+            Ok(job) => return Some(job),
+            Err(mpsc::TryRecvError::Disconnected) => return None,
+            Err(mpsc::TryRecvError::Empty) => {}
+        }
+        if idle >= IDLE {
+            return todo.recv().ok();
+        }
+        thread::park_timeout(POLL);
+        idle += POLL;
+    }
+}
+
+/// A buffer of [`BUFFER`] bytes, all initialised and their pages touched.
 fn touched() -> Vec<u8> {
     // Not zeros: those could come from pages the system has not handed over yet.
-    let mut b = vec![0xFF; BUFFER];
-    std::hint::black_box(&mut b).clear();
-    b
+    vec![0xFF; BUFFER]
 }
 
 /// The thread is gone: it can only have panicked in `W`'s own code.
@@ -207,10 +295,11 @@ fn gone() -> io::Error {
 impl<W> Drop for WriteBehind<W> {
     fn drop(&mut self) {
         if self.thread.is_some() {
-            if !self.buf.is_empty() {
+            if self.used > 0 {
                 let _ = self.hand_over();
             }
             self.jobs = None;
+            self.wake();
             if let Some(t) = self.thread.take() {
                 let _ = t.join();
             }

@@ -246,3 +246,62 @@ fn a_record_that_does_not_fit_starts_the_next_buffer_instead_of_growing_this_one
         "a buffer grew past {BUFFER} bytes: writes of {sizes:?} bytes"
     );
 }
+
+#[test]
+fn a_writer_that_fell_asleep_still_writes_what_comes_later() {
+    // The writing thread looks for buffers for a while, then sleeps until one is sent:
+    // records before, between and after its sleeps all reach the file in order.
+    let shared = Shared::default();
+    let mut w = TraceWriter::behind(shared.clone(), &header()).unwrap();
+    let mut in_line = TraceWriter::new(Vec::new(), &header()).unwrap();
+    let recs = transfers(3 * BUFFER / 1024);
+    for (i, chunk) in recs.chunks(BUFFER / 1024).enumerate() {
+        for r in chunk {
+            w.write(r).unwrap();
+            in_line.write(r).unwrap();
+        }
+        if i == 1 {
+            w.flush().unwrap();
+        }
+        // Longer than the thread looks before it sleeps.
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    w.flush().unwrap();
+    let expected = in_line.finish().unwrap();
+    assert!(*shared.0.lock().unwrap() == expected);
+    w.finish().unwrap();
+}
+
+#[test]
+fn a_trace_file_reserves_its_space_ahead_and_gives_back_what_it_did_not_use() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = std::env::temp_dir().join(format!("gpib-trace-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("reserved.trace");
+    let recs = transfers(1000); // about 1 MiB
+    let mut w = create_file(&path, &header()).unwrap();
+    for r in &recs {
+        w.write(r).unwrap();
+    }
+    w.flush().unwrap();
+    let len = std::fs::metadata(&path).unwrap().len();
+    // The size is that of the bytes written; the reservation is past it.
+    assert!(len > 1000 * 1024 && len < 1100 * 1024, "{len}");
+    let reserved = std::fs::metadata(&path).unwrap().blocks() * 512;
+    let file = w.finish().unwrap();
+    assert_eq!(file.get_ref().metadata().unwrap().len(), len);
+    drop(file);
+    let after = std::fs::metadata(&path).unwrap().blocks() * 512;
+    let (h, back) = read_file(&path).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!((h, back), (header(), recs));
+    // Where the file system reserves (ext4, xfs, tmpfs: Linux's temporary
+    // directories), 8 MiB ahead; given back when the file is dropped.
+    if cfg!(target_os = "linux") {
+        assert!(
+            reserved >= len + (7 << 20),
+            "{reserved} bytes reserved for {len}"
+        );
+    }
+    assert!(after < len + (1 << 20), "{after} bytes kept for {len}");
+}

@@ -85,7 +85,7 @@ impl<W: Write> Out<W> {
         let mut here = [0; N];
         let fixed = match self {
             Out::Behind(w) => {
-                w.fixed::<N>(parts.iter().fold(0, |n, p| n.saturating_add(p.len())))?
+                w.fields::<N>(parts.iter().fold(0, |n, p| n.saturating_add(p.len())))?
             }
             Out::Buffered(_) => &mut here,
         };
@@ -95,7 +95,7 @@ impl<W: Write> Out<W> {
                 b.write_all(&here)?;
                 parts.iter().try_for_each(|p| b.write_all(p))
             }
-            Out::Behind(w) => w.put_parts(parts),
+            Out::Behind(w) => w.put_parts(N, parts),
         }
     }
 
@@ -154,7 +154,7 @@ impl<W: Write> TraceWriter<W> {
 
 impl<W: Write + Send + 'static> TraceWriter<W> {
     /// Writes the header to `out`, and the records after it on a thread of its own
-    /// ([`crate::trace::create_file`] does this for a file). Four buffers of 1 MiB go
+    /// ([`crate::trace::create_file`] does this for a file). Eight buffers of 256 KiB go
     /// round between the two threads, made when this is called: memory stays at that
     /// however long the trace, and a recorder that gets ahead of `out` waits for it.
     pub fn behind(out: W, header: &Header) -> io::Result<Self> {

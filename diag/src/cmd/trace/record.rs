@@ -47,8 +47,10 @@ pub fn run(a: &RecordArgs) -> Result<()> {
     };
     let file = std::fs::File::create(&a.output).map_err(|e| output(&a.output, e))?;
     // Written behind the workload, on a thread of its own: the workload pays for
-    // copying its records into memory, not for the file system's work.
-    let mut writer = TraceWriter::behind(file, &header).map_err(|e| output(&a.output, e))?;
+    // copying its records into memory, not for the file system's work; the file's
+    // space reserved ahead of the writes (given back when the writer is done).
+    let mut writer = TraceWriter::behind(gpib::trace::TraceFile::new(file), &header)
+        .map_err(|e| output(&a.output, e))?;
     // The header written out at once: a full disk or a read-only medium is found
     // before the workload runs, not after.
     writer.flush().map_err(|e| output(&a.output, e))?;
