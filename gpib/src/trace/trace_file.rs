@@ -11,7 +11,7 @@ use std::io::{self, Write};
 /// How far ahead of the writes space is reserved, bytes.
 const AHEAD: u64 = 8 << 20;
 
-/// A file that reserves its space [`AHEAD`] of what is written (`fallocate` with
+/// A file that reserves its space 8 MiB ahead of what is written (`fallocate` with
 /// `FALLOC_FL_KEEP_SIZE` on Linux: the file's size stays that of its bytes), and gives
 /// back what it did not use when dropped (when the trace's writer is finished or
 /// dropped; not at each flush: giving it back truncates the file, 0.2-0.3 ms here).

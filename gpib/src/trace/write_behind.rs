@@ -28,6 +28,8 @@ enum Job {
     /// Write the buffer's first `usize` bytes.
     Write(Vec<u8>, usize),
     Flush,
+    /// Stop and give `W` back ([`WriteBehind::into_inner`]).
+    Return,
 }
 
 /// What the writing thread gives back.
@@ -43,7 +45,8 @@ enum Reply {
 ///
 /// A write error is kept by the thread and returned by the next [`WriteBehind::flush`]
 /// (or [`WriteBehind::into_inner`]); what is written after it is dropped. Dropping a
-/// `WriteBehind` writes out what it holds and waits for the thread.
+/// `WriteBehind` writes out what it holds and waits until it is written; the thread
+/// then closes `W` on its own.
 ///
 /// A buffer's bytes are all initialised once, when it is made, and records are
 /// written over them from `used` on: a record costs its stores, not also the zeroing
@@ -55,7 +58,7 @@ pub(crate) struct WriteBehind<W> {
     spare: Vec<Vec<u8>>,
     jobs: Option<SyncSender<Job>>,
     replies: Receiver<Reply>,
-    thread: Option<JoinHandle<W>>,
+    thread: Option<JoinHandle<Option<W>>>,
 }
 
 impl<W: Write + Send + 'static> WriteBehind<W> {
@@ -213,18 +216,21 @@ impl<W> WriteBehind<W> {
     /// write error.
     pub(crate) fn into_inner(mut self) -> io::Result<W> {
         self.flush()?;
+        self.send(Job::Return)?;
         self.jobs = None;
         self.wake();
         match self.thread.take().map(JoinHandle::join) {
-            Some(Ok(out)) => Ok(out),
+            Some(Ok(Some(out))) => Ok(out),
             _ => Err(gone()),
         }
     }
 }
 
 /// The writing thread: writes each buffer to `out` and gives it back; keeps the first
-/// error for the next flush.
-fn write_jobs<W: Write>(mut out: W, todo: &Receiver<Job>, done: &mpsc::Sender<Reply>) -> W {
+/// error for the next flush. Returns `out` when asked to ([`Job::Return`]); once the
+/// recorder is gone it drops `out` itself, so that closing it (a
+/// [`crate::trace::TraceFile`] gives back its reserved space) happens on this thread.
+fn write_jobs<W: Write>(mut out: W, todo: &Receiver<Job>, done: &mpsc::Sender<Reply>) -> Option<W> {
     let mut error: Option<io::Error> = None;
     while let Some(job) = next_job(todo) {
         match job {
@@ -243,9 +249,11 @@ fn write_jobs<W: Write>(mut out: W, todo: &Receiver<Job>, done: &mpsc::Sender<Re
                 };
                 let _ = done.send(Reply::Flushed(r));
             }
+            Job::Return => return Some(out),
         }
     }
-    out
+    drop(out);
+    None
 }
 
 /// How long a flush looks for the writing thread's answer before it sleeps until it
@@ -293,16 +301,14 @@ fn gone() -> io::Error {
 }
 
 impl<W> Drop for WriteBehind<W> {
+    /// Writes out what is held and waits until it is written; the thread then drops
+    /// `W` on its own (a [`crate::trace::TraceFile`] gives back its unused space then,
+    /// a truncation of 0.1-0.3 ms the program does not wait for).
     fn drop(&mut self) {
         if self.thread.is_some() {
-            if self.used > 0 {
-                let _ = self.hand_over();
-            }
+            let _ = self.flush();
             self.jobs = None;
             self.wake();
-            if let Some(t) = self.thread.take() {
-                let _ = t.join();
-            }
         }
     }
 }

@@ -305,3 +305,53 @@ fn a_trace_file_reserves_its_space_ahead_and_gives_back_what_it_did_not_use() {
     }
     assert!(after < len + (1 << 20), "{after} bytes kept for {len}");
 }
+
+/// Keeps what it is given, and on drop waits until the test lets it go.
+struct SlowToClose {
+    shared: Shared,
+    closing: mpsc::Receiver<()>,
+}
+
+impl Write for SlowToClose {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        self.shared.write(b)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for SlowToClose {
+    fn drop(&mut self) {
+        let _ = self.closing.recv_timeout(Duration::from_secs(30));
+    }
+}
+
+#[test]
+fn dropping_the_writer_waits_for_the_bytes_not_for_the_output_to_close() {
+    // A trace file gives back its reserved space when it closes (a truncation): the
+    // program waits for its records to be written, not for that.
+    let shared = Shared::default();
+    let (close, closing) = mpsc::channel();
+    let w = SlowToClose {
+        shared: shared.clone(),
+        closing,
+    };
+    let recs = transfers(300);
+    let mut writer = TraceWriter::behind(w, &header()).unwrap();
+    let mut in_line = TraceWriter::new(Vec::new(), &header()).unwrap();
+    for r in &recs {
+        writer.record(r);
+        in_line.write(r).unwrap();
+    }
+    let (dropped, done) = mpsc::channel();
+    std::thread::spawn(move || {
+        drop(writer);
+        dropped.send(()).unwrap();
+    });
+    // Returned while the output is still open, with every byte written.
+    done.recv_timeout(Duration::from_secs(10))
+        .expect("dropping the writer waited for its output to close");
+    assert!(*shared.0.lock().unwrap() == in_line.finish().unwrap());
+    close.send(()).unwrap();
+}
