@@ -6,7 +6,7 @@
 //! (`cargo bench -p gpib --bench sim_trace`, five rounds, the two in turn).
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Seek, Write};
 
 /// How far ahead of the writes space is reserved, bytes.
 const AHEAD: u64 = 8 << 20;
@@ -27,13 +27,16 @@ pub struct TraceFile {
 }
 
 impl TraceFile {
-    /// Writes to `file` from its start (an empty file, as [`File::create`] leaves it).
-    pub fn new(file: File) -> Self {
+    /// Writes to `file` from its position (the start of an empty file, as
+    /// [`File::create`] leaves it). A file whose position cannot be told (a pipe) is
+    /// written as it is, nothing reserved.
+    pub fn new(mut file: File) -> Self {
+        let at = file.stream_position().ok();
         Self {
             file,
-            written: 0,
-            reserved: 0,
-            no_reserve: false,
+            written: at.unwrap_or(0),
+            reserved: at.unwrap_or(0),
+            no_reserve: at.is_none(),
         }
     }
 
@@ -53,11 +56,13 @@ impl TraceFile {
         }
     }
 
-    /// Frees the blocks reserved past the bytes written.
+    /// Frees the blocks reserved past the file's end (done when it is dropped).
     pub fn give_back(&mut self) -> io::Result<()> {
         if self.reserved > self.written {
-            // Truncating to its own size frees a file's blocks past its end.
-            self.file.set_len(self.written)?;
+            // Truncating a file to its own size frees its blocks past its end, and
+            // loses nothing whatever was written where.
+            let len = self.file.metadata()?.len();
+            self.file.set_len(len)?;
             self.reserved = self.written;
         }
         Ok(())

@@ -3,7 +3,7 @@
 //! allocating) while the disk is behind.
 
 use std::borrow::Cow;
-use std::io::{self, Write};
+use std::io::{self, Seek, Write};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -272,6 +272,7 @@ fn a_writer_that_fell_asleep_still_writes_what_comes_later() {
     w.finish().unwrap();
 }
 
+#[cfg(unix)]
 #[test]
 fn a_trace_file_reserves_its_space_ahead_and_gives_back_what_it_did_not_use() {
     use std::os::unix::fs::MetadataExt;
@@ -354,4 +355,25 @@ fn dropping_the_writer_waits_for_the_bytes_not_for_the_output_to_close() {
         .expect("dropping the writer waited for its output to close");
     assert!(*shared.0.lock().unwrap() == in_line.finish().unwrap());
     close.send(()).unwrap();
+}
+
+#[test]
+fn a_trace_file_on_a_file_with_bytes_in_it_keeps_them() {
+    let dir = std::env::temp_dir().join(format!("gpib-trace-file-kept-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("kept.bin");
+    std::fs::write(&path, vec![7u8; 3 << 20]).unwrap();
+    // Opened at its end: what it writes goes after the bytes there, and giving back the
+    // reservation keeps them all.
+    let mut file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+    file.seek(io::SeekFrom::End(0)).unwrap();
+    let mut f = TraceFile::new(file);
+    f.write_all(b"after").unwrap();
+    f.give_back().unwrap();
+    drop(f);
+    let back = std::fs::read(&path).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(back.len(), (3 << 20) + 5);
+    assert!(back[..3 << 20].iter().all(|&b| b == 7));
+    assert_eq!(&back[3 << 20..], b"after");
 }
