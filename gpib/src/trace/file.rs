@@ -54,7 +54,8 @@ pub fn read_file(
 /// a traced program pays for copying them into memory, not for the file system's work.
 ///
 /// The file's space is reserved ahead of the writes ([`TraceFile`]), and what was not
-/// used is given back when the trace is flushed or finished.
+/// used is given back when the file is closed: after the writer is dropped (on its
+/// writing thread) or when the `TraceFile` that [`TraceWriter::finish`] returns is.
 pub fn create_file(path: &Path, header: &Header) -> io::Result<TraceWriter<TraceFile>> {
     TraceWriter::behind(TraceFile::new(File::create(path)?), header)
 }

@@ -45,7 +45,8 @@ impl TraceFile {
         &self.file
     }
 
-    /// Reserves the next [`AHEAD`] bytes after what is reserved.
+    /// Reserves from what is reserved to [`AHEAD`] past `upto`, the end of the write
+    /// about to be made; on failure, writes on without reserving.
     #[cold]
     fn reserve(&mut self, upto: u64) {
         let end = upto.saturating_add(AHEAD);
@@ -56,7 +57,8 @@ impl TraceFile {
         }
     }
 
-    /// Frees the blocks reserved past the file's end (done when it is dropped).
+    /// Frees the blocks reserved past the file's end. Done when the `TraceFile` is
+    /// dropped; not at a flush, since it truncates the file (0.1-0.3 ms here).
     pub fn give_back(&mut self) -> io::Result<()> {
         if self.reserved > self.written {
             // Truncating a file to its own size frees its blocks past its end, and
