@@ -34,6 +34,8 @@ enum Job {
 
 /// What the writing thread gives back.
 enum Reply {
+    /// The thread runs (its first message).
+    Started,
     /// A buffer written, for reuse.
     Empty(Vec<u8>),
     /// Everything before the flush written and flushed; or the first error since the
@@ -59,24 +61,58 @@ pub(crate) struct WriteBehind<W> {
     jobs: Option<SyncSender<Job>>,
     replies: Receiver<Reply>,
     thread: Option<JoinHandle<Option<W>>>,
+    /// Set by the thread when it starts (for the tests).
+    #[cfg(test)]
+    pub(super) started: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl<W: Write + Send + 'static> WriteBehind<W> {
-    /// Starts the writing thread for `out`.
+    /// Starts the writing thread for `out`, and returns once it runs.
+    ///
+    /// A thread is not running when it is made: the system starts it on a CPU when it
+    /// gets to it, which on a virtual machine whose other CPU is idle took 0.4-0.5 ms
+    /// here. A recorder that started at once filled every buffer (2 MiB) in that time
+    /// and then waited for the thread: 0.4 ms of a 5 ms recorded run
+    /// (`cargo bench -p gpib --bench sim_trace`), which waiting here takes off the
+    /// recording. The buffers are made while the thread starts.
     pub(crate) fn new(out: W) -> io::Result<Self> {
+        Self::start(out, Duration::ZERO)
+    }
+
+    /// [`WriteBehind::new`] with a thread that starts `late` (the tests' stand-in for a
+    /// system slow to start it).
+    pub(super) fn start(out: W, late: Duration) -> io::Result<Self> {
         let (jobs, todo) = mpsc::sync_channel::<Job>(BUFFERS);
         let (done, replies) = mpsc::channel::<Reply>();
+        #[cfg(test)]
+        let started = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        #[cfg(test)]
+        let started_here = std::sync::Arc::clone(&started);
         let thread = thread::Builder::new()
             .name("gpib-trace-writer".into())
-            .spawn(move || write_jobs(out, &todo, &done))?;
-        Ok(Self {
+            .spawn(move || {
+                if !late.is_zero() {
+                    thread::sleep(late);
+                }
+                #[cfg(test)]
+                started_here.store(true, std::sync::atomic::Ordering::Release);
+                let _ = done.send(Reply::Started);
+                write_jobs(out, &todo, &done)
+            })?;
+        let behind = Self {
             buf: touched(),
             used: 0,
             spare: (1..BUFFERS).map(|_| touched()).collect(),
             jobs: Some(jobs),
             replies,
             thread: Some(thread),
-        })
+            #[cfg(test)]
+            started,
+        };
+        match behind.replies.recv() {
+            Ok(Reply::Started) => Ok(behind),
+            _ => Err(gone()),
+        }
     }
 }
 
@@ -144,7 +180,7 @@ impl<W> WriteBehind<W> {
             None => loop {
                 match self.replies.recv() {
                     Ok(Reply::Empty(b)) => break b,
-                    Ok(Reply::Flushed(_)) => {}
+                    Ok(Reply::Flushed(_) | Reply::Started) => {}
                     Err(_) => return Err(gone()),
                 }
             },

@@ -7,7 +7,7 @@ use std::io::{self, Seek, Write};
 use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use super::write_behind::{BUFFER, BUFFERS};
+use super::write_behind::{WriteBehind, BUFFER, BUFFERS};
 use super::*;
 
 fn header() -> Header {
@@ -376,4 +376,19 @@ fn a_trace_file_on_a_file_with_bytes_in_it_keeps_them() {
     assert_eq!(back.len(), (3 << 20) + 5);
     assert!(back[..3 << 20].iter().all(|&b| b == 7));
     assert_eq!(&back[3 << 20..], b"after");
+}
+
+/// A recording may start as soon as its writer is made: the writing thread must run by
+/// then. Before, `WriteBehind::new` returned as soon as the thread was made, and a
+/// recorder that started at once filled every buffer and waited for the thread to
+/// start (0.4 ms of a 5 ms run on a virtual machine). Here the system is slow to start
+/// the thread (20 ms).
+#[test]
+fn a_writer_behind_returns_once_its_thread_runs() {
+    use std::sync::atomic::Ordering;
+    let w = WriteBehind::start(io::sink(), Duration::from_millis(20)).expect("writer");
+    assert!(
+        w.started.load(Ordering::Acquire),
+        "WriteBehind::new returned before its writing thread ran"
+    );
 }

@@ -157,6 +157,8 @@ impl<W: Write + Send + 'static> TraceWriter<W> {
     /// ([`crate::trace::create_file`] does this for a file). Eight buffers of 256 KiB go
     /// round between the two threads, made when this is called: memory stays at that
     /// however long the trace, and a recorder that gets ahead of `out` waits for it.
+    /// It returns once the thread runs, so that a recording that starts at once does
+    /// not wait for the system to start it.
     ///
     /// Dropping the writer writes out every record and returns once they are written
     /// to `out`; the thread then drops `out` on its own (closing a
