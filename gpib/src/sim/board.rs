@@ -185,11 +185,16 @@ impl Backend for SimBoard {
                 .map_err(WriteReadError::Write)?;
             return self.run(|w, i| w.command_then_read_apart(i, talk, buf, eos));
         }
-        self.run(|w, i| {
-            w.command_then_write(i, listen, data, true)
-                .map_err(WriteReadError::Write)?;
-            w.command_then_read_apart(i, talk, buf, eos)
-        })
+        // Virtual time, the common case: the answer made in the caller's place. Through
+        // `run` it came back through a copy whose loads could not be served from the
+        // stores just made (perf: 3 % of a query), and the query ran 6 % slower.
+        {
+            let mut g = self.host.lock();
+            if !g.realtime {
+                return g.command_write_command_read(self.index, listen, data, talk, buf, eos);
+            }
+        }
+        self.run(|w, i| w.command_write_command_read(i, listen, data, talk, buf, eos))
     }
 
     fn interface_clear(&mut self) -> Result<()> {

@@ -37,6 +37,8 @@ mod named;
 mod ops;
 mod participant;
 mod poller;
+#[cfg(test)]
+mod query_tests;
 mod realtime;
 #[cfg(test)]
 mod remote_tests;

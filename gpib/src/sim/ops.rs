@@ -182,6 +182,24 @@ impl World {
         self.write_from(board, t, data, eoi)
     }
 
+    /// A whole query: [`World::command_then_write`], then
+    /// [`World::command_then_read_apart`], its result made in the caller's place.
+    #[inline(never)]
+    pub(crate) fn command_write_command_read(
+        &mut self,
+        board: usize,
+        listen: &[u8],
+        data: &[u8],
+        talk: &[u8],
+        buf: &mut [u8],
+        eos: Option<Eos>,
+    ) -> std::result::Result<ReadStatus, WriteReadError> {
+        if let Err(e) = self.command_then_write(board, listen, data, true) {
+            return Err(WriteReadError::Write(e));
+        }
+        self.command_then_read_apart(board, talk, buf, eos)
+    }
+
     /// Sends command bytes, then reads from the addressed talker: [`World::command`]
     /// and [`World::read`] one after the other, as [`World::command_then_write`].
     pub(crate) fn command_then_read(
