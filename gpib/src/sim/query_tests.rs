@@ -25,8 +25,10 @@ fn a_query_in_real_time_takes_its_modelled_time_on_the_wall_clock() {
     );
     assert!(modelled > Duration::from_micros(50), "{modelled:?}");
 
-    // Real time: the same answer, and at least that long on the wall clock (ten
-    // queries, so that the bound is well above a clock's resolution).
+    // Real time: the same answer, and that long on the wall clock: ten queries, so
+    // that the bound is well above a clock's resolution, against nine of their
+    // modelled times, so that it holds whatever the first query's own costs were
+    // (queries that skipped real time would take some 2 us each).
     host.set_realtime(true);
     let (v0, w0) = (bus.now(), Instant::now());
     for _ in 0..10 {
@@ -35,11 +37,11 @@ fn a_query_in_real_time_takes_its_modelled_time_on_the_wall_clock() {
     }
     let (wall, virt) = (w0.elapsed(), bus.now() - v0);
     assert!(
-        virt >= modelled * 10,
+        virt >= modelled * 9,
         "{virt:?} against {modelled:?} a query"
     );
     assert!(
-        wall >= modelled * 10,
+        wall >= modelled * 9,
         "{wall:?} of wall time for 10 x {modelled:?}"
     );
 }
