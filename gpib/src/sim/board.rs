@@ -1,5 +1,6 @@
 //! [`SimBoard`]: one board of a simulated host, as a [`Backend`].
 
+use std::sync::MutexGuard;
 use std::time::Duration;
 
 use crate::address::{Address, PrimaryAddress};
@@ -101,11 +102,22 @@ impl SimBoard {
         // With no participant registered the calling thread takes no turns and no one
         // waits for one: the lock alone (a thread that is one keeps the count up).
         let turns = self.host.has_participants();
-        let mut g = if turns {
+        let g = if turns {
             self.host.take_turn(self.host.lock()).0
         } else {
             self.host.lock()
         };
+        self.run_locked(g, turns, f)
+    }
+
+    /// [`SimBoard::run`] from the point where the host is locked (and the turn taken,
+    /// when `turns`).
+    fn run_locked<T>(
+        &self,
+        mut g: MutexGuard<'_, World>,
+        turns: bool,
+        f: impl FnOnce(&mut World, usize) -> T,
+    ) -> T {
         if !g.realtime {
             // Virtual time only (the common case): the operation, and the turn back.
             let out = f(&mut g, self.index);
@@ -188,13 +200,13 @@ impl Backend for SimBoard {
         // Virtual time, the common case: the answer made in the caller's place. Through
         // `run` it came back through a copy whose loads could not be served from the
         // stores just made (perf: 3 % of a query), and the query ran 6 % slower.
-        {
-            let mut g = self.host.lock();
-            if !g.realtime {
-                return g.command_write_command_read(self.index, listen, data, talk, buf, eos);
-            }
+        let mut g = self.host.lock();
+        if !g.realtime {
+            return g.command_write_command_read(self.index, listen, data, talk, buf, eos);
         }
-        self.run(|w, i| w.command_write_command_read(i, listen, data, talk, buf, eos))
+        self.run_locked(g, false, |w, i| {
+            w.command_write_command_read(i, listen, data, talk, buf, eos)
+        })
     }
 
     fn interface_clear(&mut self) -> Result<()> {
