@@ -1143,3 +1143,65 @@ fn the_layout_check_fails_on_drift() {
     let tops = layout_tops(&block(&["gpib/src/bus.rs   x", "diag/   y"]));
     assert!(tops.contains("gpib") && tops.contains("diag") && !tops.contains("compat"));
 }
+
+/// The Performance table of bench/README.md as `bench/lib/line.py markdown` writes it:
+/// its rows, then one line that counts them. Returns what is wrong, if anything.
+fn check_performance_table(text: &str) -> Result<(), String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let head = lines
+        .iter()
+        .position(|l| l.starts_with("| target | figure |"))
+        .ok_or("no Performance table (a header `| target | figure | ...`)")?;
+    let rows: Vec<&str> = lines[head + 2..]
+        .iter()
+        .take_while(|l| l.starts_with('|'))
+        .copied()
+        .collect();
+    let verdict = |r: &str| {
+        r.trim_end_matches('|')
+            .rsplit('|')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
+    let met = rows.iter().filter(|r| verdict(r) == "met").count();
+    let goals = rows.iter().filter(|r| verdict(r) != "no goal").count();
+    let counts: Vec<(usize, &str)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.contains("figures meet their goal; medians"))
+        .map(|(i, l)| (i + 1, *l))
+        .collect();
+    let want = format!(
+        "{met} of {goals} figures meet their goal; medians, with the runs' range in brackets."
+    );
+    match counts.as_slice() {
+        [(_, l)] if *l == want => Ok(()),
+        [(n, l)] => Err(format!("line {n}: {l:?}; the table's rows make {want:?}")),
+        _ => Err(format!(
+            "{} count lines (lines {:?}); line.py writes one after the table",
+            counts.len(),
+            counts.iter().map(|c| c.0).collect::<Vec<_>>()
+        )),
+    }
+}
+
+#[test]
+fn the_performance_table_is_counted_once_and_right() {
+    let text = std::fs::read_to_string(root().join("bench/README.md")).unwrap();
+    if let Err(e) = check_performance_table(&text) {
+        panic!("bench/README.md: {e}");
+    }
+    // The check itself: a repeated or a wrong count fails.
+    let table = "| target | figure | ours | peer, same run | ratio | goal | |\n\
+                 |---|---|---|---|---|---|---|\n\
+                 | 1.1 | a | 1 |  |  | <= 2 | met |\n\
+                 | 1.2 | b | 1 |  |  | >= 2 | NOT MET |\n\
+                 | 4.2 | c | 1 |  |  | none | no goal |\n\n";
+    let count = "1 of 2 figures meet their goal; medians, with the runs' range in brackets.\n";
+    assert!(check_performance_table(&format!("{table}{count}")).is_ok());
+    assert!(check_performance_table(&format!("{table}{count}\n{count}")).is_err());
+    assert!(check_performance_table(&format!("{table}{}", count.replace("1 of", "2 of"))).is_err());
+    assert!(check_performance_table(table).is_err());
+}
