@@ -17,7 +17,10 @@
 //! any server is measured against. Twice: the echo server in a process of its own, as
 //! `gpib-diag serve` is (`echo_queries_per_second`: this program started again with
 //! `--echo-server`), and on a thread of this process (`echo_thread_queries_per_second`,
-//! which saves the switch between two address spaces on each wake-up).
+//! which saves the switch between two address spaces on each wake-up). With
+//! `--vxi11` too, the same for one VXI-11 `*IDN?` (its device_write and device_read
+//! calls, which the client sends together), in a process of its own:
+//! `vxi11_echo_queries_per_second`.
 
 use std::hint::black_box;
 use std::io::{Read, Write};
@@ -96,9 +99,14 @@ fn pump(mut from: TcpStream, mut to: TcpStream, log: Log) {
     let _ = to.shutdown(Shutdown::Write);
 }
 
-/// The bytes our Prologix client sends for one `*IDN?` of `device` and the bytes it
-/// gets back, recorded by a proxy in front of `server` after three warm-up queries.
-fn record_prologix_query(server: SocketAddr, device: u8) -> (Vec<u8>, Vec<u8>) {
+/// The bytes one of our clients sends for one `*IDN?` of `device` and the bytes it
+/// gets back, recorded by a proxy in front of `server` after three warm-up queries;
+/// `connect` opens the client's board at the proxy's address.
+fn record_query(
+    server: SocketAddr,
+    device: u8,
+    connect: impl FnOnce(SocketAddr) -> Bus,
+) -> (Vec<u8>, Vec<u8>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("proxy listener");
     let proxy = listener.local_addr().expect("proxy address");
     let (up, down): (Log, Log) = (Arc::default(), Arc::default());
@@ -116,9 +124,7 @@ fn record_prologix_query(server: SocketAddr, device: u8) -> (Vec<u8>, Vec<u8>) {
         std::thread::spawn(move || pump(c2, u2, up2));
         pump(upstream, client, down2);
     });
-    let bus = Bus::new(PrologixBoard::connect_tcp(&proxy.to_string()).expect("Prologix connect"));
-    bus.set_timeout(Duration::from_secs(10).into())
-        .expect("timeout");
+    let bus = connect(proxy);
     let dev = bus.device(device).expect("address");
     let mut idn = [0u8; 256];
     for _ in 0..3 {
@@ -204,6 +210,28 @@ fn echo_rate(request: Vec<u8>, answer: Vec<u8>, budget: Duration, own_process: b
     r
 }
 
+/// A bus on our Prologix client, connected to `a`.
+fn prologix_bus(a: SocketAddr) -> Bus {
+    let bus = Bus::new(PrologixBoard::connect_tcp(&a.to_string()).expect("Prologix connect"));
+    bus.set_timeout(Duration::from_secs(10).into())
+        .expect("timeout");
+    bus
+}
+
+/// A bus on our VXI-11 client, its core channel connected to `a` (no portmapper, no
+/// interrupt channel).
+fn vxi11_bus(a: SocketAddr) -> Bus {
+    let opts = Vxi11Options {
+        port: Some(a.port()),
+        interrupts: false,
+        ..Vxi11Options::default()
+    };
+    let bus = Bus::new(Vxi11Board::connect(&a.ip().to_string(), opts).expect("VXI-11 connect"));
+    bus.set_timeout(Duration::from_secs(10).into())
+        .expect("timeout");
+    bus
+}
+
 fn main() {
     if let (Some(n), Some(answer)) = (arg("--echo-server"), std::env::args().nth(3)) {
         return echo_server_main(&n, &answer);
@@ -213,18 +241,17 @@ fn main() {
         Duration::from_secs_f64(arg("--seconds").map_or(0.5, |s| s.parse().expect("--seconds S")));
     let block: usize = arg("--block").map_or(1 << 20, |s| s.parse().expect("--block N"));
     let mut fields = Vec::new();
+    let echo = std::env::args().any(|a| a == "--echo");
     if let Some(p) = arg("--prologix") {
         let a = loopback("--prologix", &p);
-        let bus = Bus::new(PrologixBoard::connect_tcp(&a.to_string()).expect("Prologix connect"));
-        bus.set_timeout(Duration::from_secs(10).into())
-            .expect("timeout");
+        let bus = prologix_bus(a);
         let dev = bus.device(device).expect("address");
         let (q, b) = measure(&dev, budget, block);
         fields.push(format!(
             "\"prologix_queries_per_second\": {q}, \"prologix_block_bytes_per_second\": {b}"
         ));
-        if std::env::args().any(|a| a == "--echo") {
-            let (request, answer) = record_prologix_query(a, device);
+        if echo {
+            let (request, answer) = record_query(a, device, prologix_bus);
             let e = echo_rate(request.clone(), answer.clone(), budget, true);
             let t = echo_rate(request.clone(), answer.clone(), budget, false);
             fields.push(format!(
@@ -236,19 +263,21 @@ fn main() {
     }
     if let Some(v) = arg("--vxi11") {
         let a = loopback("--vxi11", &v);
-        let opts = Vxi11Options {
-            port: Some(a.port()),
-            interrupts: false,
-            ..Vxi11Options::default()
-        };
-        let bus = Bus::new(Vxi11Board::connect(&a.ip().to_string(), opts).expect("VXI-11 connect"));
-        bus.set_timeout(Duration::from_secs(10).into())
-            .expect("timeout");
+        let bus = vxi11_bus(a);
         let dev = bus.device(device).expect("address");
         let (q, b) = measure(&dev, budget, block);
         fields.push(format!(
             "\"vxi11_queries_per_second\": {q}, \"vxi11_block_bytes_per_second\": {b}"
         ));
+        if echo {
+            let (request, answer) = record_query(a, device, vxi11_bus);
+            let e = echo_rate(request.clone(), answer.clone(), budget, true);
+            fields.push(format!(
+                "\"vxi11_echo_queries_per_second\": {e}, \"vxi11_echo_request_bytes\": {}, \"vxi11_echo_answer_bytes\": {}",
+                request.len(),
+                answer.len()
+            ));
+        }
     }
     println!("{{\"block\": {block}, {}}}", fields.join(", "));
 }
