@@ -6,7 +6,8 @@
 # ours (bench/peers/net_pyvisa.py), and our own Rust clients against ours
 # (gpib/benches/net_clients.rs; with --echo, our Prologix client's bytes to a Rust echo
 # server too). 6.1: the server's cost (our client through serve vs its bytes echoed);
-# 6.2: our clients vs pyvisa-py's; 6.4: 1 MiB blocks. 6.3 (the gateway over libgpib)
+# 6.2: our clients vs pyvisa-py's (with no goal: our VXI-11 client beside the echo of
+# its bytes, and both VXI-11 clients with the server on one CPU); 6.4: 1 MiB blocks. 6.3 (the gateway over libgpib)
 # is in 3-hw-path.sh, which builds the compatibility library. Protocol: see
 # bench/compare.sh.
 set -euo pipefail
@@ -47,7 +48,21 @@ for _ in $(seq "$RUNS"); do
   "$PY" bench/peers/net_pyvisa.py --echo "$E" --vxi11 "$V" --prologix "$P" --seconds "$SECONDS_EACH" >>"$OUT/net_runs.jsonl"
   "$CLIENTS" --prologix "$P" --vxi11 "$V" --echo --seconds "$SECONDS_EACH" | sed 's/^{/{"rust": true, /' >>"$OUT/net_runs.jsonl"
 done
-"$PY" - "$OUT/net_runs.jsonl" <<'PY'
+# The same VXI-11 queries with the server and each client on one CPU. Across two
+# CPUs of a virtual machine each query's two wake-ups are interrupts between vCPUs,
+# and they take most of a round trip; on one CPU a wake-up is a switch between
+# threads, so what is left is the clients' and the server's own work. No goal: shown
+# beside 6.2. Skipped without taskset or a second CPU.
+: >"$OUT/net_one_cpu.jsonl"
+if command -v taskset >/dev/null && [[ "$(nproc)" -ge 2 ]]; then
+  taskset -a -p 1 "$SERVE" >/dev/null
+  for _ in $(seq "$RUNS"); do
+    taskset -c 0 "$PY" bench/peers/net_pyvisa.py --vxi11 "$V" --seconds "$SECONDS_EACH" --block 1024 >>"$OUT/net_one_cpu.jsonl"
+    taskset -c 0 "$CLIENTS" --vxi11 "$V" --seconds "$SECONDS_EACH" --block 1024 | sed 's/^{/{"rust": true, /' >>"$OUT/net_one_cpu.jsonl"
+  done
+  taskset -a -p "$(printf '%x' $(( (1 << $(nproc)) - 1 )))" "$SERVE" >/dev/null
+fi
+"$PY" - "$OUT/net_runs.jsonl" "$OUT/net_one_cpu.jsonl" <<'PY'
 import json, statistics, sys
 from line import emit  # bench/lib/line.py (PYTHONPATH is set above)
 runs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -87,6 +102,14 @@ for proto, label in (("vxi11", "VXI-11"), ("prologix", "Prologix")):
              f"(no goal; 5x pyvisa-py's rate is {above:.2f}x this echo's)", "queries/s", ours,
              "none (the line above is 6.2's goal)", True, peer=echo,
              ratio=med([o / e for o, e in zip(ours, echo)]), informational=True)
+        one = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+        one_rs = [r["vxi11_queries_per_second"] for r in one if r.get("rust")]
+        one_py = [r["vxi11_queries_per_second"] for r in one if not r.get("rust")]
+        if one_rs and one_py:
+            emit("6.2", f"our Rust {label} client vs pyvisa-py's, same server, *IDN?, the server and the "
+                 "client on one CPU (no wake-up crosses between CPUs)", "queries/s", one_rs,
+                 "none (the line two above is 6.2's goal)", True, peer=one_py,
+                 ratio=med([o / p for o, p in zip(one_rs, one_py)]), informational=True)
     else:
         emit("6.2", f"our Rust {label} client vs pyvisa-py's, same server, *IDN? (no goal: see 6.1)",
              "queries/s", ours, "none (6.1 is this client's goal)", True, peer=peer, ratio=med(ratios),
