@@ -7,9 +7,9 @@
 # (gpib/benches/net_clients.rs; with --echo, our Prologix client's bytes to a Rust echo
 # server too). 6.1: the server's cost (our client through serve vs its bytes echoed);
 # 6.2: our clients vs pyvisa-py's (with no goal: our VXI-11 client beside the echo of
-# its bytes, and both VXI-11 clients with the server on one CPU); 6.4: 1 MiB blocks. 6.3 (the gateway over libgpib)
-# is in 3-hw-path.sh, which builds the compatibility library. Protocol: see
-# bench/compare.sh.
+# its bytes, and both VXI-11 clients with the server on one CPU); 6.4: 1 MiB blocks.
+# 6.3 (the gateway over libgpib) is in 3-hw-path.sh, which builds the compatibility
+# library. Protocol: see bench/compare.sh.
 set -euo pipefail
 RUNS=${RUNS:-5}
 OUT=${OUT:-target/bench-results}
@@ -60,7 +60,7 @@ if command -v taskset >/dev/null && [[ "$(nproc)" -ge 2 ]]; then
     taskset -c 0 "$PY" bench/peers/net_pyvisa.py --vxi11 "$V" --seconds "$SECONDS_EACH" --block 1024 >>"$OUT/net_one_cpu.jsonl"
     taskset -c 0 "$CLIENTS" --vxi11 "$V" --seconds "$SECONDS_EACH" --block 1024 | sed 's/^{/{"rust": true, /' >>"$OUT/net_one_cpu.jsonl"
   done
-  taskset -a -p "$(printf '%x' $(( (1 << $(nproc)) - 1 )))" "$SERVE" >/dev/null
+  taskset -a -c -p "0-$(( $(nproc) - 1 ))" "$SERVE" >/dev/null
 fi
 "$PY" - "$OUT/net_runs.jsonl" "$OUT/net_one_cpu.jsonl" <<'PY'
 import json, statistics, sys

@@ -100,10 +100,10 @@ fn main() {
     let nothing = std::path::Path::new("");
     // Warm-up: three full recorded runs. The first two or three recorded runs of a
     // process take about twice as long as the ones after (11-12 ms against 5.1 ms on
-    // the 2-vCPU machine, where the unrecorded run takes 2.6 ms): the page cache's first
-    // 50-60 MB of fresh pages cost more to get than the ones freed and taken again.
-    // After one warm-up run of a tenth of the size, two of the five measured runs were
-    // such runs, a third would have made the median one.
+    // the 2-vCPU machine, where the unrecorded run takes 2.6 ms), whatever the size of
+    // the warm-up run; the cause was not found (not the allocator's: a fixed mmap
+    // threshold changed nothing). After one warm-up run of a tenth of the size, two of
+    // the five measured runs were such runs, and a third would have made the median one.
     for _ in 0..3 {
         workload(n, Some(&path));
     }
