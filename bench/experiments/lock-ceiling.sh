@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The most any lock design could give target 1.2 (simulated *IDN? against pyvisa-sim).
+#
+# Builds sim_speed twice from one commit: as it is, and with the bus's and the simulated
+# host's std::sync::Mutex replaced by unsynchronised cells (lock-ceiling.patch: sound for
+# one thread only, so never for use; a query then takes no lock at all). Then runs each
+# build in turn with pyvisa-sim's '?IDN', one run each, as bench/targets/1-2-sim-speed.sh
+# runs 1.2, and prints each build's median rate, pyvisa-sim's, and the median and range
+# of the per-run ratios.
+#
+#   bench/experiments/lock-ceiling.sh [ROUNDS]      # 8 rounds: about 5 minutes
+#
+# The patch applies to REV below, whatever is checked out, so the figures of one run
+# compare with another's. It needs compare.sh's venv (run bench/compare.sh once) and
+# the whole history (not a shallow clone). Builds go to target/lock-ceiling/.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+REV=25b7581
+ROUNDS=${1:-8}
+PY=$ROOT/target/bench-venv/bin/python3
+[[ -x $PY ]] || { echo "lock-ceiling: no $PY; run bench/compare.sh once (it makes the venv)" >&2; exit 1; }
+git -C "$ROOT" cat-file -e "$REV^{commit}" 2>/dev/null ||
+  { echo "lock-ceiling: commit $REV is not in this clone (a shallow clone?)" >&2; exit 1; }
+
+OUT=$ROOT/target/lock-ceiling
+SRC=$OUT/src
+mkdir -p "$OUT"
+git -C "$ROOT" worktree remove --force "$SRC" 2>/dev/null || rm -rf "$SRC"
+git -C "$ROOT" worktree add -q --detach "$SRC" "$REV"
+trap 'git -C "$ROOT" worktree remove --force "$SRC" 2>/dev/null || true' EXIT
+
+# One target directory per build: cargo would take the second tree's sources as fresh
+# against the first's artifacts when their files are older.
+build() { # $1: the build's name; prints the bench binary's path
+  (cd "$SRC" && CARGO_TARGET_DIR=$OUT/$1 nice -n 10 cargo bench -q -p gpib --features sim \
+    --bench sim_speed --no-run --message-format=json 2>/dev/null) |
+    "$PY" -c 'import json, sys
+for l in sys.stdin:
+    m = json.loads(l)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "sim_speed" and m.get("executable"):
+        print(m["executable"])'
+}
+echo "building sim_speed at $REV, with locks and without ..." >&2
+LOCKED=$(build locked)
+git -C "$SRC" apply "$ROOT/bench/experiments/lock-ceiling.patch"
+UNLOCKED=$(build unlocked)
+[[ -x $LOCKED && -x $UNLOCKED ]] || { echo "lock-ceiling: a build failed" >&2; exit 1; }
+
+: >"$OUT/turns.txt"
+for round in $(seq "$ROUNDS"); do
+  for name in locked unlocked; do
+    bin=$LOCKED
+    [[ $name == unlocked ]] && bin=$UNLOCKED
+    "$bin" --queries-only --runs 1 --budget-ms 300 --json "$OUT/ours.json" >/dev/null
+    "$PY" "$ROOT/bench/peers/pyvisa_sim_query.py" --runs 1 --seconds 0.5 >"$OUT/peer.json"
+    "$PY" -c 'import json, sys
+print(sys.argv[1], json.load(open(sys.argv[2]))["query_runs"][0], json.load(open(sys.argv[3]))["queries_per_second"][0])' \
+      "$name" "$OUT/ours.json" "$OUT/peer.json" >>"$OUT/turns.txt"
+  done
+  echo "round $round of $ROUNDS" >&2
+done
+"$PY" - "$OUT/turns.txt" <<'PY'
+import statistics as st, sys
+runs = {}
+for line in open(sys.argv[1]):
+    name, ours, peer = line.split()
+    runs.setdefault(name, []).append((float(ours), float(peer)))
+for name in ("locked", "unlocked"):
+    v = runs[name]
+    r = [o / p for o, p in v]
+    print(f"{name:9} ours {st.median(o for o, _ in v) / 1e6:.2f} M/s  pyvisa-sim {st.median(p for _, p in v) / 1e3:.1f} k/s"
+          f"  ratio {st.median(r):.1f}x ({min(r):.0f}-{max(r):.0f}x, {len(r)} runs)")
+PY
