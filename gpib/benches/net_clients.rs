@@ -252,12 +252,11 @@ fn main() {
         ));
         if echo {
             let (request, answer) = record_query(a, device, prologix_bus);
+            let (out, back) = (request.len(), answer.len());
             let e = echo_rate(request.clone(), answer.clone(), budget, true);
-            let t = echo_rate(request.clone(), answer.clone(), budget, false);
+            let t = echo_rate(request, answer, budget, false);
             fields.push(format!(
-                "\"echo_queries_per_second\": {e}, \"echo_thread_queries_per_second\": {t}, \"echo_request_bytes\": {}, \"echo_answer_bytes\": {}",
-                request.len(),
-                answer.len()
+                "\"echo_queries_per_second\": {e}, \"echo_thread_queries_per_second\": {t}, \"echo_request_bytes\": {out}, \"echo_answer_bytes\": {back}"
             ));
         }
     }
@@ -271,11 +270,10 @@ fn main() {
         ));
         if echo {
             let (request, answer) = record_query(a, device, vxi11_bus);
-            let e = echo_rate(request.clone(), answer.clone(), budget, true);
+            let (out, back) = (request.len(), answer.len());
+            let e = echo_rate(request, answer, budget, true);
             fields.push(format!(
-                "\"vxi11_echo_queries_per_second\": {e}, \"vxi11_echo_request_bytes\": {}, \"vxi11_echo_answer_bytes\": {}",
-                request.len(),
-                answer.len()
+                "\"vxi11_echo_queries_per_second\": {e}, \"vxi11_echo_request_bytes\": {out}, \"vxi11_echo_answer_bytes\": {back}"
             ));
         }
     }
