@@ -19,6 +19,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 REV=25b7581
 ROUNDS=${1:-8}
+[[ $ROUNDS =~ ^[1-9][0-9]{0,2}$ ]] || { echo "lock-ceiling: ROUNDS is a count from 1 to 999, not '$ROUNDS'" >&2; exit 2; }
 PY=$ROOT/target/bench-venv/bin/python3
 [[ -x $PY ]] || { echo "lock-ceiling: no $PY; run bench/compare.sh once (it makes the venv)" >&2; exit 1; }
 git -C "$ROOT" cat-file -e "$REV^{commit}" 2>/dev/null ||
